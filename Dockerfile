@@ -1,0 +1,44 @@
+# payments-auth-proxy container image.
+#
+#   docker build -t payments-auth-proxy:local .
+#   docker run --rm -p 127.0.0.1:8080:8080 --env-file proxy.env payments-auth-proxy:local
+#   docker run --rm --env-file proxy.env payments-auth-proxy:local check
+#
+# No BuildKit-only syntax (no `# syntax=` line, no RUN --mount, no COPY --chmod): the image must
+# build with the classic builder too, which is what CI's offline Docker engine has.
+
+# --- build: all dependencies, compile TypeScript, then drop the dev dependencies -------------------
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+# Lockfile first, so the npm ci layer is reused until the dependencies change.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# --- runtime: production dependencies and compiled JavaScript only --------------------------------
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    PROXY_HOST=0.0.0.0 \
+    PROXY_PORT=8080
+WORKDIR /app
+# Files stay owned by root and read-only to the service user: the process cannot modify its code.
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The official node images ship user `node` as 1000:1000. Numeric, so Kubernetes `runAsNonRoot`
+# can verify it without a runAsUser.
+USER 1000:1000
+EXPOSE 8080
+# Slim images have no curl: Node's fetch asks the process itself, on loopback, at the configured port.
+# /healthz is "the process answers"; readiness (tokens held) is /readyz, for orchestrators that route.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PROXY_PORT||8080)+'/healthz',{signal:AbortSignal.timeout(2500)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Exec form: node is the process Docker signals (PID 1 unless run with --init). The CLI handles
+# SIGTERM/SIGINT itself (drains in-flight requests for PROXY_SHUTDOWN_GRACE_SECONDS, exits 0), so
+# `docker stop` must allow more than that grace: docker stop -t 15 / compose stop_grace_period.
+ENTRYPOINT ["node", "dist/cli.js"]
+# `docker run IMAGE check` validates the configuration and fetches a token per environment.
+CMD []

@@ -1,0 +1,60 @@
+/**
+ * Who may use the proxy (SPEC §5 "Browser-safe", "Inbound access"). Anyone who can reach the
+ * sidecar can move the company's money, so three checks run before anything is forwarded:
+ * - the socket's peer address must be in PROXY_ALLOWED_CLIENTS (never a forwarded header);
+ * - no browser context: an `Origin` header, or `Sec-Fetch-Site` other than `none`, means a web
+ *   page is making the request (cross-site POST);
+ * - the `Host` must be a name the operator expects, which defeats DNS rebinding (a page whose
+ *   own name now resolves to 127.0.0.1 still sends its own name as Host).
+ */
+import { BlockList, isIP } from 'node:net'
+import type { Config } from '../config/config.js'
+
+export type AccessDecision = { ok: true } | { ok: false, reason: string }
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]', '::1']
+const WILDCARD_BINDS = new Set(['0.0.0.0', '::'])
+
+export interface ClientAccess {
+  check(remoteAddress: string | undefined, headers: Record<string, string | string[] | undefined>): AccessDecision
+}
+
+export function createClientAccess (config: Pick<Config, 'access' | 'listen'>): ClientAccess {
+  const clients = new BlockList()
+  for (const cidr of config.access.allowedClients) clients.addSubnet(cidr.address, cidr.prefix, cidr.family)
+  const hosts = new Set([...LOOPBACK_NAMES, ...config.access.allowedHosts])
+  if (!WILDCARD_BINDS.has(config.listen.host)) hosts.add(isIP(config.listen.host) === 6 ? `[${config.listen.host}]` : config.listen.host)
+
+  return {
+    check (remoteAddress, headers) {
+      const peer = unmapIpv4(remoteAddress ?? '')
+      const family = isIP(peer)
+      if (family === 0 || !clients.check(peer, family === 4 ? 'ipv4' : 'ipv6')) {
+        return { ok: false, reason: 'client address is not in PROXY_ALLOWED_CLIENTS' }
+      }
+      if (headers.origin !== undefined) return { ok: false, reason: 'requests from web pages (Origin header) are refused' }
+      const site = headers['sec-fetch-site']
+      if (site !== undefined && site !== 'none') return { ok: false, reason: 'requests from web pages (Sec-Fetch-Site) are refused' }
+      const host = hostName(headers.host)
+      if (host === null || !hosts.has(host)) return { ok: false, reason: 'Host is not an allowed name: add it to PROXY_ALLOWED_HOSTS' }
+      return { ok: true }
+    },
+  }
+}
+
+/** `::ffff:127.0.0.1` is how an IPv4 peer looks on a dual-stack socket. */
+function unmapIpv4 (address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
+}
+
+/** The name part of a Host header, lower-cased: `Example:8080` -> `example`, `[::1]:80` -> `[::1]`. */
+function hostName (value: string | string[] | undefined): string | null {
+  if (typeof value !== 'string' || value === '') return null
+  const lower = value.toLowerCase()
+  if (lower.startsWith('[')) {
+    const end = lower.indexOf(']')
+    return end === -1 ? null : lower.slice(0, end + 1)
+  }
+  const colon = lower.indexOf(':')
+  return colon === -1 ? lower : lower.slice(0, colon)
+}

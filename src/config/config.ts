@@ -1,0 +1,46 @@
+/**
+ * The typed, frozen configuration every other module receives. Nothing outside `load-config.ts`
+ * looks at raw variables.
+ */
+import type { Cidr } from './network-lists.js'
+
+export const ENVIRONMENTS = ['production', 'sandbox'] as const
+export type EnvironmentName = typeof ENVIRONMENTS[number]
+export const INTERFACES = ['fiat', 'crypto'] as const
+export type InterfaceName = typeof INTERFACES[number]
+
+export interface Credentials { apiKey: string, publicKey: string }
+
+export interface EnvironmentConfig {
+  name: EnvironmentName
+  credentials: Credentials
+  /** Base URL per interface, without trailing slash; crypto is absent when not configured. */
+  baseUrls: Readonly<Partial<Record<InterfaceName, string>>>
+  /** `POST {fiat base}/auth/generate-bearer-token` */
+  tokenUrl: string
+}
+
+export interface Config {
+  environments: Readonly<Partial<Record<EnvironmentName, EnvironmentConfig>>>
+  /** Base URLs of both environments, also those without credentials (routing answers 404 for them). */
+  baseUrls: Readonly<Record<EnvironmentName, Readonly<Partial<Record<InterfaceName, string>>>>>
+  defaultEnvironment: EnvironmentName | null
+  listen: { host: string, port: number }
+  token: {
+    refreshMarginS: number
+    timeoutS: number
+    maxLifetimeS: number
+    retryMinS: number
+    retryMaxS: number
+  }
+  upstream: { timeoutS: number, connections: number, ipFamily: 'ipv4' | 'any' }
+  access: { allowedClients: readonly Cidr[], allowedHosts: readonly string[] }
+  bodyLimitBytes: number
+  egress: { url: string | null, intervalS: number, expectedIps: readonly string[] }
+  shutdownGraceS: number
+  logLevel: string
+  /** `*_FILE` paths in use, so a change can trigger a credential reload. */
+  secretFiles: readonly string[]
+}
+
+export const TOKEN_PATH = '/auth/generate-bearer-token'

@@ -1,0 +1,220 @@
+/**
+ * Builds the typed Config from a plain variables object (process.env plus `.env` in the CLI, a
+ * literal object in tests). Every problem is collected and reported at once, each naming the
+ * variable and the rule; values are never echoed because some of them are secrets.
+ */
+import envSchemaLoader from 'env-schema'
+import { isIP } from 'node:net'
+import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-urls.js'
+import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type EnvironmentName, type InterfaceName } from './config.js'
+import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
+import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
+import { readSecrets, type SecretValues } from './secrets.js'
+
+/** The provider's API keys carry this vendor prefix (SPEC §1); another prefix is suspicious, not fatal. */
+export const API_KEY_PREFIX = 'HC_'
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[]
+  constructor (problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+export interface LoadedConfig { config: Config, warnings: string[] }
+
+export interface LoadOptions {
+  /** Path of a dotenv file read under the variables (variables win); absent means none. */
+  dotenvPath?: string
+}
+
+export function loadConfig (env: Env, options: LoadOptions = {}): LoadedConfig {
+  const problems: string[] = []
+  const warnings: string[] = []
+
+  let settings: RawSettings | undefined
+  const data = Object.fromEntries(Object.entries(env).filter(([k, v]) => KNOWN_VARIABLES.has(k) && v !== undefined && v !== ''))
+  try {
+    settings = envSchemaLoader<RawSettings>({
+      schema: structuredClone(envSchema),
+      data,
+      env: false,
+      dotenv: options.dotenvPath === undefined ? false : { path: options.dotenvPath },
+    })
+  } catch (err) {
+    problems.push(...schemaProblems(err))
+  }
+  for (const name of Object.keys(env)) {
+    if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
+  }
+
+  const secrets = readSecrets(settings ?? env)
+  problems.push(...secrets.problems)
+  if (settings === undefined) throw new ConfigError(problems)
+
+  const baseUrls = resolveBaseUrls(settings, problems, warnings)
+  const environments = resolveEnvironments(secrets.values, baseUrls, problems, warnings)
+  const enabled = ENVIRONMENTS.filter((e) => environments[e] !== undefined)
+  if (enabled.length === 0 && secrets.problems.length === 0) {
+    problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)')
+  }
+
+  let defaultEnvironment: EnvironmentName | null = null
+  if (settings.PROXY_DEFAULT_ENVIRONMENT !== undefined) {
+    defaultEnvironment = settings.PROXY_DEFAULT_ENVIRONMENT
+    if (enabled.length > 0 && environments[defaultEnvironment] === undefined) {
+      problems.push(`PROXY_DEFAULT_ENVIRONMENT: ${defaultEnvironment} has no credentials configured`)
+    }
+  } else if (enabled.length === 1) {
+    defaultEnvironment = enabled[0] ?? null
+  } else if (enabled.length > 1) {
+    warnings.push('both environments are configured and PROXY_DEFAULT_ENVIRONMENT is not set: /fiat/* and /crypto/* answer 404 ENVIRONMENT_NOT_CONFIGURED')
+  }
+
+  const allowedClients = parseList(settings.PROXY_ALLOWED_CLIENTS, 'PROXY_ALLOWED_CLIENTS', parseCidr, 'a CIDR such as 10.0.0.0/8 or an IP address', problems)
+  const allowedHosts = parseList(settings.PROXY_ALLOWED_HOSTS, 'PROXY_ALLOWED_HOSTS', (s) => isHostName(s) ? s.toLowerCase() : null, 'a host name without port', problems)
+  const expectedIps = parseList(settings.PROXY_EXPECTED_EGRESS_IPS, 'PROXY_EXPECTED_EGRESS_IPS', (s) => isIP(s) !== 0 ? s : null, 'an IP address', problems)
+
+  let egressUrl: string | null = null
+  if (settings.PROXY_EGRESS_IP_URL.toLowerCase() !== 'off') {
+    const checked = checkBaseUrl(settings.PROXY_EGRESS_IP_URL)
+    if (checked.ok) egressUrl = settings.PROXY_EGRESS_IP_URL
+    else problems.push(`PROXY_EGRESS_IP_URL ${checked.problem} (or 'off')`)
+  }
+  if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS > settings.PROXY_TOKEN_RETRY_MAX_SECONDS) {
+    problems.push('PROXY_TOKEN_RETRY_MIN_SECONDS must not exceed PROXY_TOKEN_RETRY_MAX_SECONDS')
+  }
+  if (isIP(settings.PROXY_HOST) === 0 && settings.PROXY_HOST !== 'localhost') {
+    problems.push('PROXY_HOST must be an IP address to listen on (e.g. 127.0.0.1, or 0.0.0.0 in a container)')
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems)
+
+  const config: Config = {
+    environments,
+    baseUrls,
+    defaultEnvironment,
+    listen: { host: settings.PROXY_HOST, port: settings.PROXY_PORT },
+    token: {
+      refreshMarginS: settings.PROXY_TOKEN_REFRESH_MARGIN_SECONDS,
+      timeoutS: settings.PROXY_TOKEN_TIMEOUT_SECONDS,
+      maxLifetimeS: settings.PROXY_TOKEN_MAX_LIFETIME_SECONDS,
+      retryMinS: settings.PROXY_TOKEN_RETRY_MIN_SECONDS,
+      retryMaxS: settings.PROXY_TOKEN_RETRY_MAX_SECONDS,
+    },
+    upstream: {
+      timeoutS: settings.PROXY_UPSTREAM_TIMEOUT_SECONDS,
+      connections: settings.PROXY_UPSTREAM_CONNECTIONS,
+      ipFamily: settings.PROXY_OUTBOUND_IP_FAMILY,
+    },
+    access: { allowedClients, allowedHosts },
+    bodyLimitBytes: settings.PROXY_BODY_LIMIT_BYTES,
+    egress: { url: egressUrl, intervalS: settings.PROXY_EGRESS_IP_INTERVAL_SECONDS, expectedIps },
+    shutdownGraceS: settings.PROXY_SHUTDOWN_GRACE_SECONDS,
+    logLevel: settings.LOG_LEVEL,
+    secretFiles: secrets.files,
+  }
+  if (!isLoopbackBind(config.listen.host) && allowedClients.every(isLoopbackCidr)) {
+    warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: every other client gets 403; set PROXY_ALLOWED_CLIENTS to the networks of your applications (e.g. the pod or compose network)`)
+  }
+  return { config: deepFreeze(config), warnings }
+}
+
+function resolveBaseUrls (settings: RawSettings, problems: string[], warnings: string[]): Config['baseUrls'] {
+  const pick = (name: string, raw: string | undefined): string | undefined => {
+    if (raw === undefined) return undefined
+    const checked = checkBaseUrl(raw)
+    if (!checked.ok) { problems.push(`${name} ${checked.problem}`); return undefined }
+    if (isPlainHttpToRemote(checked.url)) warnings.push(`${name} uses plain http to a remote host: tokens would cross the network unencrypted`)
+    return checked.url
+  }
+  const fiat = pick('PAYMENTS_FIAT_BASE_URL', settings.PAYMENTS_FIAT_BASE_URL)
+  const crypto = pick('PAYMENTS_CRYPTO_BASE_URL', settings.PAYMENTS_CRYPTO_BASE_URL)
+  const sandbox = (name: string, explicit: string | undefined, production: string | undefined): string | undefined => {
+    if (explicit !== undefined) return pick(name, explicit)
+    if (production === undefined) return undefined
+    const derived = deriveSandboxBaseUrl(production)
+    return derived.ok ? derived.url : undefined
+  }
+  return {
+    production: { fiat, crypto },
+    sandbox: {
+      fiat: sandbox('PAYMENTS_FIAT_SANDBOX_BASE_URL', settings.PAYMENTS_FIAT_SANDBOX_BASE_URL, fiat),
+      crypto: sandbox('PAYMENTS_CRYPTO_SANDBOX_BASE_URL', settings.PAYMENTS_CRYPTO_SANDBOX_BASE_URL, crypto),
+    },
+  }
+}
+
+function resolveEnvironments (secrets: SecretValues, baseUrls: Config['baseUrls'], problems: string[], warnings: string[]): Config['environments'] {
+  const environments: Partial<Record<EnvironmentName, EnvironmentConfig>> = {}
+  for (const name of ENVIRONMENTS) {
+    const prefix = `PAYMENTS_${name.toUpperCase()}`
+    const apiKey = secrets[`${prefix}_API_KEY` as keyof SecretValues]
+    const publicKey = secrets[`${prefix}_PUBLIC_KEY` as keyof SecretValues]
+    if (apiKey === undefined && publicKey === undefined) continue
+    if (apiKey === undefined || publicKey === undefined) {
+      problems.push(`${apiKey === undefined ? `${prefix}_API_KEY` : `${prefix}_PUBLIC_KEY`} is missing: ${name} needs both keys (or neither)`)
+      continue
+    }
+    if (!apiKey.startsWith(API_KEY_PREFIX)) warnings.push(`${prefix}_API_KEY does not start with the provider's prefix ${API_KEY_PREFIX}: check it is an API key, not a public key`)
+    const urls = baseUrls[name]
+    if (urls.fiat === undefined) {
+      if (name === 'sandbox' && baseUrls.production.fiat !== undefined) {
+        problems.push('PAYMENTS_FIAT_SANDBOX_BASE_URL is required: it cannot be derived because the production path does not start with /api')
+      }
+      continue
+    }
+    if (name === 'sandbox' && urls.crypto === undefined && baseUrls.production.crypto !== undefined) {
+      problems.push('PAYMENTS_CRYPTO_SANDBOX_BASE_URL is required: it cannot be derived because the production path does not start with /api')
+    }
+    const interfaces: Partial<Record<InterfaceName, string>> = { fiat: urls.fiat }
+    if (urls.crypto !== undefined) interfaces.crypto = urls.crypto
+    environments[name] = { name, credentials: { apiKey, publicKey }, baseUrls: interfaces, tokenUrl: `${urls.fiat}${TOKEN_PATH}` }
+  }
+  return environments
+}
+
+function parseList<T> (value: string, name: string, parse: (s: string) => T | null, expected: string, problems: string[]): T[] {
+  const out: T[] = []
+  for (const item of splitList(value)) {
+    const parsed = parse(item)
+    if (parsed === null) problems.push(`${name}: "${item}" is not ${expected}`)
+    else out.push(parsed)
+  }
+  return out
+}
+
+interface AjvError { instancePath?: string, message?: string, params?: Record<string, unknown> }
+
+function schemaProblems (err: unknown): string[] {
+  const errors = (err as { errors?: AjvError[] }).errors
+  if (!Array.isArray(errors)) return [`configuration could not be read: ${(err as Error).message}`]
+  return errors.map((e) => {
+    const missing = e.params?.['missingProperty']
+    if (typeof missing === 'string') return `${missing} is required`
+    const name = (e.instancePath ?? '').replace(/^\//, '')
+    const allowed = e.params?.['allowedValues']
+    const rule = Array.isArray(allowed) ? `must be one of ${allowed.join(', ')}` : e.message ?? 'is invalid'
+    return `${name} ${rule}`
+  }).filter((p, i, all) => all.indexOf(p) === i)
+}
+
+function isLoopbackBind (host: string): boolean {
+  return host === 'localhost' || host.startsWith('127.') || host === '::1'
+}
+
+function isLoopbackCidr (cidr: Cidr): boolean {
+  return cidr.family === 'ipv4' ? cidr.address.startsWith('127.') && cidr.prefix >= 8 : cidr.address === '::1' && cidr.prefix === 128
+}
+
+function deepFreeze<T> (value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const v of Object.values(value)) deepFreeze(v)
+  }
+  return value
+}

@@ -1,0 +1,58 @@
+/**
+ * Reads the four credentials, each from its variable or from the file named by `<NAME>_FILE`
+ * (Docker and Kubernetes secrets). Problems name the variable and the file, never the value.
+ */
+import { readFileSync } from 'node:fs'
+import { SECRET_VARIABLES, type SecretVariable } from './schema.js'
+
+export type SecretValues = Partial<Record<SecretVariable, string>>
+
+export interface SecretsResult {
+  values: SecretValues
+  /** `<NAME>_FILE` paths in use, watched for rotation. */
+  files: string[]
+  problems: string[]
+}
+
+// Header values cannot carry control characters; a key with a stray space is a copy-paste accident.
+const SAFE_SECRET = /^[\x21-\x7e]+$/
+
+export function readSecrets (env: Readonly<Record<string, unknown>>): SecretsResult {
+  const values: SecretValues = {}
+  const files: string[] = []
+  const problems: string[] = []
+  for (const name of SECRET_VARIABLES) {
+    const direct = nonEmpty(env[name])
+    const file = nonEmpty(env[`${name}_FILE`])
+    if (direct !== undefined && file !== undefined) {
+      problems.push(`${name} and ${name}_FILE are both set: use one`)
+      continue
+    }
+    let value = direct
+    if (file !== undefined) {
+      files.push(file)
+      try {
+        // Secret files conventionally end with a newline (echo, kubectl create secret --from-file).
+        value = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
+      } catch (err) {
+        problems.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+        continue
+      }
+      if (value === '') {
+        problems.push(`${name}_FILE: ${file} is empty`)
+        continue
+      }
+    }
+    if (value === undefined) continue
+    if (!SAFE_SECRET.test(value)) {
+      problems.push(`${name}: must be printable ASCII without spaces or line breaks`)
+      continue
+    }
+    values[name] = value
+  }
+  return { values, files, problems }
+}
+
+function nonEmpty (value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}

@@ -1,0 +1,143 @@
+/**
+ * The proxy's own errors: a closed list of codes (SPEC §5), one class each, and the single place
+ * where a code becomes an HTTP status. Applications tell these apart from the provider's answers by
+ * the `x-proxy-error` header, so messages say what to do and never carry addresses or library text.
+ */
+
+export const ERROR_STATUS = {
+  ROUTE_NOT_FOUND: 404,
+  ENVIRONMENT_NOT_CONFIGURED: 404,
+  INVALID_PATH: 400,
+  METHOD_NOT_ALLOWED: 405,
+  CLIENT_NOT_ALLOWED: 403,
+  TOKEN_ENDPOINT_BLOCKED: 403,
+  BODY_TOO_LARGE: 413,
+  TOKEN_UNAVAILABLE: 503,
+  SHUTTING_DOWN: 503,
+  UPSTREAM_UNAVAILABLE: 502,
+  UPSTREAM_TIMEOUT: 504,
+  INTERNAL_ERROR: 500,
+} as const
+
+export type ProxyErrorCode = keyof typeof ERROR_STATUS
+
+export class ProxyError extends Error {
+  readonly code: ProxyErrorCode
+  readonly statusCode: number
+  /** Seconds a client should wait before trying again, sent as `Retry-After`. */
+  readonly retryAfterSeconds: number | undefined
+
+  constructor (code: ProxyErrorCode, message: string, options: { cause?: unknown, retryAfterSeconds?: number } = {}) {
+    super(message, { cause: options.cause })
+    this.name = 'ProxyError'
+    this.code = code
+    this.statusCode = ERROR_STATUS[code]
+    this.retryAfterSeconds = options.retryAfterSeconds
+  }
+
+  toJSON (): { error: { code: ProxyErrorCode, message: string } } {
+    return { error: { code: this.code, message: this.message } }
+  }
+}
+
+export class RouteNotFoundError extends ProxyError {
+  constructor () {
+    super('ROUTE_NOT_FOUND', 'No route: use /{production|sandbox}/{fiat|crypto}/<path>, /fiat/<path> or /crypto/<path>')
+    this.name = 'RouteNotFoundError'
+  }
+}
+
+export class EnvironmentNotConfiguredError extends ProxyError {
+  constructor (message: string) {
+    super('ENVIRONMENT_NOT_CONFIGURED', message)
+    this.name = 'EnvironmentNotConfiguredError'
+  }
+}
+
+export class InvalidPathError extends ProxyError {
+  constructor (reason: string) {
+    super('INVALID_PATH', `Request path refused: ${reason}`)
+    this.name = 'InvalidPathError'
+  }
+}
+
+export class MethodNotAllowedError extends ProxyError {
+  constructor (method: string) {
+    super('METHOD_NOT_ALLOWED', `Method ${method} is not proxied`)
+    this.name = 'MethodNotAllowedError'
+  }
+}
+
+export class ClientNotAllowedError extends ProxyError {
+  constructor (message: string) {
+    super('CLIENT_NOT_ALLOWED', message)
+    this.name = 'ClientNotAllowedError'
+  }
+}
+
+export class TokenEndpointBlockedError extends ProxyError {
+  constructor () {
+    super('TOKEN_ENDPOINT_BLOCKED', 'The token endpoint is reachable only by the proxy itself')
+    this.name = 'TokenEndpointBlockedError'
+  }
+}
+
+export class BodyTooLargeError extends ProxyError {
+  constructor (limitBytes: number) {
+    super('BODY_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes (PROXY_BODY_LIMIT_BYTES)`)
+    this.name = 'BodyTooLargeError'
+  }
+}
+
+export class TokenUnavailableError extends ProxyError {
+  constructor (environment: string, retryAfterSeconds: number, cause?: unknown) {
+    super('TOKEN_UNAVAILABLE', `No valid ${environment} token: the token endpoint is failing; retry shortly`, { cause, retryAfterSeconds })
+    this.name = 'TokenUnavailableError'
+  }
+}
+
+export class ShuttingDownError extends ProxyError {
+  constructor () {
+    super('SHUTTING_DOWN', 'The proxy is shutting down; retry on another instance', { retryAfterSeconds: 1 })
+    this.name = 'ShuttingDownError'
+  }
+}
+
+export class UpstreamUnavailableError extends ProxyError {
+  constructor (cause?: unknown) {
+    super('UPSTREAM_UNAVAILABLE', 'The payments API could not be reached', { cause })
+    this.name = 'UpstreamUnavailableError'
+  }
+}
+
+export class UpstreamTimeoutError extends ProxyError {
+  constructor (cause?: unknown) {
+    super('UPSTREAM_TIMEOUT', 'The payments API did not answer in time (PROXY_UPSTREAM_TIMEOUT_SECONDS)', { cause })
+    this.name = 'UpstreamTimeoutError'
+  }
+}
+
+/** Anything unforeseen: the client learns nothing, the log gets the error. */
+export class InternalError extends ProxyError {
+  constructor (cause?: unknown) {
+    super('INTERNAL_ERROR', 'The proxy failed to handle the request', { cause })
+    this.name = 'InternalError'
+  }
+}
+
+const UPSTREAM_TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT',
+  'FST_REPLY_FROM_TIMEOUT', 'FST_REPLY_FROM_GATEWAY_TIMEOUT', 'ETIMEDOUT',
+])
+
+/**
+ * Maps whatever the HTTP client raised while talking to an upstream onto our two upstream codes.
+ * reply-from wraps undici's error, so the undici code is looked for along the `cause` chain.
+ */
+export function upstreamErrorFrom (err: unknown): ProxyError {
+  for (let e: unknown = err, depth = 0; e != null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && UPSTREAM_TIMEOUT_CODES.has(code)) return new UpstreamTimeoutError(err)
+  }
+  return new UpstreamUnavailableError(err)
+}

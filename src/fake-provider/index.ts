@@ -1,0 +1,8 @@
+/** Public entry of the fake provider for tests, the demo and other tooling. */
+
+export { DEMO_CREDENTIALS, startFakeProvider } from './fake-provider.js'
+export type {
+  FakeProvider, FakeProviderOptions, ProviderCredentials, ProviderEnvironment, ProviderInterface,
+  TokenHandler, TokenRequestRecord, UpstreamHandler, UpstreamRequestRecord,
+} from './fake-provider.js'
+export { signJwt, verifyJwt } from './jwt.js'

@@ -1,0 +1,25 @@
+/**
+ * Stand-in for a plain-text "what is my IP" service, so the proxy's egress-IP discovery and its
+ * change warning can be exercised without the internet.
+ */
+
+import { sendJson } from './http-io.js'
+import type { RequestHandler } from './http-io.js'
+
+export interface IpEchoState {
+  egressIp: string
+  requests: number
+}
+
+export function createIpEchoHandler (state: IpEchoState): RequestHandler {
+  return async (req, res) => {
+    state.requests += 1
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || req.url !== '/ip') {
+      sendJson(res, 404, { success: false, message: 'Not found' })
+      return
+    }
+    const body = `${state.egressIp}\n`
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  }
+}

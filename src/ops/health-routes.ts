@@ -1,0 +1,39 @@
+/**
+ * `/healthz` (the process answers) and `/readyz` (every enabled environment holds a token that
+ * can be sent now), shaped as SPEC §5 shows. Never a token; `expiresAt` is the provider's value.
+ * They skip the client checks of the proxy routes: kubelet probes come from the node's address
+ * with the pod IP as Host, and these answers hold nothing secret.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { EnvironmentName } from '../config/config.js'
+import type { TokenSource } from '../tokens/token-source.js'
+
+export interface EgressView {
+  current(): string | null
+  /** null when PROXY_EXPECTED_EGRESS_IPS is not set. */
+  isExpected(): boolean | null
+}
+
+export interface HealthRoutesOptions {
+  sources: ReadonlyMap<EnvironmentName, TokenSource>
+  egress: EgressView
+}
+
+export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
+  app.get('/healthz', async () => ({ status: 'ok' }))
+
+  app.get('/readyz', async (_request, reply) => {
+    const environments: Record<string, { ready: boolean, expiresAt: number | null }> = {}
+    let ready = true
+    for (const [name, source] of options.sources) {
+      const status = source.status()
+      environments[name] = status
+      ready &&= status.ready
+    }
+    const body: Record<string, unknown> = { ready, environments, egressIp: options.egress.current() }
+    const expected = options.egress.isExpected()
+    if (expected !== null) body['egressIpExpected'] = expected
+    reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
+    return body
+  })
+}

@@ -1,0 +1,82 @@
+/**
+ * One canonical, decoded view of the request path, computed before routing, so that routing, the
+ * token-endpoint block and forwarding all judge the same string. Anything that could change
+ * meaning between this proxy and the provider is refused instead of normalised: dot segments in
+ * any encoding, encoded slashes and backslashes, double encoding, control characters, empty
+ * segments (`//host`), look-alike dots and slashes, and absolute-form targets.
+ */
+
+export type CanonicalTarget =
+  | { ok: true, path: string, query: string }
+  | { ok: false, reason: string }
+
+/** RFC 3986 unreserved characters: the only ones whose percent-encoding is decoded. */
+const UNRESERVED = /[A-Za-z0-9\-._~]/
+/** pchar minus pct-encoded: unreserved, sub-delims, ':' and '@' (RFC 3986 §3.3). */
+const PCHAR = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]*$/
+/** Paths made only of these characters, without dots, are canonical as they are. */
+const FAST_PATH = /^(?:\/[A-Za-z0-9\-_~!$&'()*+,;=:@]+)*\/?$/
+const QUERY = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*$/
+
+export function canonicalizeTarget (target: string): CanonicalTarget {
+  if (target.charCodeAt(0) !== 47 /* / */) return { ok: false, reason: 'the request target must be a path' }
+  const q = target.indexOf('?')
+  const rawPath = q === -1 ? target : target.slice(0, q)
+  const query = q === -1 ? '' : target.slice(q + 1)
+  if (query !== '' && !QUERY.test(query)) return { ok: false, reason: 'the query string contains characters that must be percent-encoded' }
+  if (FAST_PATH.test(rawPath)) return { ok: true, path: rawPath, query }
+  const segments = rawPath.slice(1).split('/')
+  const out: string[] = []
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] ?? ''
+    if (segment === '' && i < segments.length - 1) return { ok: false, reason: 'empty path segment (double slash)' }
+    const canonical = canonicalSegment(segment)
+    if (typeof canonical !== 'string') return canonical
+    out.push(canonical)
+  }
+  return { ok: true, path: `/${out.join('/')}`, query }
+}
+
+function canonicalSegment (segment: string): string | { ok: false, reason: string } {
+  let out = ''
+  for (let i = 0; i < segment.length; i++) {
+    const ch = segment[i] as string
+    if (ch !== '%') {
+      out += ch
+      continue
+    }
+    const hex = segment.slice(i + 1, i + 3)
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { ok: false, reason: 'malformed percent-encoding' }
+    const code = parseInt(hex, 16)
+    const decoded = String.fromCharCode(code)
+    if (code < 0x20 || code === 0x7f) return { ok: false, reason: 'encoded control character' }
+    if (decoded === '/' || decoded === '\\') return { ok: false, reason: 'encoded slash or backslash' }
+    if (decoded === '%') return { ok: false, reason: 'encoded percent sign (double encoding)' }
+    out += UNRESERVED.test(decoded) ? decoded : `%${hex.toUpperCase()}`
+    i += 2
+  }
+  if (!PCHAR.test(out.replace(/%[0-9A-F]{2}/g, ''))) return { ok: false, reason: 'character not allowed in a path' }
+  let text: string
+  try {
+    text = decodeURIComponent(out)
+  } catch {
+    return { ok: false, reason: 'invalid UTF-8 in percent-encoding' }
+  }
+  // NFKC folds full-width and other compatibility forms ('．', '／', '＼') onto the ASCII ones a
+  // downstream server might normalise them to.
+  const folded = text.normalize('NFKC')
+  if (text === '.' || text === '..' || folded === '.' || folded === '..') return { ok: false, reason: 'dot segment' }
+  if (folded !== text && /[./\\]/.test(folded)) return { ok: false, reason: 'look-alike dot or slash' }
+  return out
+}
+
+/**
+ * True when the path names the provider's token endpoint in any spelling the provider might
+ * accept: any case, `;params`, a trailing slash. Checked on the canonical path.
+ */
+export function isTokenEndpointPath (path: string): boolean {
+  const segments = path.toLowerCase().split('/').map((s) => s.split(';')[0] ?? '')
+  while (segments.length > 0 && segments[segments.length - 1] === '') segments.pop()
+  const n = segments.length
+  return n >= 2 && segments[n - 1] === 'generate-bearer-token' && segments[n - 2] === 'auth'
+}

@@ -1,0 +1,126 @@
+/**
+ * One @fastify/http-proxy registration per forwarding route of the route table. Each lives in its
+ * own scope with: the access check, the token-endpoint block, the body handling of
+ * request-body.ts, the token lookup, and reply-from options that retry nothing but the single
+ * safe 401 retry of SPEC §5 (reply-from would otherwise retry a 503 ten times).
+ */
+import httpProxy from '@fastify/http-proxy'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Dispatcher } from 'undici'
+import type { ClientAccess } from '../access/client-access.js'
+import type { EnvironmentName } from '../config/config.js'
+import {
+  ClientNotAllowedError, EnvironmentNotConfiguredError, TokenEndpointBlockedError, upstreamErrorFrom, BodyTooLargeError,
+} from '../errors.js'
+import { buildUpstreamHeaders } from '../headers/header-policy.js'
+import type { TokenSource } from '../tokens/token-source.js'
+import { isTokenEndpointPath } from './canonical-path.js'
+import type { ProxyContext } from './proxy-context.js'
+import { declaredLength, holdBody, limitStream, shouldHoldBody } from './request-body.js'
+import type { RouteSpec } from './route-table.js'
+import { createUpstreamResponseHandler, type UpstreamResponseObserver } from './upstream-response.js'
+
+/** TRACE would echo the injected token back; CONNECT would open a tunnel. Neither is proxied. */
+export const PROXIED_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
+
+export interface ProxyRoutesOptions {
+  routes: RouteSpec[]
+  sources: ReadonlyMap<EnvironmentName, TokenSource>
+  access: ClientAccess
+  dispatcher: Dispatcher
+  bodyLimitBytes: number
+  upstreamTimeoutMs: number
+  observer: UpstreamResponseObserver
+}
+
+export async function proxyRoutes (app: FastifyInstance, options: ProxyRoutesOptions): Promise<void> {
+  for (const route of options.routes) {
+    await app.register(async (scope) => { registerRoute(scope, route, options) })
+  }
+}
+
+function registerRoute (scope: FastifyInstance, route: RouteSpec, options: ProxyRoutesOptions): void {
+  const { access, bodyLimitBytes } = options
+  const prefixLength = route.prefix.length
+
+  scope.addHook('onRequest', async (request) => {
+    const decision = access.check(request.raw.socket.remoteAddress, request.headers)
+    if (!decision.ok) {
+      request.log.warn({ reason: decision.reason, remoteAddress: request.raw.socket.remoteAddress }, 'client refused')
+      throw new ClientNotAllowedError(`Refused: ${decision.reason}`)
+    }
+    const path = request.url.split('?', 1)[0] ?? ''
+    if (isTokenEndpointPath(path)) {
+      request.log.warn({ path }, 'token endpoint request refused')
+      throw new TokenEndpointBlockedError()
+    }
+    const length = declaredLength(request.raw)
+    if (length !== null && length > bodyLimitBytes) throw new BodyTooLargeError(bodyLimitBytes)
+  })
+
+  if (route.upstream === null || route.environment === null) {
+    const problem = route.problem ?? 'not configured'
+    const notConfigured = async (): Promise<never> => { throw new EnvironmentNotConfiguredError(problem) }
+    scope.all(route.prefix, notConfigured)
+    scope.all(`${route.prefix}/*`, notConfigured)
+    return
+  }
+  const upstream = route.upstream
+  const source = options.sources.get(route.environment)
+  if (source === undefined) throw new Error(`no token source for ${route.environment}`)
+
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('*', (request, payload, done) => {
+    if (shouldHoldBody(request.raw)) {
+      holdBody(payload, bodyLimitBytes).then((body) => { done(null, body) }, done)
+    } else {
+      done(null, limitStream(payload, bodyLimitBytes))
+    }
+  })
+
+  const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward })
+
+  function forward (request: FastifyRequest, reply: FastifyReply): void {
+    const ctx = request.proxy as ProxyContext
+    const held = Buffer.isBuffer(ctx.body)
+    reply.from(ctx.upstreamPath, {
+      rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
+      queryString: () => ctx.query,
+      retryDelay: () => null,
+      onResponse: onResponse as never,
+      onError: (reply, { error }) => {
+        reply.send(error instanceof BodyTooLargeError ? error : upstreamErrorFrom(error))
+      },
+      ...(held ? { body: ctx.body as Buffer, contentType: request.headers['content-type'] as string } : {}),
+    })
+  }
+
+  void scope.register(httpProxy, {
+    prefix: route.prefix,
+    upstream: upstream.origin,
+    undici: options.dispatcher as never,
+    disableRequestLogging: true,
+    proxyPayloads: false,
+    httpMethods: PROXIED_METHODS,
+    preHandler: async (request) => {
+      const [path = '', query] = splitTarget(request.url)
+      const token = await source.get()
+      request.proxy = {
+        route,
+        source,
+        upstreamPath: `${upstream.basePath}${path.slice(prefixLength)}`,
+        query,
+        token,
+        body: (request.body as ProxyContext['body'] | undefined) ?? null,
+        attempt: 0,
+        startedMs: performance.now(),
+      }
+    },
+    handler: (request, reply) => { forward(request, reply) },
+  })
+}
+
+function splitTarget (url: string): [string, string] {
+  const q = url.indexOf('?')
+  return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)]
+}

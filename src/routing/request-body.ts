@@ -1,0 +1,82 @@
+/**
+ * Request bodies on their way upstream, never parsed or re-serialised. The http-proxy raw parser
+ * skips Fastify's bodyLimit, so the limit is applied here:
+ * - a declared Content-Length over the limit is refused (413) before any upstream connection;
+ * - a body whose retry could be safe (SPEC §5: a 401 may be retried once) is held in memory,
+ *   within the limit, so it can be sent twice;
+ * - any other body streams through a counter that fails the upstream request as soon as the
+ *   limit is crossed (chunked bodies have no length to check up front).
+ */
+import { Transform, type TransformCallback } from 'node:stream'
+import type { IncomingMessage } from 'node:http'
+import { BodyTooLargeError } from '../errors.js'
+
+/** Methods whose request may be repeated after a 401 (RFC 9110 §9.2.2 idempotent methods). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
+/** Methods that may be repeated only when the body carries the provider's idempotency key. */
+const KEYED = new Set(['POST', 'PATCH'])
+
+export type ProxiedBody = Buffer | Transform
+
+export function declaredLength (req: IncomingMessage): number | null {
+  const value = req.headers['content-length']
+  if (value === undefined) return null
+  const n = Number(value)
+  return Number.isSafeInteger(n) && n >= 0 ? n : null
+}
+
+/** Whether a body of this request is worth holding for a possible retry. */
+export function shouldHoldBody (req: IncomingMessage): boolean {
+  if (req.headers['content-type'] === undefined || declaredLength(req) === null) return false
+  const method = req.method ?? ''
+  return IDEMPOTENT.has(method) || KEYED.has(method)
+}
+
+export function holdBody (payload: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        payload.removeAllListeners('data')
+        reject(new BodyTooLargeError(limit))
+        return
+      }
+      chunks.push(chunk)
+    })
+    payload.once('end', () => resolve(Buffer.concat(chunks, size)))
+    payload.once('error', reject)
+  })
+}
+
+export function limitStream (payload: NodeJS.ReadableStream, limit: number): Transform {
+  let size = 0
+  const counter = new Transform({
+    transform (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+      size += chunk.length
+      if (size > limit) done(new BodyTooLargeError(limit))
+      else done(null, chunk)
+    },
+  })
+  payload.once('error', (err) => counter.destroy(err))
+  return payload.pipe(counter)
+}
+
+/**
+ * SPEC §5: a 401 is retried for GET, HEAD, OPTIONS, PUT, DELETE, and for POST/PATCH only when
+ * the held JSON body carries `externalReference`, the provider's idempotency key: the provider
+ * then recognises a duplicate instead of paying twice.
+ */
+export function isRetrySafe (method: string, body: ProxiedBody | null): boolean {
+  if (body !== null && !Buffer.isBuffer(body)) return false
+  if (IDEMPOTENT.has(method)) return true
+  if (!KEYED.has(method) || body === null) return false
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'))
+    const key = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>)['externalReference'] : undefined
+    return (typeof key === 'string' && key !== '') || typeof key === 'number'
+  } catch {
+    return false
+  }
+}

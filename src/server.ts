@@ -1,0 +1,168 @@
+/**
+ * buildServer(config, deps) -> the whole proxy as a Fastify instance that never listens by
+ * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { Logger } from 'pino'
+import type { Dispatcher } from 'undici'
+import { createClientAccess } from './access/client-access.js'
+import { systemClock, type Clock } from './clock.js'
+import type { Config, EnvironmentConfig, EnvironmentName } from './config/config.js'
+import { BodyTooLargeError, ERROR_STATUS, InternalError, InvalidPathError, ProxyError, RouteNotFoundError, ShuttingDownError } from './errors.js'
+import { createDispatcher } from './outbound/dispatcher.js'
+import { healthRoutes, type EgressView } from './ops/health-routes.js'
+import { canonicalizeTarget } from './routing/canonical-path.js'
+import { proxyRoutes } from './routing/proxy-routes.js'
+import { requestIdFor } from './routing/request-id.js'
+import { buildRouteTable } from './routing/route-table.js'
+import type { UpstreamResponseObserver } from './routing/upstream-response.js'
+import { createTokenClient, type FetchToken } from './tokens/token-client.js'
+import { TokenSource, type TokenObserver } from './tokens/token-source.js'
+import './routing/proxy-context.js'
+
+/** Slowloris defence: a client has this long to send its headers, and this long for the whole request. */
+export const HEADERS_TIMEOUT_MS = 10_000
+export const REQUEST_TIMEOUT_MS = 30_000
+/** How often Node checks the two timeouts above (its default of 30 s lets a slow client linger). */
+const CONNECTIONS_CHECK_INTERVAL_MS = 1_000
+
+export interface ServerDeps {
+  logger: Logger
+  clock?: Clock
+  dispatcher?: Dispatcher
+  fetchToken?: FetchToken
+  random?: () => number
+  egress?: EgressView
+  tokenObserver?: TokenObserver
+  upstreamObserver?: UpstreamResponseObserver
+}
+
+export interface ProxyServer {
+  app: FastifyInstance
+  sources: ReadonlyMap<EnvironmentName, TokenSource>
+  dispatcher: Dispatcher
+}
+
+const kPathProblem = Symbol('pathProblem')
+type MarkedRequest = IncomingMessage & { [kPathProblem]?: string }
+
+const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
+
+export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
+  const clock = deps.clock ?? systemClock
+  const ownsDispatcher = deps.dispatcher === undefined
+  const dispatcher = deps.dispatcher ?? createDispatcher(config)
+  const fetchToken = deps.fetchToken ?? createTokenClient({
+    dispatcher, clock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
+  })
+  const egress: EgressView = deps.egress ?? { current: () => null, isExpected: () => null }
+  const upstreamObserver: UpstreamResponseObserver = deps.upstreamObserver ?? {
+    ipNotAllowed: (request) => { request.log.error({ egressIp: egress.current() }, 'upstream answered IP_NOT_ALLOWED') },
+  }
+
+  const sources = new Map<EnvironmentName, TokenSource>()
+  for (const env of Object.values(config.environments) as EnvironmentConfig[]) {
+    sources.set(env.name, new TokenSource({
+      environment: env,
+      fetchToken,
+      clock,
+      log: deps.logger,
+      random: deps.random,
+      observer: deps.tokenObserver,
+      settings: {
+        refreshMarginMs: config.token.refreshMarginS * 1000,
+        retryMinMs: config.token.retryMinS * 1000,
+        retryMaxMs: config.token.retryMaxS * 1000,
+      },
+    }))
+  }
+
+  let closing = false
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One line per proxied request is logged by our onResponse hook, without the query string.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: requestIdFor,
+    return503OnClosing: false,
+    bodyLimit: config.bodyLimitBytes,
+    serverFactory: (handler) => createServer({
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+    }, handler) as Server,
+    rewriteUrl (req) {
+      const target = canonicalizeTarget(req.url ?? '')
+      if (!target.ok) {
+        (req as MarkedRequest)[kPathProblem] = target.reason
+        return '/'
+      }
+      return target.query === '' ? target.path : `${target.path}?${target.query}`
+    },
+  })
+  app.decorateRequest('proxy', null)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    if (closing && !OPS_PATHS.has(request.url)) throw new ShuttingDownError()
+    const problem = (request.raw as MarkedRequest)[kPathProblem]
+    if (problem !== undefined) {
+      request.log.warn({ reason: problem }, 'request path refused')
+      throw new InvalidPathError(problem)
+    }
+  })
+
+  app.addHook('onResponse', async (request, reply) => {
+    const ctx = request.proxy
+    if (ctx === null) return
+    request.log.info({
+      environment: ctx.route.environment,
+      interface: ctx.route.interface,
+      method: request.method,
+      path: ctx.upstreamPath,
+      status: reply.statusCode,
+      retried: ctx.attempt > 0,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    }, 'proxied request')
+  })
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const error = toProxyError(err, config.bodyLimitBytes)
+    if (error.statusCode >= 500) request.log.error({ err }, 'request failed')
+    reply.code(error.statusCode).header('x-proxy-error', error.code).header('cache-control', 'no-store')
+    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
+    if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE) reply.header('connection', 'close')
+    return reply.send(error.toJSON())
+  })
+
+  app.setNotFoundHandler(async () => { throw new RouteNotFoundError() })
+
+  await app.register(healthRoutes, { sources, egress })
+  await app.register(proxyRoutes, {
+    routes: buildRouteTable(config),
+    sources,
+    access: createClientAccess(config),
+    dispatcher,
+    bodyLimitBytes: config.bodyLimitBytes,
+    upstreamTimeoutMs: config.upstream.timeoutS * 1000,
+    observer: upstreamObserver,
+  })
+
+  app.addHook('onReady', async () => { for (const source of sources.values()) source.start() })
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onClose', async () => {
+    for (const source of sources.values()) source.close()
+    if (ownsDispatcher) await dispatcher.destroy()
+  })
+
+  return { app, sources, dispatcher }
+}
+
+/** The one place where any error becomes one of our codes; unknown errors say nothing outside. */
+function toProxyError (err: FastifyError, bodyLimit: number): ProxyError {
+  if (err instanceof ProxyError) return err
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new BodyTooLargeError(bodyLimit)
+  if (err.statusCode === 400) return new InvalidPathError('malformed request')
+  return new InternalError(err)
+}

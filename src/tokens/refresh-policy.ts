@@ -1,0 +1,52 @@
+/**
+ * When to refresh and when to retry, as pure functions of monotonic times (ms) and a random
+ * number in [0, 1), so the schedule is tested without waiting.
+ */
+import type { TokenGrant } from './token-grant.js'
+
+export interface RefreshSettings {
+  refreshMarginMs: number
+  retryMinMs: number
+  retryMaxMs: number
+}
+
+/**
+ * The last stretch of a token's life in which it is no longer handed out, so a request that
+ * takes it just before this point still reaches the provider before `expiresAt`.
+ */
+export function safetyWindowMs (grant: TokenGrant): number {
+  const lifetimeMs = grant.expiresAtMs - grant.obtainedAtMs
+  return Math.min(2_000, lifetimeMs * 0.05)
+}
+
+export function unusableAtMs (grant: TokenGrant): number {
+  return grant.expiresAtMs - safetyWindowMs(grant)
+}
+
+/**
+ * Refresh `margin` before expiry, but never in the first half of a short-lived token's life (a
+ * 5-minute margin on a 10-second token would refresh in a loop). Up to a quarter of the margin
+ * (at most a minute) of jitter moves the refresh earlier, never later, so a fleet of sidecars
+ * started together does not hit the token endpoint in step.
+ */
+export function refreshAtMs (grant: TokenGrant, settings: RefreshSettings, random: number): number {
+  const lifetimeMs = grant.expiresAtMs - grant.obtainedAtMs
+  const marginMs = Math.min(settings.refreshMarginMs, lifetimeMs / 2)
+  const jitterMs = random * Math.min(marginMs / 4, 60_000)
+  return grant.expiresAtMs - marginMs - jitterMs
+}
+
+/**
+ * Exponential backoff with jitter in [d/2, d] for attempt n (0-based). While a token is still in
+ * use, a step never exceeds half the time it has left, so retries keep landing before expiry
+ * instead of one long sleep overshooting it.
+ */
+export function retryDelayMs (attempt: number, settings: RefreshSettings, random: number, nowMs: number, grant: TokenGrant | null): number {
+  const ceiling = Math.min(settings.retryMaxMs, settings.retryMinMs * 2 ** Math.min(attempt, 30))
+  let delay = ceiling / 2 + (ceiling / 2) * random
+  if (grant !== null) {
+    const leftMs = unusableAtMs(grant) - nowMs
+    if (leftMs > 0) delay = Math.min(delay, Math.max(leftMs / 2, 100))
+  }
+  return delay
+}
