@@ -11,14 +11,17 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentConfig, EnvironmentName } from './config/config.js'
 import { BodyTooLargeError, ERROR_STATUS, InternalError, InvalidPathError, ProxyError, RouteNotFoundError, ShuttingDownError } from './errors.js'
 import { createDispatcher } from './outbound/dispatcher.js'
-import { healthRoutes, type EgressView } from './ops/health-routes.js'
+import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
+import { healthRoutes } from './ops/health-routes.js'
+import { createMetrics, type ProxyMetrics } from './ops/metrics.js'
+import { metricsRoute } from './ops/metrics-route.js'
 import { canonicalizeTarget } from './routing/canonical-path.js'
 import { proxyRoutes } from './routing/proxy-routes.js'
 import { requestIdFor } from './routing/request-id.js'
 import { buildRouteTable } from './routing/route-table.js'
 import type { UpstreamResponseObserver } from './routing/upstream-response.js'
 import { createTokenClient, type FetchToken } from './tokens/token-client.js'
-import { TokenSource, type TokenObserver } from './tokens/token-source.js'
+import { TokenSource } from './tokens/token-source.js'
 import './routing/proxy-context.js'
 
 /** Slowloris defence: a client has this long to send its headers, and this long for the whole request. */
@@ -33,21 +36,21 @@ export interface ServerDeps {
   dispatcher?: Dispatcher
   fetchToken?: FetchToken
   random?: () => number
-  egress?: EgressView
-  tokenObserver?: TokenObserver
-  upstreamObserver?: UpstreamResponseObserver
 }
 
 export interface ProxyServer {
   app: FastifyInstance
   sources: ReadonlyMap<EnvironmentName, TokenSource>
   dispatcher: Dispatcher
+  egress: EgressReporter
+  metrics: ProxyMetrics
 }
 
 const kPathProblem = Symbol('pathProblem')
 type MarkedRequest = IncomingMessage & { [kPathProblem]?: string }
 
-const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
+/** Answered even while draining; /readyz is not, so orchestrators stop routing to us. */
+const ALWAYS_ANSWERED = new Set(['/healthz', '/metrics'])
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
@@ -56,12 +59,28 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   const fetchToken = deps.fetchToken ?? createTokenClient({
     dispatcher, clock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
   })
-  const egress: EgressView = deps.egress ?? { current: () => null, isExpected: () => null }
-  const upstreamObserver: UpstreamResponseObserver = deps.upstreamObserver ?? {
-    ipNotAllowed: (request) => { request.log.error({ egressIp: egress.current() }, 'upstream answered IP_NOT_ALLOWED') },
-  }
-
   const sources = new Map<EnvironmentName, TokenSource>()
+  const metrics = createMetrics(() => sources, clock)
+  const egress = createEgressReporter({
+    url: config.egress.url,
+    intervalMs: config.egress.intervalS * 1000,
+    expectedIps: config.egress.expectedIps,
+    dispatcher,
+    clock,
+    log: deps.logger,
+    onUpdate: metrics.egressIp,
+  })
+  const upstreamObserver: UpstreamResponseObserver = {
+    ipNotAllowed (request, route) {
+      metrics.ipNotAllowed(route.environment ?? '', route.interface)
+      request.log.error({
+        environment: route.environment,
+        interface: route.interface,
+        egressIp: egress.current(),
+        hint: `the provider refused this proxy's address: ${ALLOWLIST_HINT}`,
+      }, 'upstream answered IP_NOT_ALLOWED')
+    },
+  }
   for (const env of Object.values(config.environments) as EnvironmentConfig[]) {
     sources.set(env.name, new TokenSource({
       environment: env,
@@ -69,7 +88,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
       clock,
       log: deps.logger,
       random: deps.random,
-      observer: deps.tokenObserver,
+      observer: metrics.tokenObserver,
       settings: {
         refreshMarginMs: config.token.refreshMarginS * 1000,
         retryMinMs: config.token.retryMinS * 1000,
@@ -105,7 +124,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
-    if (closing && !OPS_PATHS.has(request.url)) throw new ShuttingDownError()
+    if (closing && !ALWAYS_ANSWERED.has(request.url)) throw new ShuttingDownError()
     const problem = (request.raw as MarkedRequest)[kPathProblem]
     if (problem !== undefined) {
       request.log.warn({ reason: problem }, 'request path refused')
@@ -116,6 +135,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   app.addHook('onResponse', async (request, reply) => {
     const ctx = request.proxy
     if (ctx === null) return
+    metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000)
     request.log.info({
       environment: ctx.route.environment,
       interface: ctx.route.interface,
@@ -139,6 +159,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   app.setNotFoundHandler(async () => { throw new RouteNotFoundError() })
 
   await app.register(healthRoutes, { sources, egress })
+  await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes: buildRouteTable(config),
     sources,
@@ -149,14 +170,18 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     observer: upstreamObserver,
   })
 
-  app.addHook('onReady', async () => { for (const source of sources.values()) source.start() })
+  app.addHook('onReady', async () => {
+    for (const source of sources.values()) source.start()
+    egress.start()
+  })
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onClose', async () => {
     for (const source of sources.values()) source.close()
+    egress.close()
     if (ownsDispatcher) await dispatcher.destroy()
   })
 
-  return { app, sources, dispatcher }
+  return { app, sources, dispatcher, egress, metrics }
 }
 
 /** The one place where any error becomes one of our codes; unknown errors say nothing outside. */

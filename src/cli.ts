@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+/**
+ * The process: reads configuration from the environment (and `.env`), runs the proxy or
+ * `check`, and owns signals: SIGTERM/SIGINT drain and exit, SIGHUP re-reads credentials.
+ * The only module that touches `process`.
+ */
+import closeWithGrace from 'close-with-grace'
+import { existsSync } from 'node:fs'
+import { runCheck } from './check.js'
+import type { Config } from './config/config.js'
+import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
+import { createLogger } from './logger.js'
+import { rotateCredentials, watchSecretFiles } from './ops/credential-rotation.js'
+import { buildServer } from './server.js'
+
+const USAGE = `usage: payments-auth-proxy [serve | check | --help]
+  serve   run the proxy (default)
+  check   validate configuration, fetch a token per environment and the egress IP; exit 0 when all is well
+Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
+
+function load (): LoadedConfig {
+  return loadConfig(process.env, existsSync('.env') ? { dotenvPath: '.env' } : {})
+}
+
+function loadOrExit (): LoadedConfig {
+  try {
+    return load()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`payments-auth-proxy: invalid configuration (nothing was started)\n${err.problems.map((p) => `  - ${p}\n`).join('')}`)
+      process.exit(1)
+    }
+    throw err
+  }
+}
+
+async function serve (): Promise<void> {
+  const { config, warnings } = loadOrExit()
+  const log = createLogger(config.logLevel)
+  for (const warning of warnings) log.warn({ warning }, 'configuration warning')
+  const { app, sources } = await buildServer(config, { logger: log })
+  let current: Config = config
+
+  const reload = (trigger: string): void => {
+    log.info({ trigger }, 'reloading credentials')
+    current = rotateCredentials(current, load, sources, log).config
+  }
+  process.on('SIGHUP', () => { reload('SIGHUP') })
+  const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
+
+  const graceMs = config.shutdownGraceS * 1000
+  closeWithGrace({ delay: graceMs + 2_000, skip: ['SIGHUP'], logger: { error: (m: unknown) => log.error({ detail: String(m) }, 'shutdown') } }, async ({ signal, err }) => {
+    if (err !== undefined) log.error({ err }, 'fatal error; shutting down')
+    log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
+    stopWatching()
+    // In-flight requests get the grace period; whatever is still open after it is cut.
+    const cut = setTimeout(() => { app.server.closeAllConnections() }, graceMs)
+    await app.close()
+    clearTimeout(cut)
+    log.info('stopped')
+  })
+
+  await app.listen({ host: config.listen.host, port: config.listen.port })
+  log.info({ environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }, 'payments-auth-proxy ready to accept requests')
+}
+
+async function check (): Promise<void> {
+  const { config, warnings } = loadOrExit()
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel)
+  for (const warning of warnings) process.stdout.write(`warn  ${warning}\n`)
+  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log)
+  process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n')
+  process.exitCode = ok ? 0 : 1
+}
+
+const command = process.argv[2] ?? 'serve'
+if (command === 'serve') await serve()
+else if (command === 'check') await check()
+else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
+else {
+  process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)
+  process.exitCode = 2
+}
