@@ -29,6 +29,11 @@ export const SECRET_VARIABLES = [
 ] as const
 export type SecretVariable = typeof SECRET_VARIABLES[number]
 
+/** A string enum as JSON Schema `enum`, so a wrong value is reported with the allowed ones. */
+function stringEnum<const T extends readonly string[]> (values: T, options: { default?: T[number] } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+}
+
 const optionalString = Type.Optional(Type.String({ minLength: 1 }))
 const seconds = (def: number, min: number, max: number) => Type.Integer({ default: def, minimum: min, maximum: max })
 
@@ -45,7 +50,7 @@ export const envSchema = Type.Object({
   PAYMENTS_SANDBOX_API_KEY_FILE: optionalString,
   PAYMENTS_SANDBOX_PUBLIC_KEY: optionalString,
   PAYMENTS_SANDBOX_PUBLIC_KEY_FILE: optionalString,
-  PROXY_DEFAULT_ENVIRONMENT: Type.Optional(Type.Union([Type.Literal('production'), Type.Literal('sandbox')])),
+  PROXY_DEFAULT_ENVIRONMENT: Type.Optional(stringEnum(['production', 'sandbox'])),
   PROXY_HOST: Type.String({ minLength: 1, default: DEFAULT_HOST }),
   PROXY_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: DEFAULT_PORT }),
   PROXY_TOKEN_REFRESH_MARGIN_SECONDS: seconds(DEFAULT_REFRESH_MARGIN_S, 0, 86400),
@@ -56,14 +61,14 @@ export const envSchema = Type.Object({
   PROXY_EGRESS_IP_URL: Type.String({ minLength: 1, default: DEFAULT_EGRESS_IP_URL }),
   PROXY_EGRESS_IP_INTERVAL_SECONDS: seconds(DEFAULT_EGRESS_IP_INTERVAL_S, 1, 86400),
   PROXY_EXPECTED_EGRESS_IPS: Type.String({ default: '' }),
-  PROXY_OUTBOUND_IP_FAMILY: Type.Union([Type.Literal('ipv4'), Type.Literal('any')], { default: 'ipv4' }),
+  PROXY_OUTBOUND_IP_FAMILY: stringEnum(['ipv4', 'any'], { default: 'ipv4' }),
   PROXY_UPSTREAM_TIMEOUT_SECONDS: seconds(DEFAULT_UPSTREAM_TIMEOUT_S, 1, 3600),
   PROXY_UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 4096, default: DEFAULT_UPSTREAM_CONNECTIONS }),
   PROXY_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: DEFAULT_BODY_LIMIT_BYTES }),
   PROXY_ALLOWED_CLIENTS: Type.String({ default: DEFAULT_ALLOWED_CLIENTS }),
   PROXY_ALLOWED_HOSTS: Type.String({ default: '' }),
   PROXY_SHUTDOWN_GRACE_SECONDS: seconds(DEFAULT_SHUTDOWN_GRACE_S, 0, 3600),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 })
 
 export type RawSettings = Static<typeof envSchema>

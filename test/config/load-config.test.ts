@@ -1,0 +1,132 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { ConfigError, loadConfig, type Env } from '../../src/config/load-config.js'
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_REFRESH_MARGIN_S } from '../../src/config/schema.js'
+
+const SECRET = 'HC_marker_api_key_Zq81'
+const PUBLIC = 'pk_marker_public_Zq81'
+const base: Env = {
+  PAYMENTS_FIAT_BASE_URL: 'https://fiat.example.com/api/b2b',
+  PAYMENTS_CRYPTO_BASE_URL: 'https://crypto.example.com/api',
+  PAYMENTS_SANDBOX_API_KEY: SECRET,
+  PAYMENTS_SANDBOX_PUBLIC_KEY: PUBLIC,
+}
+
+function problemsOf (env: Env): readonly string[] {
+  try {
+    loadConfig(env)
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems
+    throw err
+  }
+  return []
+}
+
+t.test('defaults, derived sandbox URLs and the single environment as default', async (t) => {
+  const { config, warnings } = loadConfig(base)
+  t.equal(config.listen.host, '127.0.0.1')
+  t.equal(config.listen.port, DEFAULT_PORT)
+  t.equal(config.token.refreshMarginS, DEFAULT_REFRESH_MARGIN_S)
+  t.equal(config.bodyLimitBytes, DEFAULT_BODY_LIMIT_BYTES)
+  t.same(config.baseUrls.sandbox, { fiat: 'https://fiat.example.com/api/sandbox/b2b', crypto: 'https://crypto.example.com/api/sandbox' })
+  t.equal(config.environments.sandbox?.tokenUrl, 'https://fiat.example.com/api/sandbox/b2b/auth/generate-bearer-token')
+  t.equal(config.environments.production, undefined, 'production without keys is not enabled')
+  t.equal(config.defaultEnvironment, 'sandbox')
+  t.same(warnings, [])
+  t.ok(Object.isFrozen(config.environments.sandbox?.credentials), 'config is frozen')
+})
+
+t.test('explicit sandbox URLs win over derivation; trailing slashes are dropped', async (t) => {
+  const { config } = loadConfig({ ...base, PAYMENTS_FIAT_SANDBOX_BASE_URL: 'https://sandbox.example.com/api/sandbox/b2b/' })
+  t.equal(config.baseUrls.sandbox.fiat, 'https://sandbox.example.com/api/sandbox/b2b')
+})
+
+t.test('every problem is reported at once, naming the variable, never a secret value', async (t) => {
+  const problems = problemsOf({
+    PAYMENTS_FIAT_BASE_URL: 'ftp://nope',
+    PAYMENTS_PRODUCTION_API_KEY: SECRET,
+    PROXY_PORT: '70000',
+    PROXY_DEFAULT_ENVIRONMENT: 'staging',
+    PROXY_ALLOWED_CLIENTS: '10.0.0.0/33',
+  })
+  const text = problems.join('\n')
+  t.match(text, /PROXY_PORT/)
+  t.match(text, /PROXY_DEFAULT_ENVIRONMENT must be one of production, sandbox/)
+  t.ok(problems.length >= 2, `several problems reported together: ${text}`)
+  t.notMatch(text, SECRET)
+  const second = problemsOf({ ...base, PAYMENTS_FIAT_BASE_URL: 'ftp://nope', PAYMENTS_PRODUCTION_API_KEY: SECRET, PROXY_ALLOWED_CLIENTS: '10.0.0.0/33' })
+  t.match(second.join('\n'), /PAYMENTS_FIAT_BASE_URL must use https/)
+  t.match(second.join('\n'), /PAYMENTS_PRODUCTION_PUBLIC_KEY is missing/)
+  t.match(second.join('\n'), /PROXY_ALLOWED_CLIENTS: "10.0.0.0\/33" is not a CIDR/)
+  t.notMatch(second.join('\n'), SECRET)
+})
+
+t.test('a missing fiat base URL and no credentials are both named', async (t) => {
+  const problems = problemsOf({})
+  t.match(problems.join('\n'), /PAYMENTS_FIAT_BASE_URL is required/)
+})
+
+t.test('no environment configured is a problem', async (t) => {
+  t.match(problemsOf({ PAYMENTS_FIAT_BASE_URL: 'https://fiat.example.com/api/b2b' }).join('\n'), /no environment configured/)
+})
+
+t.test('_FILE secrets are read, trailing newline removed; both forms at once is refused', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-config-'))
+  const file = join(dir, 'api-key')
+  writeFileSync(file, `${SECRET}\n`)
+  const { config, secretFiles } = { ...loadConfig({ ...base, PAYMENTS_SANDBOX_API_KEY: undefined, PAYMENTS_SANDBOX_API_KEY_FILE: file }), secretFiles: [file] }
+  t.equal(config.environments.sandbox?.credentials.apiKey, SECRET)
+  t.same(config.secretFiles, secretFiles)
+  t.match(problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY_FILE: file }).join('\n'), /PAYMENTS_SANDBOX_API_KEY and PAYMENTS_SANDBOX_API_KEY_FILE are both set/)
+  const missing = problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY: undefined, PAYMENTS_SANDBOX_API_KEY_FILE: join(dir, 'nope') }).join('\n')
+  t.match(missing, /PAYMENTS_SANDBOX_API_KEY_FILE: cannot read .*nope \(ENOENT\)/)
+})
+
+t.test('a secret with a line break is refused without echoing it', async (t) => {
+  const problems = problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY: `${SECRET}\r\nx-evil: 1` }).join('\n')
+  t.match(problems, /PAYMENTS_SANDBOX_API_KEY: must be printable ASCII/)
+  t.notMatch(problems, SECRET)
+})
+
+t.test('.env is read under the variables, which win', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-dotenv-'))
+  const file = join(dir, '.env')
+  writeFileSync(file, `PAYMENTS_FIAT_BASE_URL=https://fiat.example.com/api/b2b\nPAYMENTS_SANDBOX_API_KEY=${SECRET}\nPAYMENTS_SANDBOX_PUBLIC_KEY=${PUBLIC}\nPROXY_PORT=9000\n`)
+  const { config } = loadConfig({ PROXY_PORT: '9100' }, { dotenvPath: file })
+  t.equal(config.environments.sandbox?.credentials.apiKey, SECRET)
+  t.equal(config.listen.port, 9100)
+})
+
+t.test('warnings: unknown PROXY_ names, API key prefix, both environments without a default, wide bind', async (t) => {
+  const { warnings, config } = loadConfig({
+    ...base,
+    PAYMENTS_PRODUCTION_API_KEY: 'no_prefix_key',
+    PAYMENTS_PRODUCTION_PUBLIC_KEY: PUBLIC,
+    PROXY_TOKEN_REFRESH_MARGIN: '10',
+    PROXY_HOST: '0.0.0.0',
+  })
+  const text = warnings.join('\n')
+  t.match(text, /PROXY_TOKEN_REFRESH_MARGIN is not a known setting/)
+  t.match(text, /PAYMENTS_PRODUCTION_API_KEY does not start with the provider's prefix HC_/)
+  t.match(text, /PROXY_DEFAULT_ENVIRONMENT is not set/)
+  t.match(text, /PROXY_ALLOWED_CLIENTS allows loopback only/)
+  t.equal(config.defaultEnvironment, null)
+  t.notMatch(text, 'no_prefix_key')
+})
+
+t.test('a default environment without credentials is refused', async (t) => {
+  t.match(problemsOf({ ...base, PROXY_DEFAULT_ENVIRONMENT: 'production' }).join('\n'), /PROXY_DEFAULT_ENVIRONMENT: production has no credentials/)
+})
+
+t.test('sandbox URL that cannot be derived must be given', async (t) => {
+  t.match(problemsOf({ ...base, PAYMENTS_FIAT_BASE_URL: 'https://fiat.example.com/v2' }).join('\n'), /PAYMENTS_FIAT_SANDBOX_BASE_URL is required/)
+})
+
+t.test('egress URL off, expected egress IPs parsed', async (t) => {
+  const { config } = loadConfig({ ...base, PROXY_EGRESS_IP_URL: 'off', PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7, 198.51.100.2' })
+  t.equal(config.egress.url, null)
+  t.same(config.egress.expectedIps, ['203.0.113.7', '198.51.100.2'])
+  t.match(problemsOf({ ...base, PROXY_EXPECTED_EGRESS_IPS: 'not-an-ip' }).join('\n'), /PROXY_EXPECTED_EGRESS_IPS: "not-an-ip" is not an IP address/)
+})

@@ -1,0 +1,94 @@
+import t from 'tap'
+import { request } from 'undici'
+import { createDispatcher } from '../../src/outbound/dispatcher.js'
+import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+
+async function until (check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (check()) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+t.test('the egress IP is logged at start with where to allowlist it, and in /readyz', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
+  await until(() => proxy.logs.find('egress IP for allowlisting').length > 0, 'egress log line')
+  const [line] = proxy.logs.find('egress IP for allowlisting')
+  t.equal(line?.['egressIp'], '203.0.113.7')
+  t.match(line?.['hint'], /Developers -> IP Addresses/)
+  t.equal(line?.['level'], 30, 'at info')
+  await waitReady(proxy)
+  const ready = await (await request(`${proxy.url}/readyz`)).body.json() as { egressIp: string }
+  t.equal(ready.egressIp, '203.0.113.7')
+})
+
+t.test('a change of egress IP is a warning with old and new address', async (t) => {
+  const provider = await startProvider(t)
+  const clock = new FakeClock()
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EGRESS_IP_INTERVAL_SECONDS: '60' }), { clock })
+  await until(() => proxy.egress.current() === '203.0.113.7', 'first egress IP')
+  provider.setEgressIp('198.51.100.9')
+  await clock.advance(60_000)
+  await until(() => proxy.egress.current() === '198.51.100.9', 'second egress IP')
+  const [changed] = proxy.logs.find('egress IP changed')
+  t.match(changed, { level: 40, previousEgressIp: '203.0.113.7', egressIp: '198.51.100.9' })
+  t.equal(provider.ipEchoRequests, 2, 'checked again after the interval, not before')
+})
+
+t.test('an unreachable echo service is a warning, never fatal; off disables the check', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: 'http://127.0.0.1:1/ip' }))
+  await until(() => proxy.logs.find('egress IP check failed; will retry').length > 0, 'failure warning')
+  t.equal(proxy.logs.find('egress IP check failed; will retry')[0]?.['level'], 40)
+  await waitReady(proxy)
+  const res = await request(`${proxy.url}/fiat/v1/x`)
+  t.equal(res.statusCode, 200, 'the proxy serves without an egress IP')
+  await res.body.dump()
+
+  const off = await startProxy(t, providerEnv(provider))
+  await waitReady(off)
+  t.equal(provider.ipEchoRequests, 0, 'off: the echo service is never asked')
+  t.equal(off.egress.current(), null)
+})
+
+t.test('an egress IP outside PROXY_EXPECTED_EGRESS_IPS is an error, in /readyz and metrics', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EXPECTED_EGRESS_IPS: '198.51.100.1' }))
+  await until(() => proxy.egress.current() !== null, 'egress IP')
+  t.equal(proxy.logs.find('egress IP is not in PROXY_EXPECTED_EGRESS_IPS: production fiat payouts will fail with IP_NOT_ALLOWED')[0]?.['level'], 50)
+  await waitReady(proxy)
+  const ready = await (await request(`${proxy.url}/readyz`)).body.json() as Record<string, unknown>
+  t.equal(ready['egressIpExpected'], false)
+  const metrics = await (await request(`${proxy.url}/metrics`)).body.text()
+  t.match(metrics, /payments_auth_proxy_egress_ip_expected 0/)
+})
+
+t.test('IP_NOT_ALLOWED from an upstream is passed back unchanged and logged with the egress IP', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
+  await waitReady(proxy)
+  await until(() => proxy.egress.current() !== null, 'egress IP')
+  provider.setIpAllowlistEnforced(true)
+  const res = await request(`${proxy.url}/production/fiat/v1/payouts`, { method: 'POST', body: '{"amount":1}', headers: { 'content-type': 'application/json' } })
+  t.equal(res.statusCode, 403)
+  t.equal(res.headers['x-proxy-error'], undefined, 'the provider answer, not ours')
+  t.equal(await res.body.text(), '{"success":false,"code":"IP_NOT_ALLOWED","message":"Request IP is not in the allowlist"}')
+  const [line] = proxy.logs.find('upstream answered IP_NOT_ALLOWED')
+  t.match(line, { level: 50, egressIp: '203.0.113.7', environment: 'production', interface: 'fiat' })
+  t.match(line?.['hint'], /Developers -> IP Addresses/)
+})
+
+t.test('outbound connections are pinned to IPv4 by default, configurable', async (t) => {
+  const pinned = createDispatcher({ upstream: { timeoutS: 5, connections: 4, ipFamily: 'ipv4' } })
+  const any = createDispatcher({ upstream: { timeoutS: 5, connections: 4, ipFamily: 'any' } })
+  t.teardown(async () => { await pinned.close(); await any.close() })
+  const optionsOf = (agent: object): Record<string, unknown> => {
+    const symbol = Object.getOwnPropertySymbols(agent).find((s) => s.description === 'options')
+    return (symbol === undefined ? {} : (agent as Record<symbol, Record<string, unknown>>)[symbol]) ?? {}
+  }
+  t.match(optionsOf(pinned)['connect'], { family: 4, autoSelectFamily: false })
+  t.notMatch(optionsOf(any)['connect'], { family: 4 })
+})

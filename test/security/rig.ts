@@ -1,0 +1,53 @@
+/**
+ * Shared set-up of the hostile-input tests: the fake provider with a ready proxy in front of it,
+ * and the assertions every BAD_INPUTS row makes: the status and `x-proxy-error` code, nothing
+ * forwarded upstream, no token request caused by a client path, and the proxy still serving.
+ */
+import type { Test } from 'tap'
+import type { Env } from '../../src/config/load-config.js'
+import type { FakeProvider } from '../../src/fake-provider/index.js'
+import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
+import { get, rawRequest, type RawResponse } from '../helpers/raw-http.js'
+
+export interface Rig {
+  provider: FakeProvider
+  proxy: RunningProxy
+  /** Token requests made by the proxy at start (one per environment). */
+  startupTokenRequests: number
+}
+
+/** Both environments, sandbox by default (harness defaults), ready to forward. */
+export async function startRig (t: Test, overrides: Env = {}): Promise<Rig> {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, overrides))
+  await waitReady(proxy)
+  return { provider, proxy, startupTokenRequests: provider.tokenRequests.length }
+}
+
+export function send (rig: Rig, request: string | Buffer, timeoutMs?: number): Promise<RawResponse> {
+  return rawRequest(rig.proxy.port, request, timeoutMs)
+}
+
+/** The proxy answered itself with its JSON error shape and code. */
+export function assertProxyError (t: Test, res: RawResponse, status: number, code: string, label: string): void {
+  t.equal(res.status, status, `${label}: status`)
+  t.equal(res.headers['x-proxy-error'], code, `${label}: x-proxy-error`)
+  t.match(JSON.parse(res.body), { error: { code, message: String } }, `${label}: error body`)
+}
+
+/** Nothing reached the fiat/crypto servers and no client path reached the token endpoint. */
+export function assertNothingForwarded (t: Test, rig: Rig, label: string): void {
+  t.same(rig.provider.upstreamRequests.map((r) => r.url), [], `${label}: upstream never contacted`)
+  t.equal(rig.provider.tokenRequests.length, rig.startupTokenRequests, `${label}: no token request`)
+}
+
+/** A plain request right after the hostile one is forwarded as usual; the records are cleared. */
+export async function assertStillServes (t: Test, rig: Rig, label: string): Promise<void> {
+  rig.provider.upstreamRequests.length = 0
+  const res = await send(rig, get('/sandbox/fiat/v1/ping'))
+  t.equal(res.status, 200, `${label}: next request still served`)
+  t.same(rig.provider.upstreamRequests.map((r) => r.url), ['/api/sandbox/b2b/v1/ping'], `${label}: next request forwarded`)
+  rig.provider.upstreamRequests.length = 0
+}
+
+export { get }
