@@ -129,7 +129,11 @@ free_subnet_prefix() {
     process.exit(1)'
 }
 
-compose() { $COMPOSE_CMD -p "$PROJECT" "$@"; }
+# Compose v1 warns on every command that the live profile's ./secrets/* files do not exist, even when
+# that profile is not selected; those lines are noise here and are dropped (stdout untouched).
+compose() {
+  { $COMPOSE_CMD -p "$PROJECT" "$@" 2>&1 1>&3 3>&- | { grep -v 'uses an undefined secret file' || true; } >&2; } 3>&1
+}
 
 # --- 0. preflight -----------------------------------------------------------------------------------
 begin "preflight: docker engine, compose, curl, node"

@@ -36,30 +36,33 @@ export function loadConfig (env: Env, options: LoadOptions = {}): LoadedConfig {
   const problems: string[] = []
   const warnings: string[] = []
 
-  let settings: RawSettings | undefined
   const data = Object.fromEntries(Object.entries(env).filter(([k, v]) => KNOWN_VARIABLES.has(k) && v !== undefined && v !== ''))
+  const dotenv = options.dotenvPath === undefined ? false : { path: options.dotenvPath }
+  const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false, dotenv })
+  let settings: RawSettings
   try {
-    settings = envSchemaLoader<RawSettings>({
-      schema: structuredClone(envSchema),
-      data,
-      env: false,
-      dotenv: options.dotenvPath === undefined ? false : { path: options.dotenvPath },
-    })
+    settings = validate(data)
   } catch (err) {
-    problems.push(...schemaProblems(err))
+    const found = schemaProblems(err)
+    problems.push(...found.map((f) => f.problem))
+    // Go on without the invalid variables (defaults apply) so every other problem is reported too.
+    const invalid = new Set(found.map((f) => f.variable))
+    settings = validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))))
   }
   for (const name of Object.keys(env)) {
     if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
   }
+  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && !problems.some((p) => p.startsWith('PAYMENTS_FIAT_BASE_URL'))) {
+    problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
+  }
 
-  const secrets = readSecrets(settings ?? env)
+  const secrets = readSecrets(settings)
   problems.push(...secrets.problems)
-  if (settings === undefined) throw new ConfigError(problems)
 
   const baseUrls = resolveBaseUrls(settings, problems, warnings)
   const environments = resolveEnvironments(secrets.values, baseUrls, problems, warnings)
   const enabled = ENVIRONMENTS.filter((e) => environments[e] !== undefined)
-  if (enabled.length === 0 && secrets.problems.length === 0) {
+  if (enabled.length === 0 && secrets.problems.length === 0 && !problems.some((p) => p.includes('needs both keys'))) {
     problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)')
   }
 
@@ -190,17 +193,20 @@ function parseList<T> (value: string, name: string, parse: (s: string) => T | nu
 
 interface AjvError { instancePath?: string, message?: string, params?: Record<string, unknown> }
 
-function schemaProblems (err: unknown): string[] {
+function schemaProblems (err: unknown): Array<{ variable: string, problem: string }> {
   const errors = (err as { errors?: AjvError[] }).errors
-  if (!Array.isArray(errors)) return [`configuration could not be read: ${(err as Error).message}`]
-  return errors.map((e) => {
-    const missing = e.params?.['missingProperty']
-    if (typeof missing === 'string') return `${missing} is required`
-    const name = (e.instancePath ?? '').replace(/^\//, '')
+  if (!Array.isArray(errors)) throw err
+  const seen = new Set<string>()
+  const out: Array<{ variable: string, problem: string }> = []
+  for (const e of errors) {
+    const variable = (e.instancePath ?? '').replace(/^\//, '')
     const allowed = e.params?.['allowedValues']
-    const rule = Array.isArray(allowed) ? `must be one of ${allowed.join(', ')}` : e.message ?? 'is invalid'
-    return `${name} ${rule}`
-  }).filter((p, i, all) => all.indexOf(p) === i)
+    const problem = `${variable} ${Array.isArray(allowed) ? `must be one of ${allowed.join(', ')}` : e.message ?? 'is invalid'}`
+    if (seen.has(problem)) continue
+    seen.add(problem)
+    out.push({ variable, problem })
+  }
+  return out
 }
 
 function isLoopbackBind (host: string): boolean {

@@ -38,7 +38,8 @@ const optionalString = Type.Optional(Type.String({ minLength: 1 }))
 const seconds = (def: number, min: number, max: number) => Type.Integer({ default: def, minimum: min, maximum: max })
 
 export const envSchema = Type.Object({
-  PAYMENTS_FIAT_BASE_URL: Type.String({ minLength: 1 }),
+  // Required, but checked in load-config so that its absence is reported with every other problem.
+  PAYMENTS_FIAT_BASE_URL: optionalString,
   PAYMENTS_FIAT_SANDBOX_BASE_URL: optionalString,
   PAYMENTS_CRYPTO_BASE_URL: optionalString,
   PAYMENTS_CRYPTO_SANDBOX_BASE_URL: optionalString,

@@ -70,13 +70,28 @@ function canonicalSegment (segment: string): string | { ok: false, reason: strin
   return out
 }
 
+/** The last segment of the provider's token path, `{fiat base}/auth/generate-bearer-token` (SPEC §1). */
+const TOKEN_SEGMENT = 'generate-bearer-token'
+
 /**
- * True when the path names the provider's token endpoint in any spelling the provider might
- * accept: any case, `;params`, a trailing slash. Checked on the canonical path.
+ * True when the canonical path could name the provider's token endpoint on a server lenient about
+ * what it matches: any case (Express and Spring match case-insensitively, Java's
+ * `equalsIgnoreCase` folds `\u212A` KELVIN SIGN to `k`), `;params` (RFC 3986 §3.3, dropped by
+ * servlet containers), a suffix (`.json`: Spring suffix patterns; trailing whitespace), a trailing
+ * slash, or another segment in front of `auth`. No payments API path has a segment starting with
+ * `generate-bearer-token` for any other reason, so refusing every such path costs nothing.
  */
 export function isTokenEndpointPath (path: string): boolean {
-  const segments = path.toLowerCase().split('/').map((s) => s.split(';')[0] ?? '')
-  while (segments.length > 0 && segments[segments.length - 1] === '') segments.pop()
-  const n = segments.length
-  return n >= 2 && segments[n - 1] === 'generate-bearer-token' && segments[n - 2] === 'auth'
+  return path.split('/').some((segment) => {
+    let text: string
+    try {
+      text = decodeURIComponent(segment)
+    } catch {
+      // Not a canonical path: refuse rather than guess what the provider would make of it.
+      return true
+    }
+    // Upper then lower case folds `ı`/`ſ`/`K` the way case-insensitive matchers do; NFKC folds
+    // full-width and other compatibility forms.
+    return text.normalize('NFKC').toUpperCase().toLowerCase().startsWith(TOKEN_SEGMENT)
+  })
 }

@@ -62,6 +62,8 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
         reply.send(res.stream)
         return
       }
+      // Discarding the 401 body: destroy() reports an abort error that nobody else listens for.
+      res.stream.on('error', () => {})
       res.stream.destroy()
       for (const name of Object.keys(res.headers)) reply.removeHeader(name)
       ctx.token = token

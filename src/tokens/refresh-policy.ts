@@ -25,13 +25,15 @@ export function unusableAtMs (grant: TokenGrant): number {
 
 /**
  * Refresh `margin` before expiry, but never in the first half of a short-lived token's life (a
- * 5-minute margin on a 10-second token would refresh in a loop). Up to a quarter of the margin
+ * 5-minute margin on a 10-second token would refresh in a loop), and never so late that the token
+ * stops being handed out first (a margin of 0 would make every request wait for the refresh): at
+ * least a safety window of time is left for the refresh round trip. Up to a quarter of the margin
  * (at most a minute) of jitter moves the refresh earlier, never later, so a fleet of sidecars
  * started together does not hit the token endpoint in step.
  */
 export function refreshAtMs (grant: TokenGrant, settings: RefreshSettings, random: number): number {
   const lifetimeMs = grant.expiresAtMs - grant.obtainedAtMs
-  const marginMs = Math.min(settings.refreshMarginMs, lifetimeMs / 2)
+  const marginMs = Math.min(Math.max(settings.refreshMarginMs, 2 * safetyWindowMs(grant)), lifetimeMs / 2)
   const jitterMs = random * Math.min(marginMs / 4, 60_000)
   return grant.expiresAtMs - marginMs - jitterMs
 }

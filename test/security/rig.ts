@@ -7,7 +7,7 @@ import type { Test } from 'tap'
 import type { Env } from '../../src/config/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
-import { get, rawRequest, type RawResponse } from '../helpers/raw-http.js'
+import { exchange, request, type RawOptions, type RawResponse } from './raw-client.js'
 
 export interface Rig {
   provider: FakeProvider
@@ -24,8 +24,13 @@ export async function startRig (t: Test, overrides: Env = {}): Promise<Rig> {
   return { provider, proxy, startupTokenRequests: provider.tokenRequests.length }
 }
 
-export function send (rig: Rig, request: string | Buffer, timeoutMs?: number): Promise<RawResponse> {
-  return rawRequest(rig.proxy.port, request, timeoutMs)
+export function send (rig: Rig, bytes: string | Buffer, options?: RawOptions): Promise<RawResponse> {
+  return exchange(rig.proxy.port, bytes, options)
+}
+
+/** `GET <target>` from loopback, exactly as written. */
+export function get (target: string, headers: string[] = []): string {
+  return request('GET', target, headers)
 }
 
 /** The proxy answered itself with its JSON error shape and code. */
@@ -49,5 +54,3 @@ export async function assertStillServes (t: Test, rig: Rig, label: string): Prom
   t.same(rig.provider.upstreamRequests.map((r) => r.url), ['/api/sandbox/b2b/v1/ping'], `${label}: next request forwarded`)
   rig.provider.upstreamRequests.length = 0
 }
-
-export { get }

@@ -1,13 +1,10 @@
 import t from 'tap'
-import { connect } from 'node:net'
-import { startRig, get } from './rig.js'
+import { startRig } from './rig.js'
 t.test('probe', async (t) => {
   const rig = await startRig(t)
-  const s = connect(rig.proxy.port, '127.0.0.1')
-  let raw = ''
-  s.on('data', (c) => { raw += c.toString('latin1') })
-  s.write(get('/sandbox/fiat/v1/ping'))
-  await new Promise((r) => setTimeout(r, 1000))
-  t.comment(raw)
-  s.destroy()
+  const r = await fetch(`${rig.proxy.url}/sandbox/fiat/v1/p`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' })
+  t.comment(r.status, await r.text())
+  const body = new ReadableStream({ start (c) { c.enqueue(new TextEncoder().encode('hello')); c.close() } })
+  const r2 = await fetch(`${rig.proxy.url}/sandbox/fiat/v1/p`, { method: 'POST', body, duplex: 'half' } as RequestInit)
+  t.comment(r2.status, await r2.text())
 })

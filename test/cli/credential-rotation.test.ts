@@ -1,0 +1,86 @@
+import { mkdtempSync, renameSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { request } from 'undici'
+import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
+import { DEMO_CREDENTIALS, providerEnv, startProvider } from '../helpers/harness.js'
+
+function secretsDir (apiKey: string): { dir: string, write: (name: string, value: string) => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-rotation-'))
+  // Written then renamed, as Kubernetes and most tools update secrets atomically.
+  const write = (name: string, value: string): void => {
+    writeFileSync(join(dir, `.${name}.tmp`), value)
+    renameSync(join(dir, `.${name}.tmp`), join(dir, name))
+  }
+  write('api-key', `${apiKey}\n`)
+  write('public-key', `${DEMO_CREDENTIALS.sandbox.publicKey}\n`)
+  return { dir, write }
+}
+
+async function readyStatus (port: number): Promise<number> {
+  const res = await request(`http://127.0.0.1:${port}/readyz`)
+  await res.body.dump()
+  return res.statusCode
+}
+
+async function until (check: () => Promise<boolean>, what: string, child: Child): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`timed out waiting for ${what}\n${child.stdout()}`)
+}
+
+function startWithFiles (t: Parameters<typeof runCli>[0], provider: Awaited<ReturnType<typeof startProvider>>, dir: string): Child {
+  return runCli(t, [], providerEnv(provider, {
+    PAYMENTS_PRODUCTION_API_KEY: undefined,
+    PAYMENTS_PRODUCTION_PUBLIC_KEY: undefined,
+    PAYMENTS_SANDBOX_API_KEY: undefined,
+    PAYMENTS_SANDBOX_PUBLIC_KEY: undefined,
+    PAYMENTS_SANDBOX_API_KEY_FILE: join(dir, 'api-key'),
+    PAYMENTS_SANDBOX_PUBLIC_KEY_FILE: join(dir, 'public-key'),
+    PROXY_TOKEN_RETRY_MAX_SECONDS: '1',
+  }) as Record<string, string>)
+}
+
+t.test('SIGHUP re-reads the secret files: a valid new key replaces the old one and its token', async (t) => {
+  const provider = await startProvider(t)
+  const secrets = secretsDir('HC_revoked_key_0000')
+  const child = startWithFiles(t, provider, secrets.dir)
+  await child.waitFor(/ready to accept requests/)
+  const port = listeningPort(child)
+  await child.waitFor(/token refresh failed/)
+  t.equal(await readyStatus(port), 503, 'not ready with a key the provider refuses')
+
+  secrets.write('api-key', `${DEMO_CREDENTIALS.sandbox.apiKey}\n`)
+  child.process.kill('SIGHUP')
+  await until(async () => await readyStatus(port) === 200, 'readiness after rotation', child)
+  t.match(child.stdout(), /"trigger":"SIGHUP"/)
+  t.match(child.stdout(), /credentials rotated; fetching new tokens/)
+  const res = await request(`http://127.0.0.1:${port}/fiat/v1/x`)
+  t.equal(res.statusCode, 200, 'requests flow with the new key')
+  await res.body.dump()
+  const used = provider.tokenRequests.map((r) => r.headers['api-key'])
+  t.equal(used.at(-1), DEMO_CREDENTIALS.sandbox.apiKey, 'the last token request used the new key')
+  t.notOk(child.stdout().includes(DEMO_CREDENTIALS.sandbox.apiKey), 'the key is never logged')
+})
+
+t.test('a rewritten secret file is picked up without a signal; an invalid set is refused and the old one keeps serving', async (t) => {
+  const provider = await startProvider(t)
+  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
+  const child = startWithFiles(t, provider, secrets.dir)
+  await child.waitFor(/ready to accept requests/)
+  const port = listeningPort(child)
+  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+
+  secrets.write('api-key', '')
+  await child.waitFor(/credential reload refused: keeping the current credentials/, 10_000)
+  t.match(child.stdout(), /"trigger":"secret file changed"/)
+  t.match(child.stdout(), /PAYMENTS_SANDBOX_API_KEY_FILE: .* is empty/)
+  t.equal(await readyStatus(port), 200, 'still ready with the old credentials')
+  const res = await request(`http://127.0.0.1:${port}/fiat/v1/x`)
+  t.equal(res.statusCode, 200, 'the old set keeps serving')
+  await res.body.dump()
+  t.equal(provider.tokenRequests.length, 1, 'no token request with the refused set')
+})

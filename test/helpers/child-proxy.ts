@@ -1,0 +1,53 @@
+/**
+ * Runs the compiled CLI (`dist/cli.js`, what `npm start` and the Docker image run) as a child
+ * process with a given environment, collecting its stdout/stderr; killed at teardown.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
+
+export interface Child {
+  process: ChildProcess
+  stdout: () => string
+  stderr: () => string
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<void>
+}
+
+export function runCli (t: Test, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env['PATH'], ...env } as NodeJS.ProcessEnv,
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8') })
+  child.stderr.on('data', (c: Buffer) => { err += c.toString('utf8') })
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }))
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  return {
+    process: child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async waitFor (pattern, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs
+      while (!pattern.test(out + err)) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(pattern)}; output:\n${out}${err}`)
+        if (child.exitCode !== null) throw new Error(`process exited (${child.exitCode}) before ${String(pattern)}; output:\n${out}${err}`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    },
+  }
+}
+
+/** The port the CLI logged it listens on. */
+export function listeningPort (child: Child): number {
+  const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(child.stdout())
+  if (match === null) throw new Error('no listening line')
+  return Number(match[1])
+}

@@ -1,0 +1,82 @@
+/**
+ * Drives a FakeClock for tests whose token requests are real HTTP round trips to the fake
+ * provider. FakeClock.advance() would jump past a deadline while a token request is still on the
+ * wire, so the driver moves fake time from one timer deadline to the next and waits (in real
+ * time) for every in-flight token request to finish in between: each token request then happens
+ * at exactly the fake instant its timer fired, and schedules measured on fake time are exact.
+ * It also records what the token source asked of the clock (longest timer, most requests in flight).
+ */
+import type { Clock, TimerHandle } from '../../src/clock.js'
+import type { TokenObserver } from '../../src/tokens/token-source.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+
+/** Real time a token round trip to the local fake provider may take before the test gives up. */
+const IDLE_TIMEOUT_MS = 5_000
+/** A runaway schedule (a timer re-armed at 0 ms for ever) fails the test instead of hanging it. */
+const MAX_TIMERS_PER_ADVANCE = 10_000
+
+export class TimeDriver implements Clock {
+  readonly fake: FakeClock
+  /** Longest delay ever passed to setTimeout. */
+  maxTimerMs = 0
+  inflight = 0
+  maxInflight = 0
+  readonly #deadlines = new Map<TimerHandle, number>()
+
+  /** Pass as `tokenObserver` to startProxy so the driver knows when token requests are in flight. */
+  readonly observer: TokenObserver = {
+    requestStarted: () => { this.inflight++; this.maxInflight = Math.max(this.maxInflight, this.inflight) },
+    requestEnded: () => { this.inflight-- },
+  }
+
+  constructor (fake = new FakeClock()) {
+    this.fake = fake
+  }
+
+  wallMs (): number { return this.fake.wallMs() }
+  monotonicMs (): number { return this.fake.monotonicMs() }
+
+  setTimeout (fn: () => void, ms: number): TimerHandle {
+    this.maxTimerMs = Math.max(this.maxTimerMs, ms)
+    const handle = this.fake.setTimeout(() => {
+      this.#deadlines.delete(handle)
+      fn()
+    }, ms)
+    this.#deadlines.set(handle, this.fake.monotonicMs() + Math.max(0, ms))
+    return handle
+  }
+
+  clearTimeout (handle: TimerHandle): void {
+    this.#deadlines.delete(handle)
+    this.fake.clearTimeout(handle)
+  }
+
+  /** Moves fake time forward by `ms`, one timer at a time, letting each token request complete. */
+  async advance (ms: number): Promise<void> {
+    const end = this.monotonicMs() + ms
+    for (let fired = 0; ; fired++) {
+      if (fired > MAX_TIMERS_PER_ADVANCE) throw new Error('timers keep firing: runaway schedule')
+      await this.idle()
+      const next = Math.min(...this.#deadlines.values())
+      if (!(next <= end)) break
+      await this.fake.advance(Math.max(0, next - this.monotonicMs()))
+    }
+    await this.fake.advance(end - this.monotonicMs())
+    await this.idle()
+  }
+
+  /** Advances to an absolute monotonic time. */
+  async advanceTo (monoMs: number): Promise<void> {
+    await this.advance(Math.max(0, monoMs - this.monotonicMs()))
+  }
+
+  /** Waits in real time until no token request is in flight. */
+  async idle (): Promise<void> {
+    const deadline = Date.now() + IDLE_TIMEOUT_MS
+    while (this.inflight > 0) {
+      if (Date.now() > deadline) throw new Error('a token request is still in flight')
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+  }
+}
