@@ -1,28 +1,44 @@
 /**
- * Pure: the headers a proxied request carries upstream, from the client's headers and the token.
- * The client's credentials, cookies and forwarding headers never reach the provider, hop-by-hop
- * headers stay on their hop, and the proxy's own `Authorization` is the only one sent (SPEC §5).
+ * Pure: which headers cross the proxy, in both directions. Upstream, the client's credentials,
+ * cookies, forwarding and identity headers and anything that could make the provider act on another
+ * path or method never arrive, hop-by-hop headers stay on their hop, and the proxy's own
+ * `Authorization` is the only one sent (SPEC §5). Back to the client, the upstream connection's
+ * hop-by-hop headers are left behind, so the client's own connection (e.g. `Connection: close`)
+ * is governed by this server alone.
  */
-import type { IncomingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 
 /**
  * RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones clients still send
- * (`Keep-Alive`, `Proxy-Connection`) and `Expect`/`HTTP2-Settings`, which undici refuses outright
- * (a 500 with a library message otherwise). Node answers `Expect: 100-continue` itself.
+ * (`Keep-Alive`, `Proxy-Connection`) and `HTTP2-Settings` (RFC 7540 §3.2.1).
  */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'expect']
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']
+
+/** `Expect` asks this hop for a 100 (RFC 9110 §10.1.1); Node answers it, and undici refuses it (a 500 otherwise). */
+const REQUEST_ONLY_HOP = ['expect']
 
 /** Credentials and identity the client may try to pass on or forge. */
 const CLIENT_CREDENTIALS = ['authorization', 'proxy-authorization', 'cookie']
-const FORWARDING = ['forwarded', 'x-real-ip', 'via']
+const FORWARDING = ['forwarded', 'via', 'x-real-ip', 'true-client-ip', 'x-client-ip', 'x-cluster-client-ip', 'cf-connecting-ip', 'fastly-client-ip']
 
-const DROPPED: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...CLIENT_CREDENTIALS, ...FORWARDING])
+/**
+ * Headers some frameworks honour in place of the request line: `X-Original-URL`/`X-Rewrite-URL`
+ * would let a client reach the token endpoint behind an innocent path, and a method override would
+ * turn a GET, which the proxy may retry after a 401, into a POST paid twice.
+ */
+const OVERRIDES = ['x-original-url', 'x-rewrite-url', 'x-http-method-override', 'x-http-method', 'x-method-override']
 
-/** `api-key`, `api_key`, `apikey`, `x-api-key`, `x-api_key`, ... : look-alikes of the provider's key header. */
-const API_KEY_LOOKALIKE = /^(?:x-)?api[-_]?key$/
+const DROPPED_UPSTREAM: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...REQUEST_ONLY_HOP, ...CLIENT_CREDENTIALS, ...FORWARDING, ...OVERRIDES])
+const DROPPED_DOWNSTREAM: ReadonlySet<string> = new Set(HOP_BY_HOP)
 
+/** True for names that must not go upstream; `name` is lower case, as Node parses it. */
 export function isDroppedHeader (name: string): boolean {
-  return DROPPED.has(name) || name.startsWith('x-forwarded-') || API_KEY_LOOKALIKE.test(name)
+  return DROPPED_UPSTREAM.has(name) || name.startsWith('x-forwarded-') || isApiKeyLookalike(name)
+}
+
+/** `api-key`, `api_key`, `apikey`, `x-api-key`, `x_api.key`, `x-hc-api-key`, ...: look-alikes of the provider's key header. */
+function isApiKeyLookalike (name: string): boolean {
+  return name.replace(/[-_.]/g, '').endsWith('apikey')
 }
 
 /**
@@ -33,7 +49,7 @@ export function buildUpstreamHeaders (headers: IncomingHttpHeaders, token: strin
   const out: IncomingHttpHeaders = {}
   const listed = connectionListed(headers.connection)
   for (const name in headers) {
-    if (isDroppedHeader(name) || (listed !== null && listed.has(name))) continue
+    if (isDroppedHeader(name) || listed.has(name)) continue
     out[name] = headers[name]
   }
   out.authorization = `Bearer ${token}`
@@ -41,8 +57,53 @@ export function buildUpstreamHeaders (headers: IncomingHttpHeaders, token: strin
   return out
 }
 
+/**
+ * The upstream response's headers without those of the upstream connection (RFC 9110 §7.6.1):
+ * relayed, an upstream `Connection: keep-alive` would override a client's `Connection: close`, and
+ * its `Keep-Alive: timeout=` would describe a connection the client is not on. Node frames the
+ * body for the client itself. Returns a new object; the input is not modified.
+ */
+export function buildClientResponseHeaders (headers: IncomingHttpHeaders | OutgoingHttpHeaders): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {}
+  const connection = headers.connection
+  const listed = connectionListed(Array.isArray(connection) ? connection.join(',') : connection === undefined ? undefined : String(connection))
+  for (const name in headers) {
+    const lower = name.toLowerCase()
+    if (DROPPED_DOWNSTREAM.has(lower) || listed.has(lower)) continue
+    out[name] = headers[name]
+  }
+  return out
+}
+
+/** RFC 9110 §5.6.1: more Host fields than one make a request ambiguous (RFC 9112 §3.2: answer 400). */
+const SINGLETON_FIELDS = ['host']
+/**
+ * Node refuses header blocks over 16 KiB (431) but not many small fields: past its
+ * `maxHeadersCount` (2000) it drops them silently. A payments client sends a dozen or two.
+ */
+export const MAX_REQUEST_HEADER_FIELDS = 100
+
+export type HeaderProblem = { status: 400 | 431, reason: string }
+
+/**
+ * What the parsed `headers` object hides: repeated singleton fields (Node keeps the first `Host`)
+ * and the number of fields. `rawHeaders` is Node's flat `[name, value, name, value, ...]` list.
+ */
+export function requestHeaderProblem (rawHeaders: readonly string[]): HeaderProblem | null {
+  const fields = rawHeaders.length / 2
+  if (fields > MAX_REQUEST_HEADER_FIELDS) return { status: 431, reason: `more than ${MAX_REQUEST_HEADER_FIELDS} header fields` }
+  for (const singleton of SINGLETON_FIELDS) {
+    let seen = 0
+    for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === singleton) seen++
+    if (seen > 1) return { status: 400, reason: `more than one ${singleton} header field` }
+  }
+  return null
+}
+
 /** Names listed in `Connection` are hop-by-hop too (RFC 9110 §7.6.1). */
-function connectionListed (value: string | undefined): Set<string> | null {
-  if (value === undefined || value === '') return null
+function connectionListed (value: string | undefined): ReadonlySet<string> {
+  if (value === undefined || value === '') return NONE
   return new Set(value.toLowerCase().split(',').map((s) => s.trim()).filter((s) => s !== ''))
 }
+
+const NONE: ReadonlySet<string> = new Set()

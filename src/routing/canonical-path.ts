@@ -75,11 +75,11 @@ const TOKEN_SEGMENT = 'generate-bearer-token'
 
 /**
  * True when the canonical path could name the provider's token endpoint on a server lenient about
- * what it matches: any case (Express and Spring match case-insensitively, Java's
- * `equalsIgnoreCase` folds `\u212A` KELVIN SIGN to `k`), `;params` (RFC 3986 §3.3, dropped by
- * servlet containers), a suffix (`.json`: Spring suffix patterns; trailing whitespace), a trailing
- * slash, or another segment in front of `auth`. No payments API path has a segment starting with
- * `generate-bearer-token` for any other reason, so refusing every such path costs nothing.
+ * what it matches: any case (Express routes are case-insensitive by default; Java's
+ * `equalsIgnoreCase` even folds U+212A KELVIN SIGN to `k`), `;params` (RFC 3986 §3.3 path
+ * parameters, which servlet containers strip), a suffix (`.json`: Spring suffix pattern matching;
+ * trailing whitespace), a trailing slash, or extra segments around it. No payments API path has a
+ * segment starting with `generate-bearer-token` for any other reason, so refusing them all is free.
  */
 export function isTokenEndpointPath (path: string): boolean {
   return path.split('/').some((segment) => {

@@ -6,7 +6,7 @@
 import type { Test } from 'tap'
 import type { Env } from '../../src/config/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
-import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
+import { DEMO_CREDENTIALS, providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { exchange, request, type RawOptions, type RawResponse } from './raw-client.js'
 
 export interface Rig {
@@ -44,6 +44,18 @@ export function assertProxyError (t: Test, res: RawResponse, status: number, cod
 export function assertNothingForwarded (t: Test, rig: Rig, label: string): void {
   t.same(rig.provider.upstreamRequests.map((r) => r.url), [], `${label}: upstream never contacted`)
   t.equal(rig.provider.tokenRequests.length, rig.startupTokenRequests, `${label}: no token request`)
+}
+
+/** The proxy logged `msg` at warn level or above, and no log line so far holds a key or a token. */
+export function assertWarned (t: Test, rig: Rig, msg: string, label: string): void {
+  const levels = rig.proxy.logs.find(msg).map((r) => r['level'])
+  t.ok(levels.some((level) => typeof level === 'number' && level >= 40), `${label}: logged "${msg}" as a warning`)
+  const secrets = [
+    ...Object.values(DEMO_CREDENTIALS).flatMap((c) => [c.apiKey, c.publicKey]),
+    ...rig.provider.issuedTokens,
+  ]
+  const leaks = rig.proxy.logs.lines.filter((line) => secrets.some((secret) => line.includes(secret)))
+  t.same(leaks, [], `${label}: no secret in the logs`)
 }
 
 /** A plain request right after the hostile one is forwarded as usual; the records are cleared. */

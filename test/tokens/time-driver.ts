@@ -4,10 +4,10 @@
  * wire, so the driver moves fake time from one timer deadline to the next and waits (in real
  * time) for every in-flight token request to finish in between: each token request then happens
  * at exactly the fake instant its timer fired, and schedules measured on fake time are exact.
- * It also records what the token source asked of the clock (longest timer, most requests in flight).
+ * In-flight token requests are read from the proxy's own `token_requests_in_flight` gauge. The
+ * driver also records the longest delay the proxy ever asked a timer for.
  */
 import type { Clock, TimerHandle } from '../../src/clock.js'
-import type { TokenObserver } from '../../src/tokens/token-source.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 
 /** Real time a token round trip to the local fake provider may take before the test gives up. */
@@ -19,18 +19,16 @@ export class TimeDriver implements Clock {
   readonly fake: FakeClock
   /** Longest delay ever passed to setTimeout. */
   maxTimerMs = 0
-  inflight = 0
-  maxInflight = 0
   readonly #deadlines = new Map<TimerHandle, number>()
-
-  /** Pass as `tokenObserver` to startProxy so the driver knows when token requests are in flight. */
-  readonly observer: TokenObserver = {
-    requestStarted: () => { this.inflight++; this.maxInflight = Math.max(this.maxInflight, this.inflight) },
-    requestEnded: () => { this.inflight-- },
-  }
+  #inflight: () => Promise<number> = async () => 0
 
   constructor (fake = new FakeClock()) {
     this.fake = fake
+  }
+
+  /** Tells the driver how to read the number of token requests in flight. */
+  watch (inflight: () => Promise<number>): void {
+    this.#inflight = inflight
   }
 
   wallMs (): number { return this.fake.wallMs() }
@@ -73,7 +71,7 @@ export class TimeDriver implements Clock {
   /** Waits in real time until no token request is in flight. */
   async idle (): Promise<void> {
     const deadline = Date.now() + IDLE_TIMEOUT_MS
-    while (this.inflight > 0) {
+    while (await this.#inflight() > 0) {
       if (Date.now() > deadline) throw new Error('a token request is still in flight')
       await new Promise((resolve) => setTimeout(resolve, 1))
     }

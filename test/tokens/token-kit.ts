@@ -5,7 +5,8 @@
  */
 import type { Test } from 'tap'
 import type { Env } from '../../src/config/load-config.js'
-import type { FakeProvider, UpstreamRequestRecord } from '../../src/fake-provider/index.js'
+import type { FakeProvider, TokenHandler, UpstreamRequestRecord } from '../../src/fake-provider/index.js'
+import { METRIC_PREFIX } from '../../src/ops/metrics.js'
 import type { ServerDeps } from '../../src/server.js'
 import { providerEnv, startProvider, startProxy, type RunningProxy } from '../helpers/harness.js'
 import { TimeDriver } from './time-driver.js'
@@ -25,6 +26,8 @@ export interface TimedOptions {
   providerNow?: (driver: TimeDriver) => () => number
   env?: Env
   deps?: Partial<ServerDeps>
+  /** Installed before the proxy starts, so it answers the start-up token request too. */
+  tokenHandler?: TokenHandler
   /** Waits for the start-up token request to finish (default true). */
   settle?: boolean
 }
@@ -35,12 +38,13 @@ export async function startTimed (t: Test, options: TimedOptions = {}): Promise<
     tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 7200,
     now: options.providerNow?.(driver) ?? (() => driver.wallMs()),
   })
+  if (options.tokenHandler !== undefined) provider.setTokenHandler(options.tokenHandler)
   const proxy = await startProxy(t, providerEnv(provider, { ...SANDBOX_ONLY, ...options.env }), {
     clock: driver,
     random: () => 0,
-    tokenObserver: driver.observer,
     ...options.deps,
   })
+  driver.watch(() => metricSum(proxy, 'token_requests_in_flight'))
   if (options.settle ?? true) await driver.idle()
   return { driver, provider, proxy }
 }
@@ -60,4 +64,19 @@ export async function send (proxy: RunningProxy, path: string, init: RequestInit
 /** Token requests seen by the provider (fiat host, any environment). */
 export function tokenRequestTimes (provider: FakeProvider): number[] {
   return provider.tokenRequests.map((r) => r.at)
+}
+
+/**
+ * Sum of a proxy metric's samples (name without prefix; `_count` and the like for histograms),
+ * optionally only those with the given labels. Read from the proxy's own registry.
+ */
+export async function metricSum (proxy: RunningProxy, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const [family, suffix] = name.endsWith('_count') ? [name.slice(0, -'_count'.length), name] : [name, name]
+  const metric = proxy.metrics.registry.getSingleMetric(METRIC_PREFIX + family)
+  if (metric === undefined) throw new Error(`no metric ${family}`)
+  const { values } = await metric.get()
+  return values
+    .filter((v) => (v.metricName ?? METRIC_PREFIX + suffix) === METRIC_PREFIX + suffix)
+    .filter((v) => Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l))
+    .reduce((sum, v) => sum + v.value, 0)
 }
