@@ -6,19 +6,13 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import pretty from 'pino-pretty'
 import { loadConfig } from './config/load-config.js'
-import { DEMO_CREDENTIALS, startFakeProvider } from './fake-provider/index.js'
+import { proxyEnvFor, startFakeProvider } from './fake-provider/index.js'
 import { loggerOptions } from './logger.js'
 import { buildServer } from './server.js'
 
 const provider = await startFakeProvider()
 const { config, warnings } = loadConfig({
-  PAYMENTS_FIAT_BASE_URL: provider.fiatBaseUrl,
-  PAYMENTS_CRYPTO_BASE_URL: provider.cryptoBaseUrl,
-  PAYMENTS_PRODUCTION_API_KEY: DEMO_CREDENTIALS.production.apiKey,
-  PAYMENTS_PRODUCTION_PUBLIC_KEY: DEMO_CREDENTIALS.production.publicKey,
-  PAYMENTS_SANDBOX_API_KEY: DEMO_CREDENTIALS.sandbox.apiKey,
-  PAYMENTS_SANDBOX_PUBLIC_KEY: DEMO_CREDENTIALS.sandbox.publicKey,
-  PROXY_DEFAULT_ENVIRONMENT: 'sandbox',
+  ...proxyEnvFor(provider),
   PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
   PROXY_PORT: process.env['PROXY_PORT'] ?? '8080',
   LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info',

@@ -166,7 +166,6 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     access: createClientAccess(config),
     dispatcher,
     bodyLimitBytes: config.bodyLimitBytes,
-    upstreamTimeoutMs: config.upstream.timeoutS * 1000,
     observer: upstreamObserver,
   })
 

@@ -31,13 +31,21 @@ async function waitReady () {
   }
 }
 
-function safeJson (text) { try { return JSON.parse(text) } catch { return text.slice(0, 500) } }
+// The demo's fake provider echoes the request headers it received, the proxy's Authorization
+// included; an application's log is no place for a token, whoever sent it back.
+const SENSITIVE = /^(authorization|proxy-authorization|api-key|x-api-key|token|cookie|set-cookie)$/i
+function redact (value) {
+  if (Array.isArray(value)) return value.map(redact)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SENSITIVE.test(k) ? '[redacted]' : redact(v)]))
+}
+function safeJson (text) { try { return redact(JSON.parse(text)) } catch { return text.slice(0, 500) } }
 function log (obj) { process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...obj }) + '\n') }
 
 const [mode = 'run', arg] = process.argv.slice(2)
 if (mode === 'call') {
   const { status, body, proxyError } = await call(arg ?? REQUEST_PATH)
-  process.stdout.write(`${status}${proxyError ? ` (proxy error ${proxyError})` : ''}\n${body}\n`)
+  process.stdout.write(`${status}${proxyError ? ` (proxy error ${proxyError})` : ''}\n${JSON.stringify(safeJson(body))}\n`)
   process.exitCode = status >= 200 && status < 300 ? 0 : 1
 } else if (mode === 'wait-ready') {
   process.exitCode = (await waitReady()) ? 0 : 1

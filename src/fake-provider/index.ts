@@ -6,3 +6,4 @@ export type {
   TokenHandler, TokenRequestRecord, UpstreamHandler, UpstreamRequestRecord,
 } from './fake-provider.js'
 export { signJwt, verifyJwt } from './jwt.js'
+export { proxyEnvFor } from './proxy-env.js'

@@ -29,7 +29,6 @@ export interface ProxyRoutesOptions {
   access: ClientAccess
   dispatcher: Dispatcher
   bodyLimitBytes: number
-  upstreamTimeoutMs: number
   observer: UpstreamResponseObserver
 }
 

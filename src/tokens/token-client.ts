@@ -47,17 +47,19 @@ export function createTokenClient (options: TokenClientOptions): FetchToken {
     }
     const { statusCode, headers } = response
     const contentType = headerValue(headers['content-type'])
+    // What a failure may log about the answer: never its body, which could hold a token.
+    const facts = { status: statusCode, contentType, length: headerValue(headers['content-length']) }
     if (statusCode >= 300 && statusCode < 400) {
       response.body.destroy()
-      throw new TokenRequestError('redirect', `token endpoint answered a redirect (HTTP ${statusCode}); redirects are never followed`, { status: statusCode })
+      throw new TokenRequestError('redirect', `token endpoint answered a redirect (HTTP ${statusCode}); redirects are never followed`, facts)
     }
-    let body: string
+    let body: string | null
     try {
       body = await readLimited(response.body, MAX_RESPONSE_BYTES)
     } catch (err) {
-      if (err instanceof TokenRequestError) throw err
       throw failure(err, timeout)
     }
+    if (body === null) throw new TokenRequestError('too_large', `token endpoint answered more than ${MAX_RESPONSE_BYTES} bytes`, facts)
     return parseTokenResponse(
       { statusCode, contentType, date: headerValue(headers.date), body },
       { receivedWallMs: clock.wallMs(), sentMonoMs, maxLifetimeS },
@@ -73,14 +75,15 @@ function failure (err: unknown, timeout: AbortSignal): TokenRequestError {
   return new TokenRequestError('network', 'token endpoint could not be reached', { code: typeof code === 'string' ? code : undefined }, err)
 }
 
-async function readLimited (body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+/** The body as text, or null (and the rest left unread) once it passes `limit` bytes. */
+async function readLimited (body: Dispatcher.ResponseData['body'], limit: number): Promise<string | null> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of body) {
     size += (chunk as Buffer).length
     if (size > limit) {
       body.destroy()
-      throw new TokenRequestError('too_large', `token endpoint answered more than ${limit} bytes`, { length: size })
+      return null
     }
     chunks.push(chunk as Buffer)
   }

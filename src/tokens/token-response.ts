@@ -33,7 +33,7 @@ const MILLISECONDS_THRESHOLD = 1e12
 const CLOCK_RESOLUTION_S = 1
 
 export function parseTokenResponse (raw: RawTokenResponse, clock: ClockReadings): TokenGrant {
-  const facts = { status: raw.statusCode, contentType: raw.contentType, length: raw.body.length }
+  const facts = { status: raw.statusCode, contentType: raw.contentType, length: Buffer.byteLength(raw.body) }
   if (raw.statusCode === 401 || raw.statusCode === 403) {
     throw new TokenRequestError('rejected', 'token endpoint refused the credentials: check the API key and public key', facts)
   }

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import type { Test } from 'tap'
-import { DEMO_CREDENTIALS, startFakeProvider, type FakeProvider, type FakeProviderOptions } from '../../src/fake-provider/index.js'
+import { DEMO_CREDENTIALS, proxyEnvFor, startFakeProvider, type FakeProvider, type FakeProviderOptions } from '../../src/fake-provider/index.js'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
 import type { Config } from '../../src/config/config.js'
 import { loggerOptions } from '../../src/logger.js'
@@ -42,13 +42,7 @@ export async function startProvider (t: Test, options: FakeProviderOptions = {})
 /** Variables for a proxy in front of `provider`, both environments enabled unless overridden. */
 export function providerEnv (provider: FakeProvider, overrides: Env = {}): Env {
   return {
-    PAYMENTS_FIAT_BASE_URL: provider.fiatBaseUrl,
-    PAYMENTS_CRYPTO_BASE_URL: provider.cryptoBaseUrl,
-    PAYMENTS_PRODUCTION_API_KEY: DEMO_CREDENTIALS.production.apiKey,
-    PAYMENTS_PRODUCTION_PUBLIC_KEY: DEMO_CREDENTIALS.production.publicKey,
-    PAYMENTS_SANDBOX_API_KEY: DEMO_CREDENTIALS.sandbox.apiKey,
-    PAYMENTS_SANDBOX_PUBLIC_KEY: DEMO_CREDENTIALS.sandbox.publicKey,
-    PROXY_DEFAULT_ENVIRONMENT: 'sandbox',
+    ...proxyEnvFor(provider),
     PROXY_EGRESS_IP_URL: 'off',
     PROXY_PORT: '0',
     ...overrides,

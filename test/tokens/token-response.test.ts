@@ -69,7 +69,7 @@ t.test('rejects each bad token response with its reason and only safe facts', as
     t.equal(error.reason, reason, `${name}: reason`)
     t.equal(error.details['status'], response.statusCode, `${name}: status kept`)
     t.equal(error.details['contentType'], response.contentType, `${name}: content type kept`)
-    t.equal(error.details['length'], response.body.length, `${name}: length kept`)
+    t.equal(error.details['length'], Buffer.byteLength(response.body), `${name}: length kept`)
     const told = `${error.message} ${JSON.stringify(error.details)}`
     t.notOk(told.includes(MARKER) || told.includes(JWT), `${name}: neither body nor token in the error`)
   }

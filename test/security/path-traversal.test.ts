@@ -1,0 +1,37 @@
+import t from 'tap'
+import { assertNothingForwarded, assertProxyError, assertStillServes, assertWarned, get, send, startRig } from './rig.js'
+
+/**
+ * Every way of writing `..` (or a separator that would create one) under a route prefix: the
+ * provider, or anything between, could resolve it and leave the base URL (SPEC §3).
+ */
+const TARGETS = [
+  '/production/fiat/../crypto/x',
+  '/production/fiat/%2e%2e/crypto/x',
+  '/production/fiat/.%2e/crypto/x',
+  '/production/fiat/%2E%2E%2fcrypto/x',
+  '/production/fiat/..\\crypto/x',
+  '/production/fiat/..%5ccrypto/x',
+  '/production/fiat/..%5Ccrypto/x',
+  '/production/fiat/v1/..',
+  '/sandbox/fiat/%2e%2e/%2e%2e/b2b/v1',
+  '/fiat/%2e%2e/x',
+  // double encoding: a server that decodes twice would see `..` or `/`
+  '/production/fiat/%252e%252e/crypto/x',
+  '/production/fiat/%252e%252e%252fcrypto/x',
+  '/production/fiat/v1%252fx',
+  // an encoded slash inside a segment
+  '/production/fiat/v1%2fx',
+  '/production/fiat/v1%2Fx',
+]
+
+t.test('dot segments, encoded separators and double encoding get 400 and never reach the provider', async (t) => {
+  const rig = await startRig(t)
+  for (const target of TARGETS) {
+    const res = await send(rig, get(target))
+    assertProxyError(t, res, 400, 'INVALID_PATH', target)
+    assertNothingForwarded(t, rig, target)
+    await assertStillServes(t, rig, target)
+  }
+  assertWarned(t, rig, 'request path refused', 'refused paths')
+})

@@ -1,0 +1,29 @@
+import t from 'tap'
+import { assertNothingForwarded, assertProxyError, assertStillServes, get, send, startRig } from './rig.js'
+
+t.test('look-alike route prefixes get 404 ROUTE_NOT_FOUND and are never forwarded', async (t) => {
+  const rig = await startRig(t)
+  for (const target of ['/production/fiatX/v1', '/Production/Fiat/v1', '/PRODUCTION/fiat/v1', '/production/fiat;x/v1', '/production-fiat/v1', '/fiatx/v1', '/production']) {
+    const res = await send(rig, get(target))
+    assertProxyError(t, res, 404, 'ROUTE_NOT_FOUND', target)
+    assertNothingForwarded(t, rig, target)
+    await assertStillServes(t, rig, target)
+  }
+})
+
+t.test('an encoded prefix is routed, checked and forwarded as the one decoded path the router used', async (t) => {
+  const rig = await startRig(t)
+  const cases: Array<[string, string, string]> = [
+    ['/%70roduction/fiat/v1', 'production', '/api/b2b/v1'],
+    ['/production/fi%61t/v%31', 'production', '/api/b2b/v1'],
+    ['/%73andbox/crypto/v1/%7Ex', 'sandbox', '/api/sandbox/v1/~x'],
+  ]
+  for (const [target, environment, upstreamUrl] of cases) {
+    const res = await send(rig, get(target))
+    t.equal(res.status, 200, `${target}: status`)
+    t.equal((JSON.parse(res.body) as { environment: string }).environment, environment, `${target}: environment`)
+    t.same(rig.provider.upstreamRequests.map((r) => r.url), [upstreamUrl], `${target}: forwarded canonical path`)
+    t.equal(rig.provider.tokenRequests.length, rig.startupTokenRequests, `${target}: no token request`)
+    await assertStillServes(t, rig, target)
+  }
+})
