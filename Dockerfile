@@ -1,7 +1,9 @@
 # payments-auth-proxy container image.
 #
 #   docker build -t payments-auth-proxy:local .
-#   docker run --rm -p 127.0.0.1:8080:8080 --env-file proxy.env payments-auth-proxy:local
+#   docker run --rm -p 127.0.0.1:8080:8080 --env-file proxy.env \
+#     -e PROXY_ALLOWED_CLIENTS=127.0.0.0/8,::1/128,172.17.0.1/32 payments-auth-proxy:local
+#   (host traffic through a published port arrives from the bridge gateway, 172.17.0.1 by default)
 #   docker run --rm --env-file proxy.env payments-auth-proxy:local check
 #
 # No BuildKit-only syntax (no `# syntax=` line, no RUN --mount, no COPY --chmod): the image must

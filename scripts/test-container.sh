@@ -116,6 +116,7 @@ free_port() {
 free_subnet_prefix() {
   local used
   used=$(docker network ls -q | xargs docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' 2>/dev/null | tr ' ' '\n' | grep -F . || true)
+  # shellcheck disable=SC2016  # JavaScript, not shell
   USED="$used" node -e '
     const toInt = (ip) => ip.split(".").reduce((a, o) => a * 256 + Number(o), 0)
     const used = (process.env.USED || "").split("\n").filter(Boolean).map((c) => {
@@ -301,9 +302,9 @@ docker network rm "$NET" >/dev/null
 SIDECAR_PORT=$(free_port)
 SIDECAR_SUBNET_PREFIX=$(free_subnet_prefix) || fail "no free 172.30.x.0/24 for the compose network"
 export SIDECAR_IMAGE="$IMAGE" SIDECAR_PORT SIDECAR_SUBNET_PREFIX
-begin "$COMPOSE_CMD --profile demo up -d (project $PROJECT, 127.0.0.1:$SIDECAR_PORT, $SIDECAR_SUBNET_PREFIX.0/24)"
+begin "$COMPOSE_CMD --profile demo up -d --build (project $PROJECT, 127.0.0.1:$SIDECAR_PORT, $SIDECAR_SUBNET_PREFIX.0/24)"
 COMPOSE_READY=1
-compose --profile demo up -d >"$WORK/compose-up.log" 2>&1 || { cat "$WORK/compose-up.log"; fail "compose up failed"; }
+compose --profile demo up -d --build >"$WORK/compose-up.log" 2>&1 || { cat "$WORK/compose-up.log"; fail "compose up failed"; }
 for svc in fake-provider payments-auth-proxy-demo example-app-demo; do
   [ -n "$(compose ps -q "$svc")" ] || fail "service $svc has no container"
 done

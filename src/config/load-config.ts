@@ -122,7 +122,7 @@ export function loadConfig (env: Env, options: LoadOptions = {}): LoadedConfig {
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && allowedClients.every(isLoopbackCidr)) {
-    warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: every other client gets 403; set PROXY_ALLOWED_CLIENTS to the networks of your applications (e.g. the pod or compose network)`)
+    warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: right for a sidecar whose application shares its network namespace (same Pod, compose network_mode); otherwise set PROXY_ALLOWED_CLIENTS to your applications' network`)
   }
   return { config: deepFreeze(config), warnings }
 }
