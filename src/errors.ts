@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   CLIENT_NOT_ALLOWED: 403,
   TOKEN_ENDPOINT_BLOCKED: 403,
   BODY_TOO_LARGE: 413,
+  INVALID_HEADERS: 400,
+  HEADERS_TOO_LARGE: 431,
   TOKEN_UNAVAILABLE: 503,
   SHUTTING_DOWN: 503,
   UPSTREAM_UNAVAILABLE: 502,
@@ -89,6 +91,20 @@ export class BodyTooLargeError extends ProxyError {
   }
 }
 
+export class InvalidHeadersError extends ProxyError {
+  constructor (reason: string) {
+    super('INVALID_HEADERS', `Request headers refused: ${reason}`)
+    this.name = 'InvalidHeadersError'
+  }
+}
+
+export class HeadersTooLargeError extends ProxyError {
+  constructor (reason: string) {
+    super('HEADERS_TOO_LARGE', `Request headers refused: ${reason}`)
+    this.name = 'HeadersTooLargeError'
+  }
+}
+
 export class TokenUnavailableError extends ProxyError {
   constructor (environment: string, retryAfterSeconds: number, cause?: unknown) {
     super('TOKEN_UNAVAILABLE', `No valid ${environment} token: the token endpoint is failing; retry shortly`, { cause, retryAfterSeconds })
@@ -136,6 +152,8 @@ const UPSTREAM_TIMEOUT_CODES = new Set([
  */
 export function upstreamErrorFrom (err: unknown): ProxyError {
   for (let e: unknown = err, depth = 0; e != null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    // Our own errors raised inside the upstream call (the body limit of request-body.ts) arrive wrapped.
+    if (e instanceof ProxyError) return e
     const code = (e as { code?: unknown }).code
     if (typeof code === 'string' && UPSTREAM_TIMEOUT_CODES.has(code)) return new UpstreamTimeoutError(err)
   }

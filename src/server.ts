@@ -9,14 +9,18 @@ import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentConfig, EnvironmentName } from './config/config.js'
-import { BodyTooLargeError, ERROR_STATUS, InternalError, InvalidPathError, ProxyError, RouteNotFoundError, ShuttingDownError } from './errors.js'
+import {
+  BodyTooLargeError, ERROR_STATUS, HeadersTooLargeError, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
+  ProxyError, RouteNotFoundError, ShuttingDownError,
+} from './errors.js'
+import { requestHeaderProblem } from './headers/header-policy.js'
 import { createDispatcher } from './outbound/dispatcher.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
 import { healthRoutes } from './ops/health-routes.js'
 import { createMetrics, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
 import { canonicalizeTarget } from './routing/canonical-path.js'
-import { proxyRoutes } from './routing/proxy-routes.js'
+import { PROXIED_METHODS, proxyRoutes } from './routing/proxy-routes.js'
 import { requestIdFor } from './routing/request-id.js'
 import { buildRouteTable } from './routing/route-table.js'
 import type { UpstreamResponseObserver } from './routing/upstream-response.js'
@@ -130,6 +134,11 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
       request.log.warn({ reason: problem }, 'request path refused')
       throw new InvalidPathError(problem)
     }
+    const headerProblem = requestHeaderProblem(request.raw.rawHeaders)
+    if (headerProblem !== null) {
+      request.log.warn({ reason: headerProblem.reason }, 'request headers refused')
+      throw headerProblem.status === 431 ? new HeadersTooLargeError(headerProblem.reason) : new InvalidHeadersError(headerProblem.reason)
+    }
   })
 
   app.addHook('onResponse', async (request, reply) => {
@@ -156,7 +165,10 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     return reply.send(error.toJSON())
   })
 
-  app.setNotFoundHandler(async () => { throw new RouteNotFoundError() })
+  app.setNotFoundHandler(async (request) => {
+    if (!PROXIED_METHODS.includes(request.method)) throw new MethodNotAllowedError(request.method)
+    throw new RouteNotFoundError()
+  })
 
   await app.register(healthRoutes, { sources, egress })
   await app.register(metricsRoute, { registry: metrics.registry })

@@ -6,7 +6,7 @@
  * hop-by-hop headers are left behind, so the client's own connection (e.g. `Connection: close`)
  * is governed by this server alone.
  */
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
 
 /**
  * RFC 9110 §7.6.1 connection-specific fields, plus the legacy ones clients still send
@@ -61,22 +61,18 @@ export function buildUpstreamHeaders (headers: IncomingHttpHeaders, token: strin
  * The upstream response's headers without those of the upstream connection (RFC 9110 §7.6.1):
  * relayed, an upstream `Connection: keep-alive` would override a client's `Connection: close`, and
  * its `Keep-Alive: timeout=` would describe a connection the client is not on. Node frames the
- * body for the client itself. Returns a new object; the input is not modified.
+ * body for the client itself. Names are lower case, as undici delivers them. Returns a new object.
  */
-export function buildClientResponseHeaders (headers: IncomingHttpHeaders | OutgoingHttpHeaders): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {}
-  const connection = headers.connection
-  const listed = connectionListed(Array.isArray(connection) ? connection.join(',') : connection === undefined ? undefined : String(connection))
+export function buildClientResponseHeaders (headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {}
+  const listed = connectionListed(headers.connection)
   for (const name in headers) {
-    const lower = name.toLowerCase()
-    if (DROPPED_DOWNSTREAM.has(lower) || listed.has(lower)) continue
+    if (DROPPED_DOWNSTREAM.has(name) || listed.has(name)) continue
     out[name] = headers[name]
   }
   return out
 }
 
-/** RFC 9110 §5.6.1: more Host fields than one make a request ambiguous (RFC 9112 §3.2: answer 400). */
-const SINGLETON_FIELDS = ['host']
 /**
  * Node refuses header blocks over 16 KiB (431) but not many small fields: past its
  * `maxHeadersCount` (2000) it drops them silently. A payments client sends a dozen or two.
@@ -86,18 +82,15 @@ export const MAX_REQUEST_HEADER_FIELDS = 100
 export type HeaderProblem = { status: 400 | 431, reason: string }
 
 /**
- * What the parsed `headers` object hides: repeated singleton fields (Node keeps the first `Host`)
- * and the number of fields. `rawHeaders` is Node's flat `[name, value, name, value, ...]` list.
+ * What the parsed `headers` object hides: the number of fields, and a repeated `Host`, which Node
+ * reduces to the first one while another parser may take the last (RFC 9112 §3.2: answer 400).
+ * `rawHeaders` is Node's flat `[name, value, name, value, ...]` list.
  */
 export function requestHeaderProblem (rawHeaders: readonly string[]): HeaderProblem | null {
-  const fields = rawHeaders.length / 2
-  if (fields > MAX_REQUEST_HEADER_FIELDS) return { status: 431, reason: `more than ${MAX_REQUEST_HEADER_FIELDS} header fields` }
-  for (const singleton of SINGLETON_FIELDS) {
-    let seen = 0
-    for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === singleton) seen++
-    if (seen > 1) return { status: 400, reason: `more than one ${singleton} header field` }
-  }
-  return null
+  if (rawHeaders.length / 2 > MAX_REQUEST_HEADER_FIELDS) return { status: 431, reason: `more than ${MAX_REQUEST_HEADER_FIELDS} header fields` }
+  let hosts = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === 'host') hosts++
+  return hosts > 1 ? { status: 400, reason: 'more than one Host header field' } : null
 }
 
 /** Names listed in `Connection` are hop-by-hop too (RFC 9110 §7.6.1). */

@@ -10,9 +10,9 @@ import type { Dispatcher } from 'undici'
 import type { ClientAccess } from '../access/client-access.js'
 import type { EnvironmentName } from '../config/config.js'
 import {
-  ClientNotAllowedError, EnvironmentNotConfiguredError, TokenEndpointBlockedError, upstreamErrorFrom, BodyTooLargeError,
+  BodyTooLargeError, ClientNotAllowedError, EnvironmentNotConfiguredError, TokenEndpointBlockedError, upstreamErrorFrom,
 } from '../errors.js'
-import { buildUpstreamHeaders } from '../headers/header-policy.js'
+import { buildClientResponseHeaders, buildUpstreamHeaders } from '../headers/header-policy.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { isTokenEndpointPath } from './canonical-path.js'
 import type { ProxyContext } from './proxy-context.js'
@@ -84,12 +84,11 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     const held = Buffer.isBuffer(ctx.body)
     reply.from(ctx.upstreamPath, {
       rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
+      rewriteHeaders: (headers) => buildClientResponseHeaders(headers),
       queryString: () => ctx.query,
       retryDelay: () => null,
       onResponse: onResponse as never,
-      onError: (reply, { error }) => {
-        reply.send(error instanceof BodyTooLargeError ? error : upstreamErrorFrom(error))
-      },
+      onError: (reply, { error }) => { reply.send(upstreamErrorFrom(error)) },
       ...(held ? { body: ctx.body as Buffer, contentType: request.headers['content-type'] as string } : {}),
     })
   }

@@ -55,8 +55,15 @@ export function limitStream (payload: NodeJS.ReadableStream, limit: number): Tra
   const counter = new Transform({
     transform (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
       size += chunk.length
-      if (size > limit) done(new BodyTooLargeError(limit))
-      else done(null, chunk)
+      if (size <= limit) {
+        done(null, chunk)
+        return
+      }
+      // The error aborts the upstream request. The rest of the body is read and discarded, as Node
+      // does with any unread body: left paused, it would stall the connection until a timeout.
+      payload.unpipe(counter)
+      payload.resume()
+      done(new BodyTooLargeError(limit))
     },
   })
   payload.once('error', (err) => counter.destroy(err))

@@ -50,6 +50,8 @@ export function createTokenClient (options: TokenClientOptions): FetchToken {
     // What a failure may log about the answer: never its body, which could hold a token.
     const facts = { status: statusCode, contentType, length: headerValue(headers['content-length']) }
     if (statusCode >= 300 && statusCode < 400) {
+      // destroy() emits an abort error on the body; unheard, it would crash the process.
+      response.body.on('error', () => {})
       response.body.destroy()
       throw new TokenRequestError('redirect', `token endpoint answered a redirect (HTTP ${statusCode}); redirects are never followed`, facts)
     }

@@ -100,7 +100,8 @@ t.test('buildClientResponseHeaders leaves the upstream connection headers behind
 
 t.test('requestHeaderProblem refuses a second Host (RFC 9112 §3.2) and too many fields', async (t) => {
   t.equal(requestHeaderProblem(['Host', 'a', 'Accept', '*/*']), null)
-  t.same(requestHeaderProblem(['Host', '127.0.0.1', 'host', 'evil.example']), { status: 400, reason: 'more than one host header field' })
+  t.same(requestHeaderProblem(['HOST', 'a', 'Accept', '*/*', 'host', 'a']), { status: 400, reason: 'more than one Host header field' }, 'even the same value twice')
+  t.same(requestHeaderProblem(['Host', '127.0.0.1', 'host', 'evil.example']), { status: 400, reason: 'more than one Host header field' })
   const many = Array.from({ length: MAX_REQUEST_HEADER_FIELDS + 1 }, (_, i) => [`x-h${i}`, '1']).flat()
   t.match(requestHeaderProblem(many), { status: 431 })
   t.equal(requestHeaderProblem(many.slice(2)), null, 'exactly the maximum is accepted')

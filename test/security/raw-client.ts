@@ -11,24 +11,30 @@ export interface RawResponse { status: number, headers: Record<string, string>, 
 export interface RawOptions { localAddress?: string, timeoutMs?: number }
 
 export function exchange (port: number, request: string | Buffer, options: RawOptions = {}): Promise<RawResponse> {
+  const socket = connect({ port, host: '127.0.0.1', localAddress: options.localAddress })
+  socket.write(request)
+  return readResponse(socket, options.timeoutMs).finally(() => socket.destroy())
+}
+
+/** The next whole final response on `socket` (or what came before the server closed it). */
+export function readResponse (socket: Socket, timeoutMs = 5000): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', localAddress: options.localAddress })
     let raw = ''
     const finish = (err: Error | null): void => {
       clearTimeout(timer)
-      socket.destroy()
+      socket.off('data', onData)
       const res = parse(raw)
       if (res !== null) resolve(res)
       else reject(err ?? new Error(`connection closed without a response (${raw.length} bytes)`))
     }
-    const timer = setTimeout(() => { finish(new Error('raw request timed out')) }, options.timeoutMs ?? 5000)
-    socket.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       raw += chunk.toString('latin1')
       if (parse(raw, true) !== null) finish(null)
-    })
-    socket.on('error', (err) => { finish(err) })
-    socket.on('close', () => { finish(null) })
-    socket.write(request)
+    }
+    const timer = setTimeout(() => { finish(new Error('raw request timed out')) }, timeoutMs)
+    socket.on('data', onData)
+    socket.once('error', (err) => { finish(err) })
+    socket.once('close', () => { finish(null) })
   })
 }
 

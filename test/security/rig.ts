@@ -58,11 +58,12 @@ export function assertWarned (t: Test, rig: Rig, msg: string, label: string): vo
   t.same(leaks, [], `${label}: no secret in the logs`)
 }
 
-/** A plain request right after the hostile one is forwarded as usual; the records are cleared. */
-export async function assertStillServes (t: Test, rig: Rig, label: string): Promise<void> {
+/** A plain request right after the hostile one is forwarded as usual with the start-up token; the records are cleared. */
+export async function assertStillServes (t: Test, rig: Rig, label: string, options?: RawOptions): Promise<void> {
   rig.provider.upstreamRequests.length = 0
-  const res = await send(rig, get('/sandbox/fiat/v1/ping'))
+  const res = await send(rig, get('/sandbox/fiat/v1/ping'), options)
   t.equal(res.status, 200, `${label}: next request still served`)
   t.same(rig.provider.upstreamRequests.map((r) => r.url), ['/api/sandbox/b2b/v1/ping'], `${label}: next request forwarded`)
+  t.equal(rig.provider.tokenRequests.length, rig.startupTokenRequests, `${label}: still no token request beyond start-up`)
   rig.provider.upstreamRequests.length = 0
 }

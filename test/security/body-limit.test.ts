@@ -1,0 +1,109 @@
+import t from 'tap'
+import { createHash } from 'node:crypto'
+import type { Server } from 'node:net'
+import type { Test } from 'tap'
+import { DEFAULT_BODY_LIMIT_BYTES } from '../../src/config/schema.js'
+import { assertNothingForwarded, assertStillServes, startRig } from './rig.js'
+import { exchange, open, readResponse, type RawResponse } from './raw-client.js'
+import { startRecordingUpstream } from './recording-upstream.js'
+
+/**
+ * @fastify/http-proxy's raw body parser skips Fastify's bodyLimit, so the proxy applies its own
+ * (PROXY_BODY_LIMIT_BYTES, default 1 MiB) to the stream it forwards. The crypto base points at a
+ * recording upstream that sees every connection and every request from its first byte.
+ */
+const LIMIT = DEFAULT_BODY_LIMIT_BYTES
+
+async function startBodyRig (t: Test) {
+  const upstream = await startRecordingUpstream(t)
+  const rig = await startRig(t, { PAYMENTS_CRYPTO_BASE_URL: upstream.baseUrl })
+  return { rig, upstream }
+}
+
+t.test('a Content-Length over the limit gets 413 BODY_TOO_LARGE before any upstream connection', async (t) => {
+  const { rig, upstream } = await startBodyRig(t)
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+    for (const contentType of ['application/json', 'application/octet-stream', null]) {
+      const label = `${method} ${contentType ?? 'without Content-Type'}`
+      const head = [`${method} /production/crypto/v1/upload HTTP/1.1`, 'Host: 127.0.0.1', ...(contentType === null ? [] : [`Content-Type: ${contentType}`]), `Content-Length: ${LIMIT + 1}`, '', ''].join('\r\n')
+      // Only the head and a first slice of the body: the answer must not wait for the rest.
+      const res = await exchange(rig.proxy.port, head + '{"amount":'.padEnd(1024, ' '))
+      t.equal(res.status, 413, `${label}: status`)
+      t.equal(res.headers['x-proxy-error'], 'BODY_TOO_LARGE', `${label}: x-proxy-error`)
+      t.equal(upstream.connections, 0, `${label}: no upstream connection`)
+      assertNothingForwarded(t, rig, label)
+    }
+  }
+  await assertStillServes(t, rig, 'after 413s')
+})
+
+/** Sends a chunked body in 64 KiB chunks until it is one chunk past the limit or the proxy stops reading. */
+async function sendChunkedPastLimit (t: Test, port: number, contentType: string): Promise<RawResponse | null> {
+  const { socket } = open(port)
+  t.teardown(() => socket.destroy())
+  const response = readResponse(socket).catch(() => null)
+  socket.write(['POST /production/crypto/v1/upload HTTP/1.1', 'Host: 127.0.0.1', `Content-Type: ${contentType}`, 'Transfer-Encoding: chunked', '', ''].join('\r\n'))
+  const chunk = `${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`
+  for (let sent = 0; sent <= LIMIT + 64 * 1024 && socket.writable; sent += 64 * 1024) {
+    await new Promise<void>((resolve) => socket.write(chunk, () => resolve()))
+  }
+  const res = await response
+  socket.destroy()
+  return res
+}
+
+/** Waits up to 1 s for the server's open connections to drop to `target`; returns the last count. */
+async function openConnections (server: Server, target: number): Promise<number> {
+  let count = -1
+  for (let i = 0; i < 100; i++) {
+    count = await new Promise<number>((resolve) => server.getConnections((_err, n) => resolve(n)))
+    if (count <= target) break
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return count
+}
+
+t.test('a chunked body growing past the limit aborts the upstream request when it crosses the limit', async (t) => {
+  const { rig, upstream } = await startBodyRig(t)
+  for (const contentType of ['application/json', 'application/octet-stream']) {
+    const res = await sendChunkedPastLimit(t, rig.proxy.port, contentType)
+    t.ok(res === null || res.status >= 400, `${contentType}: refused or reset (got ${res?.status ?? 'reset'})`)
+    const forwarded = await upstream.settled(upstream.requests.length)
+    t.equal(forwarded.state, 'aborted', `${contentType}: upstream request aborted`)
+    t.ok(forwarded.bytes <= LIMIT, `${contentType}: upstream got at most the limit (${forwarded.bytes} bytes)`)
+  }
+  t.equal(upstream.requests.length, 2, 'one upstream attempt each, no retry')
+  t.equal(await openConnections(rig.proxy.app.server, 0), 0, 'the proxy let go of both client connections (no connection stalled on an unread body)')
+  t.equal(rig.provider.tokenRequests.length, rig.startupTokenRequests, 'no token request')
+  await assertStillServes(t, rig, 'after cut-off bodies')
+})
+
+t.test('a chunked body growing past the limit gets 413 BODY_TOO_LARGE (or a reset), not a 502', {
+}, async (t) => {
+  const { rig } = await startBodyRig(t)
+  for (const contentType of ['application/json', 'application/octet-stream']) {
+    const res = await sendChunkedPastLimit(t, rig.proxy.port, contentType)
+    t.ok(res === null || res.status === 413, `${contentType}: 413 or reset (got ${res?.status ?? 'reset'})`)
+    if (res !== null) t.equal(res.headers['x-proxy-error'], 'BODY_TOO_LARGE', `${contentType}: x-proxy-error`)
+    if (res !== null) t.equal(res.headers.connection, 'close', `${contentType}: the connection is closed after the 413`)
+  }
+  await assertStillServes(t, rig, 'after 413 on chunked bodies')
+})
+
+t.test('a body of exactly the default limit (1 MiB) is forwarded byte for byte, held or streamed', async (t) => {
+  const { rig, upstream } = await startBodyRig(t)
+  const body = Buffer.alloc(LIMIT)
+  for (let i = 0; i < body.length; i++) body[i] = (i * 7919) & 0xff
+  const sha256 = createHash('sha256').update(body).digest('hex')
+  const cases: Array<[string, RequestInit]> = [
+    ['POST application/json with Content-Length (held for a retry)', { method: 'POST', headers: { 'content-type': 'application/json' }, body }],
+    ['PUT application/octet-stream with Content-Length', { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body }],
+    ['POST chunked (streamed)', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Blob([body]).stream(), duplex: 'half' } as RequestInit],
+  ]
+  for (const [label, init] of cases) {
+    const res = await fetch(`${rig.proxy.url}/production/crypto/v1/upload`, init)
+    t.equal(res.status, 200, `${label}: status`)
+    t.same(await res.json(), { bytes: LIMIT, sha256 }, `${label}: identical upstream`)
+  }
+  t.equal(upstream.requests.length, cases.length, 'one upstream request each')
+})

@@ -1,0 +1,46 @@
+import t from 'tap'
+import { createServer } from 'node:net'
+import { assertNothingForwarded, assertStillServes, send, startRig } from './rig.js'
+import { exchange, request } from './raw-client.js'
+
+t.test('TRACE is not proxied: it would echo the injected token back', async (t) => {
+  const rig = await startRig(t)
+  for (const target of ['/production/fiat/v1', '/fiat/v1', '/production/fiat/']) {
+    const res = await send(rig, request('TRACE', target, ['Authorization: Bearer client']))
+    t.equal(res.status, 405, `TRACE ${target}: 405`)
+    t.equal(res.headers['x-proxy-error'], 'METHOD_NOT_ALLOWED', `TRACE ${target}: the proxy answered`)
+    t.notMatch(res.body, /Bearer/, `TRACE ${target}: no token echoed`)
+    assertNothingForwarded(t, rig, `TRACE ${target}`)
+    await assertStillServes(t, rig, `TRACE ${target}`)
+  }
+})
+
+t.test('CONNECT opens no tunnel, neither to another host nor to the provider', async (t) => {
+  let connections = 0
+  const foreign = createServer((socket) => { connections++; socket.destroy() })
+  await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => foreign.close(() => resolve())))
+  const address = foreign.address()
+  if (address === null || typeof address === 'string') throw new Error('no TCP address')
+  const rig = await startRig(t)
+  const provider = new URL(rig.provider.fiatBaseUrl).host
+  for (const authority of [`127.0.0.1:${address.port}`, provider]) {
+    const label = `CONNECT ${authority}`
+    // Node closes a CONNECT that no 'connect' listener takes; a 4xx is as good. Never a 2xx.
+    const res = await exchange(rig.proxy.port, `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`)
+      .catch(() => null)
+    t.ok(res === null || (res.status >= 400 && res.status < 500), `${label}: refused or closed (got ${res?.status ?? 'closed'})`)
+    assertNothingForwarded(t, rig, label)
+    await assertStillServes(t, rig, label)
+  }
+  t.equal(connections, 0, 'the CONNECT target never got a connection')
+})
+
+t.test('OPTIONS * (asterisk-form) gets a 4xx and is not forwarded', async (t) => {
+  const rig = await startRig(t)
+  const res = await send(rig, 'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  t.equal(res.status, 400, 'status')
+  t.equal(res.headers['x-proxy-error'], 'INVALID_PATH', 'x-proxy-error')
+  assertNothingForwarded(t, rig, 'OPTIONS *')
+  await assertStillServes(t, rig, 'OPTIONS *')
+})
