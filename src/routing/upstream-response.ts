@@ -2,9 +2,13 @@
  * What happens to an upstream response before it streams back to the client:
  * - a 401 drops the token it rejected and, when SPEC §5 says a retry is safe, the request is sent
  *   once more with the replacement; otherwise the provider's 401 goes back as it came;
- * - a small error body is read to spot `IP_NOT_ALLOWED` and passed back byte for byte.
+ * - a small error body is read to spot `IP_NOT_ALLOWED` and passed back byte for byte;
+ * - an upstream that breaks off before the client got a byte becomes our 502/504, without the
+ *   broken response's headers; once bytes are out, the client sees the stream cut.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { PassThrough, pipeline, type Readable } from 'node:stream'
+import { upstreamErrorFrom } from '../errors.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import type { ProxyContext } from './proxy-context.js'
 import { isRetrySafe } from './request-body.js'
@@ -43,7 +47,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       inspectErrorBody(request, reply, res)
       return
     }
-    reply.send(res.stream)
+    reply.send(guarded(reply, res))
   }
 
   function handleUnauthorized (request: FastifyRequest, reply: FastifyReply, res: RawResponse, ctx: ProxyContext): void {
@@ -52,14 +56,16 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     if (!retry) {
       request.log.warn({ retried: false }, 'upstream answered 401; token replaced for the next request')
       replacement.catch(() => {})
-      reply.send(res.stream)
+      reply.send(guarded(reply, res))
       return
     }
     replacement.then((replaced) => {
       const token = replaced ? source.peek() : null
-      if (token === null || request.raw.destroyed) {
+      // The response side tells whether the client is gone: the request side reports destroyed
+      // as soon as a body has been read in full, which would rule out every retry with a body.
+      if (token === null || reply.raw.destroyed) {
         request.log.warn({ retried: false }, 'upstream answered 401 and no new token is available')
-        reply.send(res.stream)
+        reply.send(guarded(reply, res))
         return
       }
       // Discarding the 401 body: destroy() reports an abort error that nobody else listens for.
@@ -70,18 +76,45 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       ctx.attempt = 1
       request.log.info('upstream answered 401; retrying once with a new token')
       forward(request, reply)
-    }, () => { reply.send(res.stream) })
+    }, () => { reply.send(guarded(reply, res)) })
   }
 
   function inspectErrorBody (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
     const chunks: Buffer[] = []
     res.stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-    res.stream.once('error', (err) => { reply.send(err) })
+    res.stream.once('error', (err) => {
+      dropUpstreamHeaders(reply, res)
+      reply.send(upstreamErrorFrom(err))
+    })
     res.stream.once('end', () => {
       const body = Buffer.concat(chunks)
       if (body.includes('IP_NOT_ALLOWED')) observer.ipNotAllowed(request, route)
       reply.send(body)
     })
+  }
+}
+
+/**
+ * The upstream body as sent to the client. Fastify answers a stream that fails before its first
+ * byte through the error handler, which would make an upstream reset a 500: the failure is mapped
+ * to our upstream codes here, and the upstream headers already copied onto the reply are dropped.
+ */
+function guarded (reply: FastifyReply, res: RawResponse): Readable {
+  const out = new PassThrough()
+  // Registered before pipeline() so the client-facing stream fails with our error, not undici's.
+  res.stream.once('error', (err) => {
+    if (!reply.raw.headersSent) dropUpstreamHeaders(reply, res)
+    out.destroy(upstreamErrorFrom(err))
+  })
+  // pipeline() also destroys the upstream stream when the client goes away.
+  pipeline(res.stream, out, () => {})
+  return out
+}
+
+function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
+  for (const name of Object.keys(res.headers)) {
+    reply.removeHeader(name)
+    reply.raw.removeHeader(name)
   }
 }
 

@@ -39,12 +39,28 @@ export function refreshAtMs (grant: TokenGrant, settings: RefreshSettings, rando
 }
 
 /**
- * Exponential backoff with jitter in [d/2, d] for attempt n (0-based). While a token is still in
- * use, a step never exceeds half the time it has left, so retries keep landing before expiry
- * instead of one long sleep overshooting it.
+ * When to ask again after the provider handed back the token already held ("generates or
+ * retrieves", SPEC §1). That is an answer, not a failure, so the backoff does not grow: the next
+ * request goes half-way (jittered earlier by up to a quarter) to the point the token stops being
+ * handed out, at least `retryMin` later, and never after that point, so the switch to a new token
+ * is tried while the old one still serves and costs a handful of requests per token life.
  */
-export function retryDelayMs (attempt: number, settings: RefreshSettings, random: number, nowMs: number, grant: TokenGrant | null): number {
-  const ceiling = Math.min(settings.retryMaxMs, settings.retryMinMs * 2 ** Math.min(attempt, 30))
+export function retrieveAgainInMs (grant: TokenGrant, settings: RefreshSettings, random: number, nowMs: number): number {
+  const leftMs = Math.max(0, unusableAtMs(grant) - nowMs)
+  const halfwayMs = (leftMs / 2) * (1 - random / 4)
+  return Math.min(leftMs, Math.max(settings.retryMinMs, halfwayMs))
+}
+
+/**
+ * Backoff after a failed token request, as a function of how long the endpoint has been failing:
+ * each wait is drawn from [T, 2T] for a failure that has lasted T (at least [min/2, min], at most
+ * [max/2, max]), so waits grow exponentially with jitter while the outage lasts, and a short
+ * outage is followed by a short wait however many times it was probed. While a token is still in
+ * use, a step never exceeds half the time it has left (100 ms at least), so retries keep landing
+ * before expiry instead of one long sleep overshooting it.
+ */
+export function retryDelayMs (failingForMs: number, settings: RefreshSettings, random: number, nowMs: number, grant: TokenGrant | null): number {
+  const ceiling = Math.min(settings.retryMaxMs, Math.max(settings.retryMinMs, 2 * failingForMs))
   let delay = ceiling / 2 + (ceiling / 2) * random
   if (grant !== null) {
     const leftMs = unusableAtMs(grant) - nowMs

@@ -11,7 +11,7 @@ import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
 import type { EnvironmentConfig, EnvironmentName } from '../config/config.js'
 import { TokenUnavailableError } from '../errors.js'
-import { refreshAtMs, retryDelayMs, unusableAtMs, type RefreshSettings } from './refresh-policy.js'
+import { refreshAtMs, retrieveAgainInMs, retryDelayMs, unusableAtMs, type RefreshSettings } from './refresh-policy.js'
 import { TokenRequestError, type TokenFailureReason, type TokenGrant } from './token-grant.js'
 import type { FetchToken } from './token-client.js'
 
@@ -51,6 +51,8 @@ export class TokenSource {
   #abort: AbortController | null = null
   #timer: TimerHandle | null = null
   #failures = 0
+  /** Monotonic ms of the first failure of the current run of failures; null when none. */
+  #failingSinceMs: number | null = null
   /** Monotonic ms of the next scheduled attempt while backing off; null when not backing off. */
   #retryAtMs: number | null = null
   #refreshDueAtMs = Infinity
@@ -139,6 +141,7 @@ export class TokenSource {
     this.#abort?.abort()
     this.#grant = null
     this.#failures = 0
+    this.#failingSinceMs = null
     this.#retryAtMs = null
     this.#refreshDueAtMs = Infinity
     this.#lastForcedMs = -Infinity
@@ -188,15 +191,22 @@ export class TokenSource {
     const now = this.#clock.monotonicMs()
     const previous = this.#grant
     // "generates or retrieves": an early refresh may hand back the token we hold. Keep it, with the
-    // deadline we already computed, and try again later instead of at once (no loop).
+    // deadline we already computed, and ask again later instead of at once (no loop). The endpoint
+    // answered, so this is no failure: the backoff is reset rather than grown.
     if (previous !== null && previous.token === grant.token && now < unusableAtMs(previous)) {
+      this.#failures = 0
+      this.#failingSinceMs = null
+      this.#lastError = null
+      const againInMs = retrieveAgainInMs(previous, this.#settings, this.#random(), now)
+      this.#refreshDueAtMs = now + againInMs
+      this.#schedule(againInMs)
       this.#observer.refreshed?.(this.name, 'unchanged')
-      this.#log.debug({ expiresAt: previous.expiresAt }, 'token endpoint returned the token already held')
-      this.#scheduleRetry(now)
+      this.#log.debug({ expiresAt: previous.expiresAt, askAgainInSeconds: Math.round(againInMs / 100) / 10 }, 'token endpoint returned the token already held')
       return previous
     }
     this.#grant = grant
     this.#failures = 0
+    this.#failingSinceMs = null
     this.#lastError = null
     this.#refreshDueAtMs = refreshAtMs(grant, this.#settings, this.#random())
     this.#schedule(this.#refreshDueAtMs - now)
@@ -218,7 +228,8 @@ export class TokenSource {
   }
 
   #scheduleRetry (now: number): number {
-    const delay = retryDelayMs(this.#failures, this.#settings, this.#random(), now, this.#usable(now))
+    this.#failingSinceMs ??= now
+    const delay = retryDelayMs(now - this.#failingSinceMs, this.#settings, this.#random(), now, this.#usable(now))
     this.#failures++
     this.#retryAtMs = now + delay
     this.#schedule(delay)

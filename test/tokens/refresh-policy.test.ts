@@ -1,5 +1,5 @@
 import t from 'tap'
-import { refreshAtMs, retryDelayMs, safetyWindowMs, unusableAtMs, type RefreshSettings } from '../../src/tokens/refresh-policy.js'
+import { refreshAtMs, retrieveAgainInMs, retryDelayMs, safetyWindowMs, unusableAtMs, type RefreshSettings } from '../../src/tokens/refresh-policy.js'
 import type { TokenGrant } from '../../src/tokens/token-grant.js'
 
 const T0 = 1_000_000
@@ -45,32 +45,42 @@ t.test('refresh is due before the token stops being handed out, even with a tiny
   }
 })
 
-t.test('retry delays grow exponentially with jitter in [d/2, d] up to the maximum', async (t) => {
+t.test('retry waits are drawn from [T, 2T] for a failure lasting T, between the minimum and the maximum', async (t) => {
   const cases: Array<[number, number, number]> = [
-    // attempt, random, expected ms
-    [0, 0, 500], [0, 1, 1_000], [1, 0, 1_000], [1, 0.5, 1_500], [2, 0, 2_000], [5, 0, 16_000],
-    [6, 0, 30_000], [6, 1, 60_000], [7, 0.5, 45_000], [100, 1, 60_000], [1e9, 0, 30_000],
+    // failing for ms, random, expected ms
+    [0, 0, 500], [0, 1, 1_000], [500, 0, 500], [1_000, 0, 1_000], [1_000, 0.5, 1_500], [1_000, 1, 2_000],
+    [4_000, 0, 4_000], [30_000, 0, 30_000], [30_000, 1, 60_000], [100_000, 0.5, 45_000], [1e12, 0, 30_000],
   ]
-  for (const [attempt, random, expected] of cases) {
-    t.equal(retryDelayMs(attempt, settings, random, T0, null), expected, `attempt ${attempt}, random ${random}`)
+  for (const [failingForMs, random, expected] of cases) {
+    t.equal(retryDelayMs(failingForMs, settings, random, T0, null), expected, `failing for ${failingForMs} ms, random ${random}`)
   }
+})
+
+t.test('with jitter 0 the waits double: 0.5, 0.5, 1, 2, 4, 8 ... 30 s', async (t) => {
+  const gaps: number[] = []
+  for (let failingFor = 0; gaps.length < 10;) {
+    const gap = retryDelayMs(failingFor, settings, 0, T0, null)
+    gaps.push(gap)
+    failingFor += gap
+  }
+  t.same(gaps, [500, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000])
 })
 
 t.test('a retry while the token is usable never waits past half of its remaining time', async (t) => {
   const g = grant(7200)
   const unusable = unusableAtMs(g)
   const cases: Array<[string, number, number, number]> = [
-    // name, attempt, now (ms before unusable), expected delay
-    ['plenty of time: plain backoff', 3, 3_600_000, 4_000],
-    ['a minute left: half of it', 10, 60_000, 30_000],
-    ['10 s left: 5 s', 10, 10_000, 5_000],
-    ['150 ms left: the 100 ms floor', 10, 150, 100],
+    // name, failing for ms, ms left before unusable, expected delay
+    ['plenty of time: plain backoff', 2_000, 3_600_000, 2_000],
+    ['a minute left: half of it', 100_000, 60_000, 30_000],
+    ['10 s left: 5 s', 100_000, 10_000, 5_000],
+    ['150 ms left: the 100 ms floor', 100_000, 150, 100],
     ['first attempt shorter than half the time left is kept', 0, 10_000, 500],
   ]
-  for (const [name, attempt, leftMs, expected] of cases) {
-    t.equal(retryDelayMs(attempt, settings, 0, unusable - leftMs, g), expected, name)
+  for (const [name, failingForMs, leftMs, expected] of cases) {
+    t.equal(retryDelayMs(failingForMs, settings, 0, unusable - leftMs, g), expected, name)
   }
-  t.equal(retryDelayMs(10, settings, 0, unusable + 1, g), 30_000, 'an unusable token no longer bounds the backoff')
+  t.equal(retryDelayMs(100_000, settings, 0, unusable + 1, g), 30_000, 'an unusable token no longer bounds the backoff')
 })
 
 t.test('during an outage over the whole margin, retries probe up to the deadline without a storm', async (t) => {
@@ -79,7 +89,7 @@ t.test('during an outage over the whole margin, retries probe up to the deadline
     const unusable = unusableAtMs(g)
     const attempts = [refreshAtMs(g, settings, random)]
     for (let now = attempts[0] ?? 0; now < unusable;) {
-      now += retryDelayMs(attempts.length - 1, settings, random, now, g)
+      now += retryDelayMs(now - (attempts[0] ?? 0), settings, random, now, g)
       attempts.push(now)
     }
     const before = attempts.filter((at) => at < unusable)
@@ -88,4 +98,36 @@ t.test('during an outage over the whole margin, retries probe up to the deadline
     t.ok((attempts[attempts.length - 1] ?? 0) - unusable < 100, `random ${random}: the one attempt past it is under 100 ms late`)
     t.ok(attempts.length <= 30, `random ${random}: ${attempts.length} attempts over a 300 s margin`)
   }
+})
+
+t.test('after the provider hands back the held token, it is asked again half-way to the end, never after it', async (t) => {
+  const g = grant(7200)
+  const unusable = unusableAtMs(g)
+  const cases: Array<[string, number, number, number]> = [
+    // name, ms left until unusable, random, expected delay
+    ['300 s left: 150 s', 300_000, 0, 150_000],
+    ['300 s left, jitter: up to a quarter earlier', 300_000, 1, 112_500],
+    ['3 s left: 1.5 s', 3_000, 0, 1_500],
+    ['1.5 s left: the 1 s minimum', 1_500, 0, 1_000],
+    ['400 ms left: at the end, not after it', 400, 0, 400],
+  ]
+  for (const [name, leftMs, random, expected] of cases) {
+    t.equal(retrieveAgainInMs(g, settings, random, unusable - leftMs), expected, name)
+  }
+  let now = refreshAtMs(g, settings, 0)
+  let asks = 0
+  while (now < unusable) { now += retrieveAgainInMs(g, settings, 0, now); asks++ }
+  t.equal(now, unusable, 'the last ask is exactly at the end')
+  t.ok(asks <= 12, `${asks} asks over the 300 s margin`)
+})
+
+t.test('after a short outage that outlived the token, the wait is as short as the outage', async (t) => {
+  // A 10 s token whose refresh met a 1 s outage: probed ever closer to the deadline, then
+  // waits drawn from [1 s, 2 s], not from the 30-60 s that the count of probes would suggest.
+  const g = grant(10)
+  let now = refreshAtMs(g, settings, 0)
+  const start = now
+  while (now < unusableAtMs(g)) now += retryDelayMs(now - start, settings, 0, now, g)
+  const after = retryDelayMs(now - start, settings, 1, now, null)
+  t.ok(after <= 2 * (now - start) + 1, `next wait ${after} ms after ${now - start} ms of failures`)
 })

@@ -44,7 +44,7 @@ for (const [name, lifetimeS, refreshAfterMs] of LIFETIMES) {
     t.ok(seen.size >= 3, `${seen.size} different tokens were used`)
     // The start-up request, then one per refresh interval; a 10 s token is refreshed at half of
     // its believed life, just before the provider's half-life, so the provider first hands back
-    // the same token ("retrieves") and the retry 0.5 s later gets the new one: two per interval.
+    // the same token ("retrieves") and the next request gets the new one: two per interval.
     const perRefresh = lifetimeS === 10 ? 2 : 1
     const bound = 1 + Math.floor(3 * lifetimeS * 1000 / refreshAfterMs) * perRefresh
     t.ok(provider.tokenRequests.length <= bound, `${provider.tokenRequests.length} token requests <= ${bound}`)

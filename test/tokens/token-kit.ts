@@ -5,7 +5,7 @@
  */
 import type { Test } from 'tap'
 import type { Env } from '../../src/config/load-config.js'
-import type { FakeProvider, TokenHandler, UpstreamRequestRecord } from '../../src/fake-provider/index.js'
+import type { FakeProvider, UpstreamRequestRecord } from '../../src/fake-provider/index.js'
 import { METRIC_PREFIX } from '../../src/ops/metrics.js'
 import type { ServerDeps } from '../../src/server.js'
 import { providerEnv, startProvider, startProxy, type RunningProxy } from '../helpers/harness.js'
@@ -26,8 +26,8 @@ export interface TimedOptions {
   providerNow?: (driver: TimeDriver) => () => number
   env?: Env
   deps?: Partial<ServerDeps>
-  /** Installed before the proxy starts, so it answers the start-up token request too. */
-  tokenHandler?: TokenHandler
+  /** Runs before the proxy starts, e.g. to install a fault that the start-up token request meets. */
+  prepare?: (provider: FakeProvider) => void
   /** Waits for the start-up token request to finish (default true). */
   settle?: boolean
 }
@@ -38,7 +38,7 @@ export async function startTimed (t: Test, options: TimedOptions = {}): Promise<
     tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 7200,
     now: options.providerNow?.(driver) ?? (() => driver.wallMs()),
   })
-  if (options.tokenHandler !== undefined) provider.setTokenHandler(options.tokenHandler)
+  options.prepare?.(provider)
   const proxy = await startProxy(t, providerEnv(provider, { ...SANDBOX_ONLY, ...options.env }), {
     clock: driver,
     random: () => 0,
@@ -61,11 +61,6 @@ export async function send (proxy: RunningProxy, path: string, init: RequestInit
   return { status: res.status, headers: res.headers, body: await res.text() }
 }
 
-/** Token requests seen by the provider (fiat host, any environment). */
-export function tokenRequestTimes (provider: FakeProvider): number[] {
-  return provider.tokenRequests.map((r) => r.at)
-}
-
 /**
  * Sum of a proxy metric's samples (name without prefix; `_count` and the like for histograms),
  * optionally only those with the given labels. Read from the proxy's own registry.
@@ -76,7 +71,7 @@ export async function metricSum (proxy: RunningProxy, name: string, labels: Reco
   if (metric === undefined) throw new Error(`no metric ${family}`)
   const { values } = await metric.get()
   return values
-    .filter((v) => (v.metricName ?? METRIC_PREFIX + suffix) === METRIC_PREFIX + suffix)
+    .filter((v) => ((v as { metricName?: string }).metricName ?? METRIC_PREFIX + suffix) === METRIC_PREFIX + suffix)
     .filter((v) => Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l))
     .reduce((sum, v) => sum + v.value, 0)
 }

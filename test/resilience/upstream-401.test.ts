@@ -1,0 +1,103 @@
+import t, { type Test } from 'tap'
+import { sendJson } from '../../src/fake-provider/http-io.js'
+import { FORCED_REFRESH_MIN_INTERVAL_MS } from '../../src/tokens/token-source.js'
+import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { SANDBOX_ONLY, bearerOf, send, startTimed } from '../tokens/token-kit.js'
+
+async function ready (t: Test): Promise<{ provider: Awaited<ReturnType<typeof startProvider>>, proxy: Awaited<ReturnType<typeof startProxy>> }> {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, SANDBOX_ONLY))
+  await waitReady(proxy)
+  return { provider, proxy }
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+
+const RETRIED: Array<[string, RequestInit]> = [
+  ['GET', { method: 'GET' }],
+  ['PUT', { method: 'PUT', headers: JSON_HEADERS, body: '{"amount":1}' }],
+  ['DELETE', { method: 'DELETE' }],
+  ['HEAD', { method: 'HEAD' }],
+  ['OPTIONS', { method: 'OPTIONS' }],
+  ['POST with externalReference', { method: 'POST', headers: JSON_HEADERS, body: '{"externalReference":"ord-42","amount":1}' }],
+  ['PATCH with externalReference', { method: 'PATCH', headers: JSON_HEADERS, body: '{"externalReference":"ord-43"}' }],
+]
+
+for (const [name, init] of RETRIED) {
+  t.test(`a ${name} rejected with 401 is retried once with one new token`, async (t) => {
+    const { provider, proxy } = await ready(t)
+    const before = proxy.sources.get('sandbox')?.peek()
+    provider.revokeAllTokens()
+    const res = await send(proxy, '/sandbox/fiat/v1/payouts', init)
+    t.equal(res.status, 200, 'the client sees the retried answer')
+    t.equal(provider.upstreamRequests.length, 2, 'two upstream attempts, no more')
+    const [first, second] = provider.upstreamRequests
+    t.equal(bearerOf(first), before, 'the first with the revoked token')
+    t.ok(second?.tokenValid === true && bearerOf(second) !== before, 'the second with a new, valid token')
+    t.equal(second?.body.toString(), first?.body.toString(), 'the same body both times')
+    t.equal(provider.tokenRequests.length, 2, 'one token request for the replacement')
+  })
+}
+
+t.test('a POST without externalReference gets the 401 back; the next request uses the new token', async (t) => {
+  const { provider, proxy } = await ready(t)
+  provider.revokeAllTokens()
+  const res = await send(proxy, '/sandbox/fiat/v1/payouts', { method: 'POST', headers: JSON_HEADERS, body: '{"amount":1}' })
+  t.equal(res.status, 401, "the provider's 401 is passed back")
+  t.same(JSON.parse(res.body), { success: false, message: 'Unauthorized' }, 'with its body')
+  t.equal(res.headers.get('x-proxy-error'), null, 'not one of our errors')
+  t.equal(provider.upstreamRequests.length, 1, 'not retried: paying twice is worse than a 401')
+  await waitReady(proxy)
+  t.equal((await send(proxy, '/sandbox/fiat/v1/payouts')).status, 200)
+  t.equal(provider.upstreamRequests.at(-1)?.tokenValid, true, 'the next request carries the new token')
+  t.equal(provider.tokenRequests.length, 2, 'the token was replaced once')
+})
+
+t.test('concurrent 401s for the same token share one refresh', async (t) => {
+  const { provider, proxy } = await ready(t)
+  provider.revokeAllTokens()
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => await send(proxy, '/sandbox/fiat/v1/a')))
+  t.ok(answers.every((a) => a.status === 200), 'all 20 succeed after their retry')
+  t.equal(provider.tokenRequests.length, 2, 'one token request for all of them')
+  t.ok(provider.upstreamRequests.length <= 40, `${provider.upstreamRequests.length} upstream attempts, at most two each`)
+})
+
+t.test('a late 401 for a token already replaced does not drop the new one', async (t) => {
+  const { provider, proxy } = await ready(t)
+  // Holds the first /slow request (sent with the old token) until the token was replaced.
+  let releaseSlow: () => void = () => {}
+  const gate = new Promise<void>((resolve) => { releaseSlow = resolve })
+  let arrived: () => void = () => {}
+  const slowArrived = new Promise<void>((resolve) => { arrived = resolve })
+  let held = false
+  provider.setUpstreamHandler(async (req, res) => {
+    if (held || !(req.url ?? '').endsWith('/slow')) return false
+    held = true
+    arrived()
+    await gate
+    sendJson(res, 401, { success: false, message: 'Unauthorized' })
+    return true
+  })
+  const slow = send(proxy, '/sandbox/fiat/v1/slow')
+  await slowArrived
+  provider.revokeAllTokens()
+  t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200, 'a fast request meets the revocation and replaces the token')
+  const replaced = proxy.sources.get('sandbox')?.peek()
+  releaseSlow()
+  t.equal((await slow).status, 200, 'the slow request is retried with the new token')
+  t.equal(proxy.sources.get('sandbox')?.peek(), replaced, 'the new token was kept')
+  t.equal(provider.tokenRequests.length, 2, 'no second replacement')
+})
+
+t.test('an upstream that answers 401 to everything cannot cause a refresh storm', async (t) => {
+  const { driver, provider, proxy } = await startTimed(t)
+  provider.setUpstreamHandler((_req, res) => { sendJson(res, 401, { success: false, message: 'Unauthorized' }); return true })
+  for (let round = 1; round <= 3; round++) {
+    provider.revokeAllTokens() // so every forced refresh really brings a new token
+    for (let i = 0; i < 20; i++) t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 401)
+    await driver.idle()
+    t.equal(provider.tokenRequests.length, 1 + round, `round ${round}: one forced refresh per ${FORCED_REFRESH_MIN_INTERVAL_MS / 1000} s`)
+    await driver.advance(FORCED_REFRESH_MIN_INTERVAL_MS)
+  }
+  t.ok(provider.upstreamRequests.length <= 3 * 21, `${provider.upstreamRequests.length} upstream attempts for 60 requests`)
+})
