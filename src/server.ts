@@ -158,7 +158,11 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const error = toProxyError(err, config.bodyLimitBytes)
-    if (error.statusCode >= 500) request.log.error({ err }, 'request failed')
+    // Token and shutdown refusals are expected states, already explained by their own log lines;
+    // upstream failures are the provider's; only an unforeseen error is ours to fix.
+    if (error.code === 'INTERNAL_ERROR') request.log.error({ err }, 'request failed')
+    else if (error.code.startsWith('UPSTREAM_')) request.log.warn({ code: error.code, err: error.cause }, 'upstream request failed')
+    else if (error.statusCode >= 500) request.log.warn({ code: error.code }, 'request refused')
     reply.code(error.statusCode).header('x-proxy-error', error.code).header('cache-control', 'no-store')
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
     if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE) reply.header('connection', 'close')

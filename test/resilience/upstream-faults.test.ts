@@ -42,7 +42,7 @@ t.test('connection refused: 502 UPSTREAM_UNAVAILABLE without address or library 
   for (const init of [{ method: 'GET' }, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"externalReference":"r1"}' }]) {
     assertOwnError(t, await send(proxy, '/sandbox/crypto/v1/a', init), 502, 'UPSTREAM_UNAVAILABLE', [String(port)])
   }
-  t.match(proxy.logs.find('request failed'), [{ reqId: String }], 'logged with the request id')
+  t.match(proxy.logs.find('upstream request failed'), [{ reqId: String, level: 40, code: 'UPSTREAM_UNAVAILABLE' }], 'logged with the request id')
   t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200, 'the proxy still serves the next request')
 })
 
@@ -123,7 +123,7 @@ t.test('connection reset after the headers, before any body byte: 502 without th
     t.equal(res.headers.get('x-upstream-only'), null, 'no header of the broken response')
     t.equal(hits(provider, path.slice('/sandbox/fiat'.length)), 1, `${path}: exactly one upstream attempt`)
   }
-  t.match(proxy.logs.find('request failed'), [{ reqId: String }, { reqId: String }], 'each logged with its request id')
+  t.match(proxy.logs.find('upstream request failed'), [{ reqId: String }, { reqId: String }], 'each logged with its request id')
 })
 
 t.test('connection reset in the middle of a small error body: 502 UPSTREAM_UNAVAILABLE, no retry', async (t) => {
