@@ -1,0 +1,118 @@
+/**
+ * One measurement: a load generator process on the load core against one target, with the
+ * target's peak RSS and what the cores did meanwhile (from /proc/stat and /proc/<pid>/stat), so a
+ * noisy neighbour or a saturated load generator is visible in the results instead of hidden in them.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { run, watchPeakRss } from './processes.mjs'
+
+const LOAD = fileURLToPath(new URL('../load.mjs', import.meta.url))
+const WRK_SCRIPT = fileURLToPath(new URL('./wrk-report.lua', import.meta.url))
+
+export function wrkVersion () {
+  try {
+    return execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split(' ').slice(0, 2).join(' ')
+  } catch (err) {
+    // wrk prints its version and usage, then exits 1.
+    const out = `${err.stdout ?? ''}`.split('\n')[0].trim()
+    return out.startsWith('wrk') ? out.split(' ').slice(0, 2).join(' ') : null
+  }
+}
+
+/** Per-core busy ticks (USER_HZ) from /proc/stat. */
+function coreTicks () {
+  const cores = {}
+  for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const m = line.match(/^cpu(\d+) (.*)$/)
+    if (m === null) continue
+    const v = m[2].trim().split(/\s+/).map(Number)
+    const idle = v[3] + (v[4] ?? 0)
+    const total = v.slice(0, 8).reduce((a, b) => a + b, 0)
+    cores[m[1]] = { busy: total - idle, total }
+  }
+  return cores
+}
+
+function processTicks (pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12]) // utime + stime, all threads
+  } catch {
+    return null
+  }
+}
+
+/**
+ * `request`: { url, method, headers, body, bodyFile }. `kind`: 'saturate' | 'rate'.
+ * Returns the load generator's result plus peakRssKb, targetCpuPct, foreignCpuPctOnTargetCore,
+ * loadCoreBusyPct.
+ */
+export async function measure ({ kind, tool, request, connections, durationS, rate, loadCore, targetCore, targetPid }) {
+  const rss = watchPeakRss(targetPid)
+  const cpuBefore = coreTicks()
+  const procBefore = processTicks(targetPid)
+  const t0 = performance.now()
+  let result
+  if (kind === 'saturate' && tool === 'wrk') result = await runWrk(request, connections, durationS, loadCore)
+  else {
+    const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate }
+    const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (durationS + 30) * 1000 })
+    result = JSON.parse(out.trim().split('\n').pop())
+  }
+  const elapsedTicks = ((performance.now() - t0) / 1000) * 100
+  const cpuAfter = coreTicks()
+  const procAfter = processTicks(targetPid)
+  const busyPct = (core) => core === null || cpuAfter[core] === undefined ? null : Math.round((100 * (cpuAfter[core].busy - cpuBefore[core].busy)) / (cpuAfter[core].total - cpuBefore[core].total))
+  const targetCpuPct = procBefore === null || procAfter === null ? null : Math.round((100 * (procAfter - procBefore)) / elapsedTicks)
+  const targetBusy = busyPct(targetCore)
+  const served = result.ok + (result.non2xx ?? 0)
+  return {
+    ...result,
+    // Requests per CPU-second of the target process: what a request costs, robust to other
+    // processes taking the core for a while (time they take is not counted against the target).
+    rpsPerCpuS: kind === 'saturate' && procBefore !== null && procAfter !== null && procAfter > procBefore ? Math.round(served / ((procAfter - procBefore) / 100)) : null,
+    peakRssKb: rss.stop(),
+    targetCpuPct,
+    targetCoreBusyPct: targetBusy,
+    // What else ran on the target's core: other engineers' jobs, not us.
+    foreignCpuPctOnTargetCore: targetBusy === null || targetCpuPct === null ? null : Math.max(0, targetBusy - targetCpuPct),
+    loadCoreBusyPct: busyPct(loadCore),
+  }
+}
+
+async function runWrk (request, connections, durationS, loadCore) {
+  const env = {
+    PATH: process.env.PATH,
+    BENCH_METHOD: request.method,
+    BENCH_AUTH: request.headers.authorization ?? '',
+    BENCH_BODY_FILE: request.bodyFile ?? '',
+  }
+  const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--timeout', '5s', '-s', WRK_SCRIPT, request.url]
+  const out = await run('wrk', 'wrk', args, { core: loadCore, env, timeoutMs: (durationS + 30) * 1000 })
+  const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
+  if (line === undefined) throw new Error(`wrk printed no result:\n${out}`)
+  const r = JSON.parse(line.slice('BENCH_JSON '.length))
+  const durationSeconds = r.duration_us / 1e6
+  const errors = r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout
+  const ok = r.requests - r.errors.status
+  return {
+    tool: 'wrk',
+    ok,
+    non2xx: r.errors.status,
+    errors,
+    timeouts: r.errors.timeout,
+    durationS: Math.round(durationSeconds * 1000) / 1000,
+    rps: Math.round(ok / durationSeconds),
+    bytesPerS: Math.round(r.bytes / durationSeconds),
+    latencyMs: { p50: r.latency_us.p50 / 1000, p90: r.latency_us.p90 / 1000, p99: r.latency_us.p99 / 1000, max: r.latency_us.max / 1000 },
+  }
+}
+
+/** Writes the POST body where wrk can read it. */
+export function writeBodyFile (path, body) {
+  writeFileSync(path, body)
+  return path
+}

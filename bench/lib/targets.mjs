@@ -1,0 +1,96 @@
+/**
+ * Starting what is measured: the bench upstream, the bare Fastify proxy, the optional plain
+ * node:http proxy and our proxy as users run it (`node dist/cli.js`, configured by environment
+ * variables only, logging at info to a file, metrics on). Every process is pinned by the caller's
+ * choice of core and stopped through processes.mjs.
+ */
+import { openSync, closeSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
+
+const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
+export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url))
+export const CLI = `${ROOT_DIR}dist/cli.js`
+
+/** Not secrets: they only open the bench upstream. */
+export const BENCH_CREDENTIALS = {
+  production: { apiKey: 'HC_bench_production_api_key', publicKey: 'pk_bench_production' },
+  sandbox: { apiKey: 'HC_bench_sandbox_api_key', publicKey: 'pk_bench_sandbox' },
+}
+export const FIAT_SANDBOX_BASE = '/api/sandbox/b2b'
+
+const node = (script, extra = []) => [...extra, '--import', ORPHAN_GUARD, script]
+
+export async function startUpstream (name, { core, tokenLifetimeS }) {
+  const proc = start(name, process.execPath, node(`${BENCH_DIR}upstream.mjs`), {
+    core,
+    env: { PATH: process.env.PATH, BENCH_TOKEN_LIFETIME_S: String(tokenLifetimeS), BENCH_CREDENTIALS: JSON.stringify(BENCH_CREDENTIALS) },
+  })
+  const { port, smallBytes, largeBytes } = await waitForJsonLine(proc, 'port')
+  return { proc, port, origin: `http://127.0.0.1:${port}`, smallBytes, largeBytes }
+}
+
+/** `script`: bare-proxy.mjs or plain-proxy.mjs. */
+export async function startReferenceProxy (name, script, { core, upstreamOrigin, nodeArgs = [] }) {
+  const proc = start(name, process.execPath, node(`${BENCH_DIR}${script}`, nodeArgs), {
+    core,
+    env: { PATH: process.env.PATH, BENCH_UPSTREAM: upstreamOrigin, BENCH_BASE_PATH: FIAT_SANDBOX_BASE },
+  })
+  const { port } = await waitForJsonLine(proc, 'port')
+  return { proc, port, origin: `http://127.0.0.1:${port}` }
+}
+
+/**
+ * Our proxy, both environments enabled, sandbox as the default one, run in `cwd` (a scratch
+ * directory, so a developer's `.env` cannot change what is measured) with a clean environment.
+ */
+export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = [], logLevel = 'info' }) {
+  const port = await freePort()
+  const env = {
+    PATH: process.env.PATH,
+    PAYMENTS_FIAT_BASE_URL: `${upstreamOrigin}/api/b2b`,
+    PAYMENTS_CRYPTO_BASE_URL: `${upstreamOrigin}/api`,
+    PAYMENTS_PRODUCTION_API_KEY: BENCH_CREDENTIALS.production.apiKey,
+    PAYMENTS_PRODUCTION_PUBLIC_KEY: BENCH_CREDENTIALS.production.publicKey,
+    PAYMENTS_SANDBOX_API_KEY: BENCH_CREDENTIALS.sandbox.apiKey,
+    PAYMENTS_SANDBOX_PUBLIC_KEY: BENCH_CREDENTIALS.sandbox.publicKey,
+    PROXY_DEFAULT_ENVIRONMENT: 'sandbox',
+    PROXY_HOST: '127.0.0.1',
+    PROXY_PORT: String(port),
+    PROXY_EGRESS_IP_URL: 'off',
+    PROXY_TOKEN_REFRESH_MARGIN_SECONDS: String(refreshMarginS),
+    LOG_LEVEL: logLevel,
+  }
+  const fd = openSync(logFile, 'a')
+  const proc = start(name, process.execPath, node(cli, nodeArgs), { core, env, cwd, stdout: fd })
+  closeSync(fd)
+  const origin = `http://127.0.0.1:${port}`
+  await waitReady(proc, `${origin}/readyz`)
+  return { proc, port, origin, env }
+}
+
+/** /readyz is 200 once every environment holds a token. */
+async function waitReady (proc, url, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`our proxy exited at start\n${proc.err}`)
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) })
+      await res.arrayBuffer()
+      if (res.status === 200) return
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`our proxy was not ready within ${timeoutMs} ms (${url})\n${proc.err}`)
+}
+
+export async function getJson (url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`)
+  return res.json()
+}
+
+export async function getText (url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
+  return res.text()
+}

@@ -1,0 +1,96 @@
+/**
+ * CPU profile of our proxy under load: the bench upstream on the load core, `node --cpu-prof
+ * dist/cli.js` (LOG_LEVEL=info to a file, as in the benchmark) on the target core, saturated by wrk
+ * (or autocannon) for --duration seconds after a warm-up; then the proxy is stopped with SIGTERM
+ * (it writes the profile on exit) and the profile is summarised with cpuprofile-summary.mjs.
+ * Writes bench/results/profile-<stamp>.md and the .cpuprofile (open it in Chrome DevTools or
+ * speedscope for a flame graph).
+ *
+ *   node bench/profile.mjs [--workload small|large|post] [--duration S (15)] [--interval US (250)]
+ *                          [--cli PATH (dist/cli.js)] [--log-level L (info)] [--target ours|bare]
+ * --target bare profiles the bare Fastify + @fastify/http-proxy proxy instead, for comparison.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { cpuLayout, killAllNow, pinProcess, stop, stopAll } from './lib/processes.mjs'
+import { CLI, ROOT_DIR, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
+import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
+import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
+
+const { values: argv } = parseArgs({
+  options: {
+    workload: { type: 'string', default: 'small' },
+    duration: { type: 'string', default: '15' },
+    interval: { type: 'string', default: '250' },
+    cli: { type: 'string', default: CLI },
+    'log-level': { type: 'string', default: 'info' },
+    tool: { type: 'string' },
+    target: { type: 'string', default: 'ours' },
+  },
+})
+const WORKLOADS = {
+  small: { method: 'GET', path: '/bench/small' },
+  large: { method: 'GET', path: '/bench/large' },
+  post: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ amount: 1500, currency: 'KES', externalReference: 'bench-ref-000001', narration: 'n'.repeat(1950) }) },
+}
+const workload = WORKLOADS[argv.workload]
+if (workload === undefined) throw new Error('--workload must be small, large or post')
+if (argv.target !== 'ours' && argv.target !== 'bare') throw new Error('--target must be ours or bare')
+const tool = argv.tool ?? (wrkVersion() !== null ? 'wrk' : 'autocannon')
+const layout = cpuLayout()
+const LOAD_CORE = layout.pinning ? 0 : null
+const TARGET_CORE = layout.pinning ? 1 : null
+const scratch = mkdtempSync(join(tmpdir(), 'payments-auth-proxy-profile-'))
+process.on('exit', killAllNow)
+process.on('SIGINT', () => { stopAll().finally(() => { rmSync(scratch, { recursive: true, force: true }); process.exit(130) }) })
+
+try {
+  if (LOAD_CORE !== null) pinProcess(process.pid, LOAD_CORE)
+  const upstream = await startUpstream('upstream', { core: LOAD_CORE, tokenLifetimeS: 3600 })
+  const profiling = ['--cpu-prof', `--cpu-prof-dir=${scratch}`, `--cpu-prof-interval=${Number(argv.interval)}`]
+  const target = argv.target === 'bare'
+    ? await startReferenceProxy('bare proxy', 'bare-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin, nodeArgs: profiling })
+    : await startOurProxy({
+      core: TARGET_CORE,
+      upstreamOrigin: upstream.origin,
+      logFile: join(scratch, 'proxy.log'),
+      cwd: scratch,
+      refreshMarginS: 300,
+      logLevel: argv['log-level'],
+      cli: argv.cli,
+      nodeArgs: profiling,
+    })
+  const request = {
+    url: `${target.origin}/fiat${workload.path}`,
+    method: workload.method,
+    headers: workload.body === undefined ? {} : { 'content-type': 'application/json' },
+    body: workload.body ?? null,
+    bodyFile: workload.body === undefined ? undefined : writeBodyFile(join(scratch, 'body.json'), workload.body),
+  }
+  const common = { tool, request, connections: 50, loadCore: LOAD_CORE, targetCore: TARGET_CORE, targetPid: target.proc.pid }
+  await measure({ ...common, kind: 'saturate', durationS: 2 })
+  const result = await measure({ ...common, kind: 'saturate', durationS: Number(argv.duration) })
+  await stop(target.proc, 15_000)
+  const file = readdirSync(scratch).find((f) => f.endsWith('.cpuprofile'))
+  if (file === undefined) throw new Error('the proxy wrote no .cpuprofile')
+  const summary = summariseProfile(JSON.parse(readFileSync(join(scratch, file), 'utf8')), 40)
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  const dir = join(ROOT_DIR, 'bench', 'results')
+  mkdirSync(dir, { recursive: true })
+  copyFileSync(join(scratch, file), join(dir, `profile-${stamp}.cpuprofile`))
+  const md = [
+    argv.target === 'bare' ? `# CPU profile of bench/bare-proxy.mjs, ${argv.workload}` : `# CPU profile of ${argv.cli === CLI ? 'dist/cli.js' : argv.cli}, ${argv.workload}, LOG_LEVEL=${argv['log-level']}`, '',
+    `${tool}, 50 connections, ${argv.duration} s at saturation after 2 s of warm-up: ${result.rps} req/s, proxy CPU ${result.targetCpuPct}%, other processes ${result.foreignCpuPctOnTargetCore}% of its core; sampling every ${argv.interval} µs.`, '',
+    formatSummary(summary),
+  ].join('\n')
+  writeFileSync(join(dir, `profile-${stamp}.md`), `${md}\n`)
+  process.stdout.write(`${md}\nwritten to bench/results/profile-${stamp}.md and .cpuprofile\n`)
+} catch (err) {
+  process.stderr.write(`profile failed: ${err.stack ?? err}\n`)
+  process.exitCode = 1
+} finally {
+  await stopAll()
+  rmSync(scratch, { recursive: true, force: true })
+}

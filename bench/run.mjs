@@ -1,0 +1,280 @@
+/**
+ * `npm run bench`: what does the sidecar cost per request?
+ *
+ * Measures, interleaved over several rounds, (a) the bench upstream served directly, (b) a bare
+ * Fastify + @fastify/http-proxy proxy that only injects a header, (c) our proxy as users run it
+ * (`node dist/cli.js`, LOG_LEVEL=info to a file, metrics on), and with --with-plain (d) plain
+ * node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST 2 KiB JSON): req/s at
+ * saturation (wrk when installed, else autocannon; 50 keep-alive connections), p50/p99 at a steady
+ * 2,000 req/s, peak RSS; then checks that each environment asked for exactly one token per refresh
+ * window. Prints a markdown table and writes it, with the raw JSON, to bench/results/.
+ *
+ * Layout on a 2-core machine: core 0 = load generator, this script, and the upstream behind the
+ * proxies; core 1 = the target under test (a proxy, or for (a) a second upstream instance). With 3+
+ * cores the shared upstream gets core 2. Without taskset, nothing is pinned (noted in the results).
+ *
+ * Options: --rounds N (3) --duration S (5, saturation) --rate-duration S (3) --rate R (2000)
+ * --connections C (50) --tool wrk|autocannon --quick (1 round, 2 s) --with-plain
+ * --token-lifetime S (60) --refresh-margin S (20) --keep-log
+ * --compare-cli PATH (adds target (e): another build of the proxy, e.g. a worktree of the previous
+ * commit built with npm run build, for before/after figures in one run)
+ * --cli PATH (measure another build as (c); default dist/cli.js)
+ * --workloads small,large,post --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
+ * our proxy and the --compare-cli build are always measured).
+ */
+import { mkdtempSync, mkdirSync, rmSync, statSync, writeFileSync, existsSync, createReadStream, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { tmpdir, loadavg, cpus } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
+import { CLI, FIAT_SANDBOX_BASE, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
+import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
+import { checkTokens } from './lib/token-check.mjs'
+import { markdown, summarise } from './lib/report.mjs'
+
+const { values: argv } = parseArgs({
+  options: {
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    'rate-duration': { type: 'string' },
+    rate: { type: 'string', default: '2000' },
+    connections: { type: 'string', default: '50' },
+    tool: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    'with-plain': { type: 'boolean', default: false },
+    'token-lifetime': { type: 'string', default: '60' },
+    'refresh-margin': { type: 'string', default: '20' },
+    'keep-log': { type: 'boolean', default: false },
+    'compare-cli': { type: 'string' },
+    cli: { type: 'string' },
+    workloads: { type: 'string', default: 'small,large,post' },
+    targets: { type: 'string' },
+  },
+})
+const positive = (name, value) => {
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)
+  return n
+}
+const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
+const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))
+const RATE_DURATION_S = positive('rate-duration', argv['rate-duration'] ?? (argv.quick ? 2 : 3))
+const RATE = positive('rate', argv.rate)
+const CONNECTIONS = positive('connections', argv.connections)
+const TOKEN_LIFETIME_S = positive('token-lifetime', argv['token-lifetime'])
+const REFRESH_MARGIN_S = positive('refresh-margin', argv['refresh-margin'])
+const WARMUP_S = 1
+const WRK = wrkVersion()
+const TOOL = argv.tool ?? (WRK !== null ? 'wrk' : 'autocannon')
+if (TOOL !== 'wrk' && TOOL !== 'autocannon') throw new Error('--tool must be wrk or autocannon')
+if (TOOL === 'wrk' && WRK === null) throw new Error('--tool wrk: wrk is not installed (apt-get install -y wrk)')
+if (!existsSync(argv.cli ?? CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`)
+
+const layout = cpuLayout()
+const LOAD_CORE = layout.pinning ? 0 : null
+const TARGET_CORE = layout.pinning ? 1 : null
+const UPSTREAM_CORE = layout.pinning ? (layout.cores >= 3 ? 2 : 0) : null
+
+const scratch = mkdtempSync(join(tmpdir(), 'payments-auth-proxy-bench-'))
+const logFile = join(scratch, 'proxy.log')
+const postBody = makePostBody(2048)
+const postBodyFile = writeBodyFile(join(scratch, 'post-body.json'), postBody)
+
+const ALL_WORKLOADS = [
+  { name: 'small', label: 'GET ~200 B', method: 'GET', path: '/bench/small' },
+  { name: 'large', label: 'GET 64 KiB', method: 'GET', path: '/bench/large' },
+  { name: 'post', label: 'POST 2 KiB JSON', method: 'POST', path: '/bench/echo', body: postBody },
+]
+const WORKLOADS = argv.workloads.split(',').map((name) => {
+  const workload = ALL_WORKLOADS.find((w) => w.name === name.trim())
+  if (workload === undefined) throw new Error(`--workloads: unknown workload "${name}" (small, large, post)`)
+  return workload
+})
+
+let interrupted = false
+const onSignal = (signal) => {
+  if (interrupted) return
+  interrupted = true
+  process.stderr.write(`\n${signal}: stopping everything the benchmark started\n`)
+  stopAll().finally(() => { rmSync(scratch, { recursive: true, force: true }); process.exit(130) })
+}
+process.on('SIGINT', onSignal)
+process.on('SIGTERM', onSignal)
+process.on('exit', killAllNow)
+
+try {
+  await main()
+} catch (err) {
+  if (!interrupted) {
+    process.stderr.write(`bench failed: ${err.stack ?? err}\n`)
+    process.exitCode = 1
+  }
+} finally {
+  await stopAll()
+  if (argv['keep-log']) process.stderr.write(`kept ${logFile}\n`)
+  else rmSync(scratch, { recursive: true, force: true })
+}
+
+async function main () {
+  const startedAt = new Date()
+  const loadBefore = loadavg()
+  if (LOAD_CORE !== null) pinProcess(process.pid, LOAD_CORE)
+  log(`layout: ${layout.pinning ? `load generator + this script on core ${LOAD_CORE}, target on core ${TARGET_CORE}, shared upstream on core ${UPSTREAM_CORE}` : 'not pinned (no taskset or < 2 cores)'}; saturation tool: ${TOOL}`)
+
+  const upstream = await startUpstream('upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
+  const directUpstream = await startUpstream('direct upstream', { core: TARGET_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
+  const bare = await startReferenceProxy('bare proxy', 'bare-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin })
+  const plain = argv['with-plain'] ? await startReferenceProxy('plain proxy', 'plain-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin }) : null
+  const oursStartedMs = Date.now()
+  const ours = await startOurProxy({ cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S })
+  // The variant gets its own upstream, so the token check of our proxy stays exact.
+  const variantUpstream = argv['compare-cli'] === undefined ? null : await startUpstream('variant upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
+  const variant = variantUpstream === null ? null : await startOurProxy({
+    name: 'variant proxy', cli: argv['compare-cli'], core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
+  })
+
+  const allTargets = [
+    { name: 'direct', label: '(a) upstream direct', base: `${directUpstream.origin}${FIAT_SANDBOX_BASE}`, pid: directUpstream.proc.pid, auth: 'Bearer bench-static' },
+    { name: 'bare', label: '(b) bare Fastify + http-proxy', base: `${bare.origin}/fiat`, pid: bare.proc.pid },
+    ...(plain === null ? [] : [{ name: 'plain', label: '(d) node:http + undici', base: `${plain.origin}/fiat`, pid: plain.proc.pid }]),
+    { name: 'ours', label: '(c) payments-auth-proxy', base: `${ours.origin}/fiat`, pid: ours.proc.pid },
+    ...(variant === null ? [] : [{ name: 'variant', label: '(e) --compare-cli build', base: `${variant.origin}/fiat`, pid: variant.proc.pid }]),
+  ]
+  const wanted = argv.targets?.split(',').map((t) => t.trim())
+  const targets = wanted === undefined ? allTargets : allTargets.filter((t) => t.name === 'ours' || t.name === 'variant' || wanted.includes(t.name))
+  const requestFor = (target, workload) => ({
+    url: `${target.base}${workload.path}`,
+    method: workload.method,
+    headers: {
+      ...(target.auth === undefined ? {} : { authorization: target.auth }),
+      ...(workload.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: workload.body ?? null,
+    bodyFile: workload.body === undefined ? undefined : postBodyFile,
+  })
+  const one = (kind, target, workload, durationS) => measure({
+    kind, tool: TOOL, request: requestFor(target, workload), connections: CONNECTIONS, durationS, rate: RATE,
+    loadCore: LOAD_CORE, targetCore: TARGET_CORE, targetPid: target.pid,
+  })
+
+  log(`warming up (${WARMUP_S} s per target and workload)`)
+  for (const workload of WORKLOADS) for (const target of targets) await one('saturate', target, workload, WARMUP_S)
+
+  const measurements = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const workload of WORKLOADS) {
+      // Rotate the order every round so no target always runs first (or right after another).
+      const order = targets.map((_, i) => targets[(i + round - 1) % targets.length])
+      for (const target of order) {
+        for (const [kind, durationS] of [['saturate', DURATION_S], ['rate', RATE_DURATION_S]]) {
+          if (interrupted) return
+          const m = await one(kind, target, workload, durationS)
+          measurements.push({ round, workload: workload.name, target: target.name, kind, ...m })
+          log(`round ${round}/${ROUNDS} ${workload.name.padEnd(5)} ${target.name.padEnd(6)} ${kind === 'saturate' ? `${String(m.rps).padStart(6)} req/s  cpu ${m.targetCpuPct}%  ${m.rpsPerCpuS} req/CPU-s` : `p50 ${m.latencyMs.p50} ms p99 ${m.latencyMs.p99} ms`}  rss ${Math.round(m.peakRssKb / 1024)} MB  foreign ${m.foreignCpuPctOnTargetCore}%${m.non2xx + m.errors > 0 ? `  FAILED ${m.non2xx + m.errors}` : ''}`)
+        }
+      }
+    }
+  }
+  const endedMs = Date.now()
+
+  const upstreamStats = await getJson(`${upstream.origin}/__bench/stats`)
+  const metricsText = await getText(`${ours.origin}/metrics`)
+  await stop(ours.proc)
+  const logStats = await countLog(logFile)
+  const tokens = checkTokens({
+    tokenRequests: upstreamStats.tokenRequests,
+    requests: upstreamStats.requests,
+    tokenRejected: upstreamStats.tokenRejected,
+    startedMs: oursStartedMs,
+    endedMs,
+    tokenLifetimeS: TOKEN_LIFETIME_S,
+    refreshMarginS: REFRESH_MARGIN_S,
+  })
+  const summary = summarise(measurements, WORKLOADS, targets)
+  const loadAfter = loadavg()
+  const conditions = [
+    `date ${startedAt.toISOString()}, ${Math.round((Date.now() - startedAt.getTime()) / 1000)} s in all; commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) === '' ? '' : ' with uncommitted changes in src/'}`,
+    `${cpus()[0]?.model ?? 'unknown CPU'}, ${layout.cores} cores; Node ${process.version}; ${TOOL === 'wrk' ? WRK : `autocannon ${pkgVersion('autocannon')}`} at saturation, an undici-paced client at ${RATE} req/s`,
+    layout.pinning
+      ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
+      : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
+    `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s, ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round`,
+    `our proxy: node ${argv.cli ?? 'dist/cli.js'}, LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off`,
+    `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
+    `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
+  ]
+  const notes = []
+  if (TOOL === 'autocannon') notes.push('autocannon is a Node process on one core: the direct upstream can answer faster than it can ask, so (a) req/s is the load generator\'s ceiling, not the upstream\'s. Install wrk for a higher ceiling.')
+  const directLoad = summary.rows.small?.direct?.loadCoreBusyPct ?? null
+  if (directLoad !== null && directLoad >= 95) notes.push(`during (a) the load core was ${directLoad}% busy: (a) req/s is bounded by the load generator.`)
+  if (measurements.some((m) => m.kind === 'rate' && (m.scheduleLagMs?.p99 ?? 0) > 5)) notes.push('the paced client fell behind its schedule by more than 5 ms at p99 in some measurement: latency figures of that round are suspect.')
+  if (Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0)) > 10) notes.push('other processes used more than 10% of the target core in some measurement: figures are noisy; rerun on a quiet machine for reference numbers.')
+
+  const title = `payments-auth-proxy benchmark, ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+  const md = markdown({ title, conditions, summary, workloads: WORKLOADS, targets, tokens, notes })
+  const resultsDir = join(ROOT_DIR, 'bench', 'results')
+  mkdirSync(resultsDir, { recursive: true })
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-')
+  writeFileSync(join(resultsDir, `${stamp}.md`), `${md}\n`)
+  writeFileSync(join(resultsDir, `${stamp}.json`), `${JSON.stringify({
+    startedAt, options: { ROUNDS, DURATION_S, RATE_DURATION_S, RATE, CONNECTIONS, TOOL, TOKEN_LIFETIME_S, REFRESH_MARGIN_S, layout: { ...layout, LOAD_CORE, TARGET_CORE, UPSTREAM_CORE } },
+    conditions, summary, tokens, upstreamStats, logStats, metrics: pickMetrics(metricsText), measurements,
+  }, null, 2)}\n`)
+  process.stdout.write(`\n${md}\nwritten to bench/results/${stamp}.md and .json\n`)
+  const failed = measurements.reduce((n, m) => n + m.non2xx + m.errors, 0)
+  if (!tokens.ok || failed > 0) {
+    process.stderr.write(`bench: ${!tokens.ok ? 'token check failed' : ''}${!tokens.ok && failed > 0 ? '; ' : ''}${failed > 0 ? `${failed} failed requests` : ''}\n`)
+    process.exitCode = 1
+  }
+}
+
+function log (line) {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
+}
+
+function makePostBody (size) {
+  const base = { amount: 1500, currency: 'KES', externalReference: 'bench-ref-000001', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, narration: '' }
+  const text = JSON.stringify(base)
+  return JSON.stringify({ ...base, narration: 'n'.repeat(size - text.length) })
+}
+
+async function countLog (file) {
+  let lines = 0
+  let warnOrWorse = 0
+  let bytes = 0
+  const warnMessages = {}
+  try { bytes = statSync(file).size } catch { return { lines, bytes, warnOrWorse, warnMessages } }
+  let rest = ''
+  for await (const chunk of createReadStream(file, { encoding: 'utf8' })) {
+    const parts = (rest + chunk).split('\n')
+    rest = parts.pop()
+    for (const line of parts) {
+      lines++
+      const m = line.match(/"level":(\d+)/)
+      if (m !== null && Number(m[1]) >= 40) {
+        warnOrWorse++
+        const msg = line.match(/"msg":"([^"]*)"/)?.[1] ?? '?'
+        warnMessages[msg] = (warnMessages[msg] ?? 0) + 1
+      }
+    }
+  }
+  return { lines, bytes, warnOrWorse, warnMessages }
+}
+
+function pickMetrics (text) {
+  return text.split('\n').filter((l) => /^payments_auth_proxy_(requests_total|token_refreshes_total|token_wait_seconds_count)/.test(l))
+}
+
+function git (args) {
+  try { return execFileSync('git', args, { cwd: ROOT_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() } catch { return 'unknown' }
+}
+
+function pkgVersion (name) {
+  try { return JSON.parse(readFileSync(join(ROOT_DIR, 'node_modules', name, 'package.json'), 'utf8')).version } catch { return '?' }
+}
+
+function medianOf (xs) {
+  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b)
+  return s.length === 0 ? 0 : s[s.length >> 1]
+}
