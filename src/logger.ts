@@ -1,22 +1,44 @@
 /**
- * pino options: JSON lines in production, redaction of every field that could hold a secret.
- * Secrets are also kept out by construction (headers are never logged whole, token values are
- * never put in log objects); redaction is the second line of defence, and a test scans a whole
- * trace-level run for the secrets it used.
+ * pino options: JSON lines, and no secret in any of them. Secrets are kept out by construction
+ * (headers are never logged whole, token values never put in log objects); redaction is the second
+ * line of defence, and a test scans a whole trace-level run for every secret it used.
+ *
+ * Redaction is split for speed: pino's path redaction handles the top-level fields (it looks them
+ * up only when present), and a copy-on-write scrub covers the same names two levels down. Wildcard
+ * paths (`*.token`) would make pino run every value of every line through the redactor: ten times
+ * the cost of a log line, paid on every proxied request.
  */
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 
-const SECRET_FIELDS = ['authorization', 'api-key', 'apiKey', 'publicKey', 'token', 'cookie', 'x-api-key', 'proxy-authorization', 'set-cookie']
+export const SECRET_FIELDS = ['authorization', 'api-key', 'apiKey', 'publicKey', 'token', 'cookie', 'x-api-key', 'proxy-authorization', 'set-cookie']
+export const CENSOR = '[redacted]'
 
-export const REDACT_PATHS = [
-  ...SECRET_FIELDS.flatMap((f) => [`"${f}"`, `*["${f}"]`, `*.*["${f}"]`]),
-  'req.headers', 'res.headers',
-]
+const SECRET: ReadonlySet<string> = new Set(SECRET_FIELDS)
+const SCRUB_DEPTH = 2
+
+/** A copy of `obj` with secret-named fields censored down to SCRUB_DEPTH; `obj` itself if none. */
+export function scrubSecrets<T extends object> (obj: T, depth = 0): T {
+  let out = obj as Record<string, unknown>
+  for (const key in obj) {
+    const value = (obj as Record<string, unknown>)[key]
+    let replaced = value
+    if (SECRET.has(key)) replaced = CENSOR
+    // Errors are left whole for the `err` serializer, which scrubs what it makes of them.
+    else if (depth < SCRUB_DEPTH && value !== null && typeof value === 'object' && !(value instanceof Error) && !Buffer.isBuffer(value)) replaced = scrubSecrets(value, depth + 1)
+    if (replaced !== value) {
+      if (out === obj) out = Array.isArray(obj) ? [...obj] as never : { ...(obj as Record<string, unknown>) }
+      out[key] = replaced
+    }
+  }
+  return out as T
+}
 
 export function loggerOptions (level: string): LoggerOptions {
   return {
     level,
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    redact: { paths: [...SECRET_FIELDS.map((f) => `"${f}"`), 'req.headers', 'res.headers'], censor: CENSOR },
+    formatters: { log: (obj) => scrubSecrets(obj) },
+    serializers: { err: (err: Error) => scrubSecrets(pino.stdSerializers.err(err), 1) },
     base: { service: 'payments-auth-proxy' },
     timestamp: pino.stdTimeFunctions.isoTime,
   }

@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentConfig, EnvironmentName } from './config/config.js'
 import {
   BodyTooLargeError, ERROR_STATUS, HeadersTooLargeError, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
-  ProxyError, RouteNotFoundError, ShuttingDownError,
+  ProxyError, RouteNotFoundError, ShuttingDownError, upstreamErrorFrom,
 } from './errors.js'
 import { requestHeaderProblem } from './headers/header-policy.js'
 import { createDispatcher } from './outbound/dispatcher.js'
@@ -157,6 +157,11 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (reply.raw.destroyed) {
+      // The client went away (timeout, cancelled call): nothing to answer, nothing to fix.
+      request.log.info({ code: (err as { code?: unknown }).code }, 'client went away')
+      return
+    }
     const error = toProxyError(err, config.bodyLimitBytes)
     // Token and shutdown refusals are expected states, already explained by their own log lines;
     // upstream failures are the provider's; only an unforeseen error is ours to fix.
@@ -204,5 +209,7 @@ function toProxyError (err: FastifyError, bodyLimit: number): ProxyError {
   if (err instanceof ProxyError) return err
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new BodyTooLargeError(bodyLimit)
   if (err.statusCode === 400) return new InvalidPathError('malformed request')
+  // An upstream stream that broke off before the first byte reached the client.
+  if (typeof err.code === 'string' && (err.code.startsWith('UND_ERR_') || err.code === 'ECONNRESET')) return upstreamErrorFrom(err)
   return new InternalError(err)
 }

@@ -7,7 +7,6 @@
  *   broken response's headers; once bytes are out, the client sees the stream cut.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { PassThrough, pipeline, type Readable } from 'node:stream'
 import { upstreamErrorFrom } from '../errors.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import type { ProxyContext } from './proxy-context.js'
@@ -99,16 +98,15 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
  * byte through the error handler, which would make an upstream reset a 500: the failure is mapped
  * to our upstream codes here, and the upstream headers already copied onto the reply are dropped.
  */
-function guarded (reply: FastifyReply, res: RawResponse): Readable {
-  const out = new PassThrough()
-  // Registered before pipeline() so the client-facing stream fails with our error, not undici's.
-  res.stream.once('error', (err) => {
-    if (!reply.raw.headersSent) dropUpstreamHeaders(reply, res)
-    out.destroy(upstreamErrorFrom(err))
-  })
-  // pipeline() also destroys the upstream stream when the client goes away.
-  pipeline(res.stream, out, () => {})
-  return out
+/**
+ * The upstream stream itself goes to Fastify, which hands an error raised before the first byte to
+ * the error handler (mapped to 502/504 there) and destroys the upstream stream when the client goes
+ * away. This listener runs first, so the broken response's headers are gone when the error is
+ * answered. (A PassThrough with pipeline() per response cost a third of the proxy's throughput.)
+ */
+function guarded (reply: FastifyReply, res: RawResponse): NodeJS.ReadableStream {
+  res.stream.once('error', () => { if (!reply.raw.headersSent) dropUpstreamHeaders(reply, res) })
+  return res.stream
 }
 
 function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
