@@ -7,11 +7,13 @@
  * - the `Host` must be a name the operator expects, which defeats DNS rebinding (a page whose
  *   own name now resolves to 127.0.0.1 still sends its own name as Host).
  */
+import { LRUCache } from 'lru-cache'
 import { BlockList, isIP } from 'node:net'
 import type { Config } from '../config/config.js'
 
 export type AccessDecision = { ok: true } | { ok: false, reason: string }
 
+const PEER_CACHE_SIZE = 1024
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]', '::1']
 const WILDCARD_BINDS = new Set(['0.0.0.0', '::'])
 
@@ -25,13 +27,24 @@ export function createClientAccess (config: Pick<Config, 'access' | 'listen'>): 
   const hosts = new Set([...LOOPBACK_NAMES, ...config.access.allowedHosts])
   if (!WILDCARD_BINDS.has(config.listen.host)) hosts.add(isIP(config.listen.host) === 6 ? `[${config.listen.host}]` : config.listen.host)
 
+  function isAllowedPeer (address: string): boolean {
+    const peer = unmapIpv4(address)
+    const family = isIP(peer)
+    return family !== 0 && clients.check(peer, family === 4 ? 'ipv4' : 'ipv6')
+  }
+  // BlockList.check() builds a SocketAddress per call; a sidecar sees a handful of peers, and the
+  // LRU bound keeps a scan of many addresses from growing the cache.
+  const peers = new LRUCache<string, boolean>({ max: PEER_CACHE_SIZE })
+
   return {
     check (remoteAddress, headers) {
-      const peer = unmapIpv4(remoteAddress ?? '')
-      const family = isIP(peer)
-      if (family === 0 || !clients.check(peer, family === 4 ? 'ipv4' : 'ipv6')) {
-        return { ok: false, reason: 'client address is not in PROXY_ALLOWED_CLIENTS' }
+      const address = remoteAddress ?? ''
+      let allowed = peers.get(address)
+      if (allowed === undefined) {
+        allowed = isAllowedPeer(address)
+        peers.set(address, allowed)
       }
+      if (!allowed) return { ok: false, reason: 'client address is not in PROXY_ALLOWED_CLIENTS' }
       if (headers.origin !== undefined) return { ok: false, reason: 'requests from web pages (Origin header) are refused' }
       const site = headers['sec-fetch-site']
       if (site !== undefined && site !== 'none') return { ok: false, reason: 'requests from web pages (Sec-Fetch-Site) are refused' }

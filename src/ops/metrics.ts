@@ -61,6 +61,10 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
     name: `${p}egress_ip_expected`, help: '1 when the egress IP is in PROXY_EXPECTED_EGRESS_IPS, 0 when not, absent when not configured', registers: [registry],
   })
 
+  // Label sets are few and fixed (environment x interface x status class); resolving them once
+  // spares prom-client a label hash per request.
+  const requestChildren = new Map<string, { count: { inc(): void }, duration: { observe(v: number): void } }>()
+
   return {
     registry,
     tokenObserver: {
@@ -70,8 +74,15 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
       waited: (environment, ms) => { tokenWait.observe({ environment }, ms / 1000) },
     },
     requestCompleted (environment, iface, status, durationS) {
-      requests.inc({ environment, interface: iface, status_class: `${Math.floor(status / 100)}xx` })
-      upstreamDuration.observe({ environment, interface: iface }, durationS)
+      const statusClass = `${Math.floor(status / 100)}xx`
+      const key = `${environment}|${iface}|${statusClass}`
+      let children = requestChildren.get(key)
+      if (children === undefined) {
+        children = { count: requests.labels(environment, iface, statusClass), duration: upstreamDuration.labels(environment, iface) }
+        requestChildren.set(key, children)
+      }
+      children.count.inc()
+      children.duration.observe(durationS)
     },
     ipNotAllowed (environment, iface) { ipNotAllowed.inc({ environment, interface: iface }) },
     egressIp (ip, expected) {

@@ -81,7 +81,11 @@ const TOKEN_SEGMENT = 'generate-bearer-token'
  * trailing whitespace), a trailing slash, or extra segments around it. No payments API path has a
  * segment starting with `generate-bearer-token` for any other reason, so refusing them all is free.
  */
+const PLAIN_ASCII = /^[\x21-\x24\x26-\x7e]*$/
+
 export function isTokenEndpointPath (path: string): boolean {
+  // Printable ASCII without escapes: decoding and NFKC are the identity, case folding is toLowerCase.
+  if (PLAIN_ASCII.test(path)) return path.toLowerCase().includes(`/${TOKEN_SEGMENT}`)
   return path.split('/').some((segment) => {
     let text: string
     try {
