@@ -2,7 +2,7 @@
  * buildServer(config, deps) -> the whole proxy as a Fastify instance that never listens by
  * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
@@ -126,22 +126,29 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
   app.decorateRequest('proxy', null)
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-    if (closing && !ALWAYS_ANSWERED.has(request.url)) throw new ShuttingDownError()
+  /** Why a request is refused before routing matters, if it is. */
+  function refusal (request: FastifyRequest): ProxyError | undefined {
+    if (closing && !ALWAYS_ANSWERED.has(request.url)) return new ShuttingDownError()
     const problem = (request.raw as MarkedRequest)[kPathProblem]
     if (problem !== undefined) {
       request.log.warn({ reason: problem }, 'request path refused')
-      throw new InvalidPathError(problem)
+      return new InvalidPathError(problem)
     }
     const headerProblem = requestHeaderProblem(request.raw.rawHeaders)
     if (headerProblem !== null) {
       request.log.warn({ reason: headerProblem.reason }, 'request headers refused')
-      throw headerProblem.status === 431 ? new HeadersTooLargeError(headerProblem.reason) : new InvalidHeadersError(headerProblem.reason)
+      return headerProblem.status === 431 ? new HeadersTooLargeError(headerProblem.reason) : new InvalidHeadersError(headerProblem.reason)
     }
+    return undefined
+  }
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    done(refusal(request))
   })
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    done()
     const ctx = request.proxy
     if (ctx === null) return
     metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000)

@@ -5,7 +5,9 @@
  * safe 401 retry of SPEC §5 (reply-from would otherwise retry a 503 ten times).
  */
 import httpProxy from '@fastify/http-proxy'
+import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import type { ClientAccess } from '../access/client-access.js'
 import type { EnvironmentName } from '../config/config.js'
@@ -42,19 +44,22 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   const { access, bodyLimitBytes } = options
   const prefixLength = route.prefix.length
 
-  scope.addHook('onRequest', async (request) => {
+  // Callback-style hooks: no promise per request on the hot path.
+  scope.addHook('onRequest', (request, _reply, done) => {
     const decision = access.check(request.raw.socket.remoteAddress, request.headers)
     if (!decision.ok) {
       request.log.warn({ reason: decision.reason, remoteAddress: request.raw.socket.remoteAddress }, 'client refused')
-      throw new ClientNotAllowedError(`Refused: ${decision.reason}`)
+      done(new ClientNotAllowedError(`Refused: ${decision.reason}`))
+      return
     }
-    const path = request.url.split('?', 1)[0] ?? ''
+    const [path] = splitTarget(request.url)
     if (isTokenEndpointPath(path)) {
       request.log.warn({ path }, 'token endpoint request refused')
-      throw new TokenEndpointBlockedError()
+      done(new TokenEndpointBlockedError())
+      return
     }
     const length = declaredLength(request.raw)
-    if (length !== null && length > bodyLimitBytes) throw new BodyTooLargeError(bodyLimitBytes)
+    done(length !== null && length > bodyLimitBytes ? new BodyTooLargeError(bodyLimitBytes) : undefined)
   })
 
   if (route.upstream === null || route.environment === null) {
@@ -79,18 +84,23 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
 
   const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward })
 
+  // Built once per route: a request only adds its held body, if any.
+  const fromOptions: FastifyReplyFromHooks = {
+    rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
+    rewriteHeaders: (headers) => buildClientResponseHeaders(headers as IncomingHttpHeaders),
+    // The client's query string byte for byte (http-proxy would re-encode it).
+    queryString: (_search, _url, req) => (req.proxy as ProxyContext).query,
+    // No retries of our making but the 401 one: reply-from would otherwise retry a 503 GET ten times.
+    retryDelay: () => null,
+    onResponse: onResponse as never,
+    onError: (reply, { error }) => { reply.send(upstreamErrorFrom(error)) },
+  }
+
   function forward (request: FastifyRequest, reply: FastifyReply): void {
     const ctx = request.proxy as ProxyContext
-    const held = Buffer.isBuffer(ctx.body)
-    reply.from(ctx.upstreamPath, {
-      rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
-      rewriteHeaders: (headers) => buildClientResponseHeaders(headers),
-      queryString: () => ctx.query,
-      retryDelay: () => null,
-      onResponse: onResponse as never,
-      onError: (reply, { error }) => { reply.send(upstreamErrorFrom(error)) },
-      ...(held ? { body: ctx.body as Buffer, contentType: request.headers['content-type'] as string } : {}),
-    })
+    reply.from(ctx.upstreamPath, Buffer.isBuffer(ctx.body)
+      ? { ...fromOptions, body: ctx.body, contentType: request.headers['content-type'] as string }
+      : fromOptions)
   }
 
   void scope.register(httpProxy, {
@@ -100,19 +110,24 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     disableRequestLogging: true,
     proxyPayloads: false,
     httpMethods: PROXIED_METHODS,
-    preHandler: async (request) => {
-      const [path = '', query] = splitTarget(request.url)
-      const token = await source.get()
-      request.proxy = {
-        route,
-        source,
-        upstreamPath: `${upstream.basePath}${path.slice(prefixLength)}`,
-        query,
-        token,
-        body: (request.body as ProxyContext['body'] | undefined) ?? null,
-        attempt: 0,
-        startedMs: performance.now(),
+    preHandler: (request, _reply, done) => {
+      const attach = (token: string): void => {
+        const [path, query] = splitTarget(request.url)
+        request.proxy = {
+          route,
+          source,
+          upstreamPath: `${upstream.basePath}${path.slice(prefixLength)}`,
+          query,
+          token,
+          body: (request.body as ProxyContext['body'] | undefined) ?? null,
+          attempt: 0,
+          startedMs: performance.now(),
+        }
+        done()
       }
+      const token = source.current()
+      if (token !== null) attach(token)
+      else source.get().then(attach, done)
     },
     handler: (request, reply) => { forward(request, reply) },
   })

@@ -78,12 +78,9 @@ export class TokenSource {
 
   /** A token that may be sent now, waiting for the in-flight request if there is none. */
   async get (): Promise<string> {
+    const token = this.current()
+    if (token !== null) return token
     const now = this.#clock.monotonicMs()
-    const grant = this.#usable(now)
-    if (grant !== null) {
-      if (now >= this.#refreshDueAtMs && this.#inflight === null && this.#retryAtMs === null) this.#refresh().catch(() => {})
-      return grant.token
-    }
     if (this.#inflight === null && this.#retryAtMs !== null && !this.#closed) {
       throw new TokenUnavailableError(this.name, this.#retryAfterSeconds(now), this.#lastError ?? undefined)
     }
@@ -98,7 +95,19 @@ export class TokenSource {
     }
   }
 
-  /** The token if it can be sent right now, without waiting. */
+  /**
+   * The token if one can be sent now (starting the background refresh when it is due), else null:
+   * the synchronous fast path of get(), taken by nearly every request.
+   */
+  current (): string | null {
+    const now = this.#clock.monotonicMs()
+    const grant = this.#usable(now)
+    if (grant === null) return null
+    if (now >= this.#refreshDueAtMs && this.#inflight === null && this.#retryAtMs === null) this.#refresh().catch(() => {})
+    return grant.token
+  }
+
+  /** The token if it can be sent right now, without waiting and without side effects. */
   peek (): string | null {
     return this.#usable(this.#clock.monotonicMs())?.token ?? null
   }
