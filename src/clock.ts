@@ -31,19 +31,3 @@ export const systemClock: Clock = {
     clearTimeout(handle as NodeJS.Timeout)
   },
 }
-
-/** Waits on the given clock; used for backoff so a fake clock drives it in tests. */
-export function sleep (clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) { resolve(); return }
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    function onAbort (): void {
-      clock.clearTimeout(handle)
-      resolve()
-    }
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
