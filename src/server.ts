@@ -128,7 +128,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   /** Why a request is refused before routing matters, if it is. */
   function refusal (request: FastifyRequest): ProxyError | undefined {
-    if (closing && !ALWAYS_ANSWERED.has(request.url)) return new ShuttingDownError()
+    if (closing && !ALWAYS_ANSWERED.has(request.url.split('?', 1)[0] ?? '')) return new ShuttingDownError()
     const problem = (request.raw as MarkedRequest)[kPathProblem]
     if (problem !== undefined) {
       request.log.warn({ reason: problem }, 'request path refused')

@@ -14,7 +14,7 @@ import type { Config } from '../config/config.js'
 export type AccessDecision = { ok: true } | { ok: false, reason: string }
 
 const PEER_CACHE_SIZE = 1024
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]', '::1']
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]']
 const WILDCARD_BINDS = new Set(['0.0.0.0', '::'])
 
 export interface ClientAccess {

@@ -12,7 +12,7 @@ import type { EgressView } from '../ops/health-routes.js'
 
 const CHECK_TIMEOUT_MS = 5_000
 const MAX_BODY_BYTES = 256
-export const ALLOWLIST_HINT = 'add this IPv4 address in the provider dashboard under Developers -> IP Addresses'
+export const ALLOWLIST_HINT = 'add this address in the provider dashboard under Developers -> IP Addresses (IPv4 only)'
 
 export interface EgressReporterOptions {
   url: string | null

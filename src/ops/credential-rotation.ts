@@ -35,6 +35,12 @@ export function rotateCredentials (
     log.error({ problems }, 'credential reload refused: keeping the current credentials')
     return { result: { outcome: 'refused', problems }, config: current }
   }
+  if (JSON.stringify(current.baseUrls) !== JSON.stringify(next.baseUrls)) {
+    // Routes keep the upstreams chosen at start: new keys must not fetch tokens from another host.
+    const problems = ['the provider base URLs changed: restart the proxy to change upstreams']
+    log.error({ problems }, 'credential reload refused: keeping the current credentials')
+    return { result: { outcome: 'refused', problems }, config: current }
+  }
   const rotated: EnvironmentName[] = []
   for (const [name, source] of sources) {
     const before = current.environments[name]?.credentials

@@ -16,7 +16,11 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/
 const PCHAR = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]*$/
 /** Paths made only of these characters, without dots, are canonical as they are. */
 const FAST_PATH = /^(?:\/[A-Za-z0-9\-_~!$&'()*+,;=:@]+)*\/?$/
-const QUERY = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*$/
+/**
+ * The query string is forwarded byte for byte (SPEC §3), including the `[ ]` and `{ }` that qs and
+ * axios write unencoded; only what could split or end the request line is refused.
+ */
+const QUERY = /^[\x21-\x22\x24-\x7e]*$/
 
 export function canonicalizeTarget (target: string): CanonicalTarget {
   if (target.charCodeAt(0) !== 47 /* / */) return { ok: false, reason: 'the request target must be a path' }

@@ -64,6 +64,8 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
 
   if (route.upstream === null || route.environment === null) {
     const problem = route.problem ?? 'not configured'
+    // Refused in onRequest, before any body parser could answer first (415, 400).
+    scope.addHook('onRequest', (_request, _reply, done) => { done(new EnvironmentNotConfiguredError(problem)) })
     const notConfigured = async (): Promise<never> => { throw new EnvironmentNotConfiguredError(problem) }
     scope.all(route.prefix, notConfigured)
     scope.all(`${route.prefix}/*`, notConfigured)

@@ -94,11 +94,6 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
 }
 
 /**
- * The upstream body as sent to the client. Fastify answers a stream that fails before its first
- * byte through the error handler, which would make an upstream reset a 500: the failure is mapped
- * to our upstream codes here, and the upstream headers already copied onto the reply are dropped.
- */
-/**
  * The upstream stream itself goes to Fastify, which hands an error raised before the first byte to
  * the error handler (mapped to 502/504 there) and destroys the upstream stream when the client goes
  * away. This listener runs first, so the broken response's headers are gone when the error is

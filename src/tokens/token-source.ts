@@ -126,6 +126,8 @@ export class TokenSource {
       this.#log.warn('upstream rejected the token; requesting a new one')
       this.#grant = null
       this.#refreshDueAtMs = Infinity
+      // Even while backing off after failed refreshes: the rejected token is gone, so ask now.
+      this.#refresh().catch(() => {})
     }
     try {
       return (await this.get()) !== token

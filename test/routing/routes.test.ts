@@ -132,3 +132,24 @@ t.test('an environment without credentials answers ENVIRONMENT_NOT_CONFIGURED; u
   }
   t.equal(provider.upstreamRequests.length, 0)
 })
+
+t.test('query strings written by qs and axios (brackets, braces, pipes) pass through unchanged', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider))
+  await waitReady(proxy)
+  const query = 'filter[status]=paid&ids[]=1&ids[]=2&q={a:1}&sort=a|b&x=^~'
+  const res = await request(`${proxy.url}/fiat/v1/payouts?${query}`)
+  t.equal(res.statusCode, 200)
+  t.equal((await res.body.json() as Echo).query, query)
+})
+
+t.test('a body sent to an unconfigured environment gets ENVIRONMENT_NOT_CONFIGURED, whatever its type', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PAYMENTS_PRODUCTION_API_KEY: undefined, PAYMENTS_PRODUCTION_PUBLIC_KEY: undefined }))
+  for (const contentType of ['text/xml', 'application/json']) {
+    const res = await request(`${proxy.url}/production/fiat/v1/payouts`, { method: 'POST', body: '{not json', headers: { 'content-type': contentType } })
+    t.equal(res.statusCode, 404, contentType)
+    t.equal(res.headers['x-proxy-error'], 'ENVIRONMENT_NOT_CONFIGURED', contentType)
+    await res.body.dump()
+  }
+})
