@@ -72,3 +72,19 @@ t.test('when the token endpoint comes back, one request gets the new token: no b
   t.equal(outage.maxConcurrent, 1)
   t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200)
 })
+
+t.test('an upstream 401 while refreshes are backing off asks for a new token at once', async (t) => {
+  const setup = await startTimed(t)
+  const { driver, provider, proxy } = setup
+  const grant = startGrant(setup)
+  const outage = tokenOutage(provider)
+  outage.on()
+  // A failed scheduled refresh: the source now backs off while its token still serves.
+  await driver.advanceTo(grant.expiresAtMs - MARGIN_MS + 60_000)
+  outage.off()
+  provider.revokeAllTokens()
+  const before = provider.tokenRequests.length
+  const res = await send(proxy, '/sandbox/fiat/v1/a')
+  t.equal(res.status, 200, 'the GET was retried with a new token instead of waiting out the backoff')
+  t.equal(provider.tokenRequests.length, before + 1, 'exactly one token request')
+})
