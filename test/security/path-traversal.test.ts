@@ -1,5 +1,5 @@
 import t from 'tap'
-import { assertNothingForwarded, assertProxyError, assertStillServes, assertWarned, get, send, startRig } from './rig.js'
+import { assertWarned, get, startRig, assertRefused } from './rig.js'
 
 /**
  * Every way of writing `..` (or a separator that would create one) under a route prefix: the
@@ -28,10 +28,7 @@ const TARGETS = [
 t.test('dot segments, encoded separators and double encoding get 400 and never reach the provider', async (t) => {
   const rig = await startRig(t)
   for (const target of TARGETS) {
-    const res = await send(rig, get(target))
-    assertProxyError(t, res, 400, 'INVALID_PATH', target)
-    assertNothingForwarded(t, rig, target)
-    await assertStillServes(t, rig, target)
+    await assertRefused(t, rig, get(target), 400, 'INVALID_PATH', target)
   }
   assertWarned(t, rig, 'request path refused', 'refused paths')
 })

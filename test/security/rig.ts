@@ -67,3 +67,11 @@ export async function assertStillServes (t: Test, rig: Rig, label: string, optio
   t.equal(rig.provider.tokenRequests.length, rig.startupTokenRequests, `${label}: still no token request beyond start-up`)
   rig.provider.upstreamRequests.length = 0
 }
+
+/** The common row of the catalog: sent raw, answered by the proxy with `code`, nothing forwarded, next request served. */
+export async function assertRefused (t: Test, rig: Rig, bytes: string | Buffer, status: number, code: string, label: string): Promise<void> {
+  const res = await send(rig, bytes)
+  assertProxyError(t, res, status, code, label)
+  assertNothingForwarded(t, rig, label)
+  await assertStillServes(t, rig, label)
+}
