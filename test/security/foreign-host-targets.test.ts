@@ -1,6 +1,5 @@
 import t from 'tap'
-import { createServer } from 'node:net'
-import { get, startRig, assertRefused } from './rig.js'
+import { get, startRig, assertRefused, startForeignHost } from './rig.js'
 import { request } from './raw-client.js'
 
 /**
@@ -9,13 +8,8 @@ import { request } from './raw-client.js'
  * open a connection to the named host: a listening socket stands in for it and counts connections.
  */
 t.test('//host, /\\host and absolute-form targets are refused without connecting to the named host', async (t) => {
-  let connections = 0
-  const foreign = createServer((socket) => { connections++; socket.destroy() })
-  await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => foreign.close(() => resolve())))
-  const address = foreign.address()
-  if (address === null || typeof address === 'string') throw new Error('no TCP address')
-  const host = `127.0.0.1:${address.port}`
+  const foreign = await startForeignHost(t)
+  const host = foreign.host
 
   const rig = await startRig(t)
   const cases: Array<[string, string]> = [
@@ -30,5 +24,5 @@ t.test('//host, /\\host and absolute-form targets are refused without connecting
   for (const [label, bytes] of cases) {
     await assertRefused(t, rig, bytes, 400, 'INVALID_PATH', label)
   }
-  t.equal(connections, 0, 'the named host never got a connection')
+  t.equal(foreign.connections(), 0, 'the named host never got a connection')
 })

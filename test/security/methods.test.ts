@@ -1,6 +1,5 @@
 import t from 'tap'
-import { createServer } from 'node:net'
-import { assertNothingForwarded, assertStillServes, send, startRig } from './rig.js'
+import { assertNothingForwarded, assertStillServes, send, startRig, startForeignHost } from './rig.js'
 import { exchange, request } from './raw-client.js'
 
 t.test('TRACE is not proxied: it would echo the injected token back', async (t) => {
@@ -16,15 +15,10 @@ t.test('TRACE is not proxied: it would echo the injected token back', async (t) 
 })
 
 t.test('CONNECT opens no tunnel, neither to another host nor to the provider', async (t) => {
-  let connections = 0
-  const foreign = createServer((socket) => { connections++; socket.destroy() })
-  await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => foreign.close(() => resolve())))
-  const address = foreign.address()
-  if (address === null || typeof address === 'string') throw new Error('no TCP address')
+  const foreign = await startForeignHost(t)
   const rig = await startRig(t)
   const provider = new URL(rig.provider.fiatBaseUrl).host
-  for (const authority of [`127.0.0.1:${address.port}`, provider]) {
+  for (const authority of [foreign.host, provider]) {
     const label = `CONNECT ${authority}`
     // Node closes a CONNECT that no 'connect' listener takes; a 4xx is as good. Never a 2xx.
     const res = await exchange(rig.proxy.port, `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`)
@@ -33,7 +27,7 @@ t.test('CONNECT opens no tunnel, neither to another host nor to the provider', a
     assertNothingForwarded(t, rig, label)
     await assertStillServes(t, rig, label)
   }
-  t.equal(connections, 0, 'the CONNECT target never got a connection')
+  t.equal(foreign.connections(), 0, 'the CONNECT target never got a connection')
 })
 
 t.test('OPTIONS * (asterisk-form) gets a 4xx and is not forwarded', async (t) => {

@@ -3,6 +3,7 @@
  * and the assertions every BAD_INPUTS row makes: the status and `x-proxy-error` code, nothing
  * forwarded upstream, no token request caused by a client path, and the proxy still serving.
  */
+import { createServer } from 'node:net'
 import type { Test } from 'tap'
 import type { Env } from '../../src/config/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
@@ -74,4 +75,15 @@ export async function assertRefused (t: Test, rig: Rig, bytes: string | Buffer, 
   assertProxyError(t, res, status, code, label)
   assertNothingForwarded(t, rig, label)
   await assertStillServes(t, rig, label)
+}
+
+/** A listening socket standing in for a host the proxy must never connect to; counts connections. */
+export async function startForeignHost (t: Test): Promise<{ host: string, connections: () => number }> {
+  let connections = 0
+  const foreign = createServer((socket) => { connections++; socket.destroy() })
+  await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => foreign.close(() => resolve())))
+  const address = foreign.address()
+  if (address === null || typeof address === 'string') throw new Error('no TCP address')
+  return { host: `127.0.0.1:${address.port}`, connections: () => connections }
 }
