@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs'
 import { runCheck } from './check.js'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
-import { createLogger } from './logger.js'
+import { boundedDestination, createLogger } from './logger.js'
 import { rotateCredentials, watchSecretFiles } from './ops/credential-rotation.js'
 import { buildServer } from './server.js'
 
@@ -34,9 +34,20 @@ function loadOrExit (): LoadedConfig {
   }
 }
 
+const DROP_NOTICE_INTERVAL_MS = 60_000
+let lastDropNoticeMs = -Infinity
+
+/** On stderr, which a log pipeline that stopped reading stdout may still show; once a minute. */
+function noticeDroppedLines (bytes: number): void {
+  const now = Date.now()
+  if (now - lastDropNoticeMs < DROP_NOTICE_INTERVAL_MS) return
+  lastDropNoticeMs = now
+  process.stderr.write(`payments-auth-proxy: stdout is not being read; dropping log lines (${bytes} bytes just now)\n`)
+}
+
 async function serve (): Promise<void> {
   const { config, warnings } = loadOrExit()
-  const log = createLogger(config.logLevel)
+  const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   const { app, sources } = await buildServer(config, { logger: log })
   let current: Config = config

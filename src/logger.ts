@@ -40,8 +40,36 @@ export function loggerOptions (level: string): LoggerOptions {
     formatters: { log: (obj) => scrubSecrets(obj) },
     serializers: { err: (err: Error) => scrubSecrets(pino.stdSerializers.err(err), 1) },
     base: { service: 'payments-auth-proxy' },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimeOncePerMs,
   }
+}
+
+let stampedMs = Number.NaN
+let stamp = ''
+
+/** pino's isoTime, formatted once per millisecond: under load many lines share one. */
+function isoTimeOncePerMs (): string {
+  const now = Date.now()
+  if (now !== stampedMs) {
+    stampedMs = now
+    stamp = `,"time":"${new Date(now).toISOString()}"`
+  }
+  return stamp
+}
+
+/** Past this many bytes waiting for a slow stdout reader, lines are dropped rather than held. */
+export const MAX_BUFFERED_LOG_BYTES = 16 * 1024 * 1024
+
+/**
+ * stdout as pino writes it by default (asynchronously, lines written while a write is in flight go
+ * out together in the next one, the rest flushed on exit), but bounded: pino's default holds every
+ * line a stalled log reader has not taken, so a blocked pipe would grow the heap until the
+ * container is killed. Past `maxBytes` lines are dropped and `onDrop` hears how many bytes went.
+ */
+export function boundedDestination (onDrop: (bytes: number) => void, fd = 1, maxBytes = MAX_BUFFERED_LOG_BYTES): ReturnType<typeof pino.destination> {
+  const destination = pino.destination({ dest: fd, sync: false, maxLength: maxBytes })
+  destination.on('drop', (data: string) => { onDrop(Buffer.byteLength(data)) })
+  return destination
 }
 
 export function createLogger (level: string, destination?: DestinationStream): Logger {

@@ -96,7 +96,10 @@ export function requestHeaderProblem (rawHeaders: readonly string[]): HeaderProb
 /** Names listed in `Connection` are hop-by-hop too (RFC 9110 §7.6.1). */
 function connectionListed (value: string | undefined): ReadonlySet<string> {
   if (value === undefined || value === '') return NONE
-  return new Set(value.toLowerCase().split(',').map((s) => s.trim()).filter((s) => s !== ''))
+  // What upstreams and clients send nearly always; both names are dropped anyway.
+  const lower = value.toLowerCase()
+  if (lower === 'keep-alive' || lower === 'close') return NONE
+  return new Set(lower.split(',').map((s) => s.trim()).filter((s) => s !== ''))
 }
 
 const NONE: ReadonlySet<string> = new Set()
