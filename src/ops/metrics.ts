@@ -18,6 +18,12 @@ export interface ProxyMetrics {
   egressIp(ip: string | null, expected: boolean | null): void
 }
 
+interface RouteChildren {
+  /** Indexed by status class: 2 for 2xx. */
+  counts: Array<{ inc(): void }>
+  duration: { observe(value: number): void }
+}
+
 export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, TokenSource>, clock: Clock): ProxyMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX })
@@ -61,9 +67,22 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
     name: `${p}egress_ip_expected`, help: '1 when the egress IP is in PROXY_EXPECTED_EGRESS_IPS, 0 when not, absent when not configured', registers: [registry],
   })
 
-  // Label sets are few and fixed (environment x interface x status class); resolving them once
-  // spares prom-client a label hash per request.
-  const requestChildren = new Map<string, { count: { inc(): void }, duration: { observe(v: number): void } }>()
+  // Label sets are few and fixed (environment x interface x status class): their children are
+  // resolved once, and found again without building a key string per request.
+  const requestChildren = new Map<string, Map<string, RouteChildren>>()
+  function childrenFor (environment: string, iface: string): RouteChildren {
+    let byInterface = requestChildren.get(environment)
+    if (byInterface === undefined) {
+      byInterface = new Map()
+      requestChildren.set(environment, byInterface)
+    }
+    let children = byInterface.get(iface)
+    if (children === undefined) {
+      children = { counts: [], duration: upstreamDuration.labels(environment, iface) }
+      byInterface.set(iface, children)
+    }
+    return children
+  }
 
   return {
     registry,
@@ -74,14 +93,14 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
       waited: (environment, ms) => { tokenWait.observe({ environment }, ms / 1000) },
     },
     requestCompleted (environment, iface, status, durationS) {
-      const statusClass = `${Math.floor(status / 100)}xx`
-      const key = `${environment}|${iface}|${statusClass}`
-      let children = requestChildren.get(key)
-      if (children === undefined) {
-        children = { count: requests.labels(environment, iface, statusClass), duration: upstreamDuration.labels(environment, iface) }
-        requestChildren.set(key, children)
+      const children = childrenFor(environment, iface)
+      const statusClass = Math.floor(status / 100)
+      let count = children.counts[statusClass]
+      if (count === undefined) {
+        count = requests.labels(environment, iface, `${statusClass}xx`)
+        children.counts[statusClass] = count
       }
-      children.count.inc()
+      count.inc()
       children.duration.observe(durationS)
     },
     ipNotAllowed (environment, iface) { ipNotAllowed.inc({ environment, interface: iface }) },
