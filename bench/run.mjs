@@ -18,6 +18,8 @@
  * --token-lifetime S (60) --refresh-margin S (20) --keep-log
  * --compare-cli PATH (adds target (e): another build of the proxy, e.g. a worktree of the previous
  * commit built with npm run build, for before/after figures in one run)
+ * --compare-node-options=OPTS (Node options for target (e), e.g. =--max-semi-space-size=8; without
+ * --compare-cli, (e) is this build run with them)
  * --cli PATH (measure another build as (c); default dist/cli.js)
  * --workloads small,large,post --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
@@ -47,6 +49,7 @@ const { values: argv } = parseArgs({
     'refresh-margin': { type: 'string', default: '20' },
     'keep-log': { type: 'boolean', default: false },
     'compare-cli': { type: 'string' },
+    'compare-node-options': { type: 'string' },
     cli: { type: 'string' },
     workloads: { type: 'string', default: 'small,large,post' },
     targets: { type: 'string' },
@@ -57,6 +60,13 @@ const positive = (name, value) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)
   return n
 }
+const VARIANT = argv['compare-cli'] === undefined && argv['compare-node-options'] === undefined
+  ? null
+  : (() => {
+      const nodeArgs = (argv['compare-node-options'] ?? '').split(/\s+/).filter((a) => a !== '')
+      const build = argv['compare-cli'] === undefined ? 'this build' : '--compare-cli build'
+      return { cli: argv['compare-cli'] ?? CLI, nodeArgs, label: `(e) ${build}${nodeArgs.length === 0 ? '' : ` with ${nodeArgs.join(' ')}`}` }
+    })()
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
 const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))
 const RATE_DURATION_S = positive('rate-duration', argv['rate-duration'] ?? (argv.quick ? 2 : 3))
@@ -129,9 +139,9 @@ async function main () {
   const oursStartedMs = Date.now()
   const ours = await startOurProxy({ cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S })
   // The variant gets its own upstream, so the token check of our proxy stays exact.
-  const variantUpstream = argv['compare-cli'] === undefined ? null : await startUpstream('variant upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
+  const variantUpstream = VARIANT === null ? null : await startUpstream('variant upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
   const variant = variantUpstream === null ? null : await startOurProxy({
-    name: 'variant proxy', cli: argv['compare-cli'], core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
+    name: 'variant proxy', cli: VARIANT.cli, nodeArgs: VARIANT.nodeArgs, core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
   })
 
   const allTargets = [
@@ -139,7 +149,7 @@ async function main () {
     { name: 'bare', label: '(b) bare Fastify + http-proxy', base: `${bare.origin}/fiat`, pid: bare.proc.pid },
     ...(plain === null ? [] : [{ name: 'plain', label: '(d) node:http + undici', base: `${plain.origin}/fiat`, pid: plain.proc.pid }]),
     { name: 'ours', label: '(c) payments-auth-proxy', base: `${ours.origin}/fiat`, pid: ours.proc.pid },
-    ...(variant === null ? [] : [{ name: 'variant', label: '(e) --compare-cli build', base: `${variant.origin}/fiat`, pid: variant.proc.pid }]),
+    ...(variant === null ? [] : [{ name: 'variant', label: VARIANT.label, base: `${variant.origin}/fiat`, pid: variant.proc.pid }]),
   ]
   const wanted = argv.targets?.split(',').map((t) => t.trim())
   const targets = wanted === undefined ? allTargets : allTargets.filter((t) => t.name === 'ours' || t.name === 'variant' || wanted.includes(t.name))
