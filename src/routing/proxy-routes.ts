@@ -89,7 +89,7 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward })
 
   // Built once per route: a request only adds its held body, if any.
-  const fromOptions: FastifyReplyFromHooks = {
+  const fromOptions = {
     rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
     rewriteHeaders: (headers) => buildClientResponseHeaders(headers as IncomingHttpHeaders),
     // The client's query string byte for byte (http-proxy would re-encode it).
@@ -98,7 +98,7 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     retryDelay: () => null,
     onResponse: onResponse as never,
     onError: (reply, { error }) => { reply.send(upstreamErrorFrom(error)) },
-  }
+  } satisfies FastifyReplyFromHooks
 
   function forward (request: FastifyRequest, reply: FastifyReply): void {
     const ctx = request.proxy as ProxyContext
@@ -107,7 +107,8 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
 
   // Written out rather than `{ ...fromOptions, body }`: Node 20's V8 takes about 2 µs to spread an
   // object of closures (a literal of the same fields: 0.04 µs; Node 24 does both in 0.05 µs).
-  function withHeldBody (body: Buffer, contentType: string): FastifyReplyFromHooks & { body: Buffer, contentType: string } {
+  // The return type requires every field of fromOptions, so a new one cannot be left out here.
+  function withHeldBody (body: Buffer, contentType: string): typeof fromOptions & { body: Buffer, contentType: string } {
     const { rewriteRequestHeaders, rewriteHeaders, queryString, retryDelay, onResponse, onError } = fromOptions
     return { rewriteRequestHeaders, rewriteHeaders, queryString, retryDelay, onResponse, onError, body, contentType }
   }
