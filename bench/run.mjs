@@ -60,13 +60,16 @@ const positive = (name, value) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)
   return n
 }
-const VARIANT = argv['compare-cli'] === undefined && argv['compare-node-options'] === undefined
-  ? null
-  : (() => {
-      const nodeArgs = (argv['compare-node-options'] ?? '').split(/\s+/).filter((a) => a !== '')
-      const build = argv['compare-cli'] === undefined ? 'this build' : '--compare-cli build'
-      return { cli: argv['compare-cli'] ?? CLI, nodeArgs, label: `(e) ${build}${nodeArgs.length === 0 ? '' : ` with ${nodeArgs.join(' ')}`}` }
-    })()
+/** Target (e): another build, this build with other Node options, or both; null when not asked for. */
+function variantTarget () {
+  const cli = argv['compare-cli']
+  const options = argv['compare-node-options']
+  if (cli === undefined && options === undefined) return null
+  const nodeArgs = (options ?? '').split(/\s+/).filter((a) => a !== '')
+  const build = cli === undefined ? 'this build' : '--compare-cli build'
+  return { cli: cli ?? CLI, nodeArgs, label: `(e) ${build}${nodeArgs.length === 0 ? '' : ` with ${nodeArgs.join(' ')}`}` }
+}
+const VARIANT = variantTarget()
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
 const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))
 const RATE_DURATION_S = positive('rate-duration', argv['rate-duration'] ?? (argv.quick ? 2 : 3))
