@@ -7,7 +7,10 @@
  * node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST 2 KiB JSON): req/s at
  * saturation (wrk when installed, else autocannon; 50 keep-alive connections), p50/p99 at a steady
  * 2,000 req/s, peak RSS; then checks that each environment asked for exactly one token per refresh
- * window. Prints a markdown table and writes it, with the raw JSON, to bench/results/.
+ * window. Then, paired: our proxy and the bare one saturated at the same time on the same core, so
+ * their CPU cost per request is compared on the same machine at the same moment (on a shared
+ * machine whose speed drifts, this ratio holds where the interleaved one does not).
+ * Prints a markdown table and writes it, with the raw JSON, to bench/results/.
  *
  * Layout on a 2-core machine: core 0 = load generator, this script, and the upstream behind the
  * proxies; core 1 = the target under test (a proxy, or for (a) a second upstream instance). With 3+
@@ -31,7 +34,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
 import { CLI, FIAT_SANDBOX_BASE, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
-import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
+import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
 
@@ -189,6 +192,29 @@ async function main () {
       }
     }
   }
+
+  // Paired: our proxy and the bare one (and (e)) saturated at the same time on the target core,
+  // each by its own load generator. Their CPU cost per request is then measured on the same
+  // machine at the same moment, which the interleaved rounds above cannot promise.
+  const oursTarget = targets.find((t) => t.name === 'ours')
+  const partners = targets.filter((t) => t.name === 'bare' || t.name === 'variant')
+  const paired = []
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const workload of WORKLOADS) {
+      for (const partner of partners) {
+        if (interrupted) return
+        // Alternate which load generator starts first.
+        const pair = round % 2 === 1 ? [oursTarget, partner] : [partner, oursTarget]
+        const results = await measurePaired({
+          tool: TOOL, runs: pair.map((t) => ({ request: requestFor(t, workload), targetPid: t.pid })), connections: CONNECTIONS, durationS: DURATION_S, loadCore: LOAD_CORE,
+        })
+        const ours = results[pair.indexOf(oursTarget)]
+        const other = results[pair.indexOf(partner)]
+        paired.push({ round, workload: workload.name, partner: partner.name, ours, other })
+        log(`round ${round}/${ROUNDS} ${workload.name.padEnd(5)} paired ours+${partner.name}: ${ours.rpsPerCpuS} vs ${other.rpsPerCpuS} req/CPU-s${ours.errors + ours.non2xx + other.errors + other.non2xx > 0 ? `  FAILED ${ours.errors + ours.non2xx + other.errors + other.non2xx}` : ''}`)
+      }
+    }
+  }
   const endedMs = Date.now()
 
   const upstreamStats = await getJson(`${upstream.origin}/__bench/stats`)
@@ -204,7 +230,7 @@ async function main () {
     tokenLifetimeS: TOKEN_LIFETIME_S,
     refreshMarginS: REFRESH_MARGIN_S,
   })
-  const summary = summarise(measurements, WORKLOADS, targets)
+  const summary = summarise(measurements, WORKLOADS, targets, paired)
   const loadAfter = loadavg()
   const conditions = [
     `date ${startedAt.toISOString()}, ${Math.round((Date.now() - startedAt.getTime()) / 1000)} s in all; commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) === '' ? '' : ' with uncommitted changes in src/'}`,
@@ -212,7 +238,7 @@ async function main () {
     layout.pinning
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
-    `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s, ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round`,
+    `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s, ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
     `our proxy: node ${argv.cli ?? 'dist/cli.js'}, LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
@@ -232,10 +258,10 @@ async function main () {
   writeFileSync(join(resultsDir, `${stamp}.md`), `${md}\n`)
   writeFileSync(join(resultsDir, `${stamp}.json`), `${JSON.stringify({
     startedAt, options: { ROUNDS, DURATION_S, RATE_DURATION_S, RATE, CONNECTIONS, TOOL, TOKEN_LIFETIME_S, REFRESH_MARGIN_S, layout: { ...layout, LOAD_CORE, TARGET_CORE, UPSTREAM_CORE } },
-    conditions, summary, tokens, upstreamStats, logStats, metrics: pickMetrics(metricsText), measurements,
+    conditions, summary, tokens, upstreamStats, logStats, metrics: pickMetrics(metricsText), measurements, paired,
   }, null, 2)}\n`)
   process.stdout.write(`\n${md}\nwritten to bench/results/${stamp}.md and .json\n`)
-  const failed = measurements.reduce((n, m) => n + m.non2xx + m.errors, 0)
+  const failed = [...measurements, ...paired.flatMap((p) => [p.ours, p.other])].reduce((n, m) => n + m.non2xx + m.errors, 0)
   if (!tokens.ok || failed > 0) {
     process.stderr.write(`bench: ${!tokens.ok ? 'token check failed' : ''}${!tokens.ok && failed > 0 ? '; ' : ''}${failed > 0 ? `${failed} failed requests` : ''}\n`)
     process.exitCode = 1

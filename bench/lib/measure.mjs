@@ -55,13 +55,7 @@ export async function measure ({ kind, tool, request, connections, durationS, ra
   const cpuBefore = coreTicks()
   const procBefore = processTicks(targetPid)
   const t0 = performance.now()
-  let result
-  if (kind === 'saturate' && tool === 'wrk') result = await runWrk(request, connections, durationS, loadCore)
-  else {
-    const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate }
-    const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (durationS + 30) * 1000 })
-    result = JSON.parse(out.trim().split('\n').pop())
-  }
+  const result = await load({ kind, tool, request, connections, durationS, rate, loadCore })
   const elapsedTicks = ((performance.now() - t0) / 1000) * 100
   const cpuAfter = coreTicks()
   const procAfter = processTicks(targetPid)
@@ -81,6 +75,31 @@ export async function measure ({ kind, tool, request, connections, durationS, ra
     foreignCpuPctOnTargetCore: targetBusy === null || targetCpuPct === null ? null : Math.max(0, targetBusy - targetCpuPct),
     loadCoreBusyPct: busyPct(loadCore),
   }
+}
+
+/**
+ * Two targets saturated at the same time, each by its own load generator, while they share the
+ * target core: both see the same machine, so the ratio of their CPU cost per request does not
+ * drift with the machine's speed the way two measurements taken one after the other do.
+ * `runs`: [{ request, targetPid }, { request, targetPid }]; returns each one's served requests,
+ * CPU-seconds and req/CPU-s.
+ */
+export async function measurePaired ({ tool, runs, connections, durationS, loadCore }) {
+  const before = runs.map((r) => processTicks(r.targetPid))
+  const results = await Promise.all(runs.map((r) => load({ kind: 'saturate', tool, request: r.request, connections, durationS, loadCore })))
+  const after = runs.map((r) => processTicks(r.targetPid))
+  return results.map((result, i) => {
+    const cpuS = before[i] === null || after[i] === null ? null : (after[i] - before[i]) / 100
+    const served = result.ok + (result.non2xx ?? 0)
+    return { ok: result.ok, non2xx: result.non2xx ?? 0, errors: result.errors ?? 0, served, cpuS, rpsPerCpuS: cpuS === null || cpuS === 0 ? null : Math.round(served / cpuS) }
+  })
+}
+
+async function load ({ kind, tool, request, connections, durationS, rate, loadCore }) {
+  if (kind === 'saturate' && tool === 'wrk') return runWrk(request, connections, durationS, loadCore)
+  const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate }
+  const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (durationS + 30) * 1000 })
+  return JSON.parse(out.trim().split('\n').pop())
 }
 
 async function runWrk (request, connections, durationS, loadCore) {

@@ -16,7 +16,17 @@ const max = (xs) => xs.reduce((a, b) => (typeof b === 'number' && (a === null ||
 const min = (xs) => xs.reduce((a, b) => (typeof b === 'number' && (a === null || b < a) ? b : a), null)
 const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0)
 
-export function summarise (measurements, workloads, targets) {
+/** Geometric mean and range of per-round ratios ours/partner req/CPU-s from the paired rounds. */
+function pairedRatio (paired, workload, partner) {
+  const ratios = paired
+    .filter((p) => p.workload === workload && p.partner === partner && p.ours.rpsPerCpuS !== null && p.other.rpsPerCpuS !== null)
+    .map((p) => p.ours.rpsPerCpuS / p.other.rpsPerCpuS)
+  if (ratios.length === 0) return null
+  const round2 = (x) => Math.round(x * 100) / 100
+  return { ratio: round2(Math.exp(ratios.reduce((a, r) => a + Math.log(r), 0) / ratios.length)), min: round2(min(ratios)), max: round2(max(ratios)), rounds: ratios.length }
+}
+
+export function summarise (measurements, workloads, targets, paired = []) {
   const rows = {}
   for (const workload of workloads) {
     rows[workload.name] = {}
@@ -52,6 +62,8 @@ export function summarise (measurements, workloads, targets) {
     budget[workload.name] = {
       oursToBare: ratio(ours.rps, r.bare?.rps ?? null),
       oursToBarePerCpu: ratio(ours.rpsPerCpuS, r.bare?.rpsPerCpuS ?? null),
+      oursToBarePaired: pairedRatio(paired, workload.name, 'bare'),
+      oursToVariantPaired: r.variant === undefined ? undefined : pairedRatio(paired, workload.name, 'variant'),
       oursToVariantPerCpu: r.variant === undefined ? undefined : ratio(ours.rpsPerCpuS, r.variant.rpsPerCpuS),
       oursToPlain: r.plain === undefined ? undefined : ratio(ours.rps, r.plain.rps),
       oursToVariant: r.variant === undefined ? undefined : ratio(ours.rps, r.variant.rps),
@@ -67,6 +79,7 @@ export function summarise (measurements, workloads, targets) {
 const fmtInt = (x) => (x === null || x === undefined ? '–' : Math.round(x).toLocaleString('en-US'))
 const fmtMs = (x) => (x === null || x === undefined ? '–' : x.toFixed(2))
 const mark = (ok) => (ok ? '✓' : '✗')
+const fmtPaired = (p, atLeast) => (p === null || p === undefined ? '–' : `${p.ratio} (${p.min}–${p.max})${atLeast === undefined ? '' : ` ${mark(p.ratio >= atLeast)}`}`)
 
 export function markdown ({ title, conditions, summary, workloads, targets, tokens, notes }) {
   const out = [`# ${title}`, '']
@@ -83,15 +96,17 @@ export function markdown ({ title, conditions, summary, workloads, targets, toke
   out.push('', '## Our proxy against the budget of issue 7', '')
   const plain = targets.some((t) => t.name === 'plain')
   const variant = targets.some((t) => t.name === 'variant')
-  out.push(`| workload | ours/bare req/s (≥ ${BUDGET.minRatioToBare.toFixed(1)}) | ours/bare req/CPU-s |${plain ? ' ours/plain req/s |' : ''}${variant ? ' ours/(e) req/s | ours/(e) req/CPU-s |' : ''} ours/direct req/s | added p50 (≤ ${BUDGET.maxAddedP50Ms} ms) | added p99 (≤ ${BUDGET.maxAddedP99Ms} ms) | peak RSS (≤ ${BUDGET.maxPeakRssMb} MB) |`)
-  out.push(`|---|---:|---:|${plain ? '---:|' : ''}${variant ? '---:|---:|' : ''}---:|---:|---:|---:|`)
+  out.push('ours/bare req/s and req/CPU-s: medians of the interleaved rounds. Paired: our proxy and the other one saturated at the same time on the same core, geometric mean of the rounds\' ratios of req/CPU-s (min–max); the figure to trust when the machine\'s speed drifts between measurements.', '')
+  out.push(`| workload | ours/bare req/s (≥ ${BUDGET.minRatioToBare.toFixed(1)}) | ours/bare req/CPU-s | ours/bare req/CPU-s, paired (≥ ${BUDGET.minRatioToBare.toFixed(1)}) |${plain ? ' ours/plain req/s |' : ''}${variant ? ' ours/(e) req/s | ours/(e) req/CPU-s | ours/(e) req/CPU-s, paired |' : ''} ours/direct req/s | added p50 (≤ ${BUDGET.maxAddedP50Ms} ms) | added p99 (≤ ${BUDGET.maxAddedP99Ms} ms) | peak RSS (≤ ${BUDGET.maxPeakRssMb} MB) |`)
+  out.push(`|---|---:|---:|---:|${plain ? '---:|' : ''}${variant ? '---:|---:|---:|' : ''}---:|---:|---:|---:|`)
   for (const workload of workloads) {
     const b = summary.budget[workload.name]
     const cells = [
       `${b.oursToBare ?? '–'} ${mark(b.oursToBare !== null && b.oursToBare >= BUDGET.minRatioToBare)}`,
       `${b.oursToBarePerCpu ?? '–'}`,
+      fmtPaired(b.oursToBarePaired, BUDGET.minRatioToBare),
       ...(plain ? [`${b.oursToPlain ?? '–'}`] : []),
-      ...(variant ? [`${b.oursToVariant ?? '–'}`, `${b.oursToVariantPerCpu ?? '–'}`] : []),
+      ...(variant ? [`${b.oursToVariant ?? '–'}`, `${b.oursToVariantPerCpu ?? '–'}`, fmtPaired(b.oursToVariantPaired)] : []),
       `${b.oursToDirect ?? '–'}`,
       `${fmtMs(b.addedP50Ms)} ${mark(b.addedP50Ms !== null && b.addedP50Ms <= BUDGET.maxAddedP50Ms)}`,
       `${fmtMs(b.addedP99Ms)} ${mark(b.addedP99Ms !== null && b.addedP99Ms <= BUDGET.maxAddedP99Ms)}`,
