@@ -1,6 +1,7 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs'
+import { once } from 'node:events'
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -55,4 +56,20 @@ t.test('a log reader that stops reading costs dropped lines, not unbounded memor
   t.equal(indexes[0], 0, 'the first lines were kept')
   t.same(indexes, [...indexes].sort((a, b) => a - b), 'in order')
   destination.end()
+})
+
+t.test('lines with multi-byte characters arrive byte for byte', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bounded-log-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'stdout')
+  const fd = openSync(file, 'w')
+  const destination = boundedDestination(() => { t.fail('nothing is dropped') }, fd)
+  const log = createLogger('info', destination)
+  const names = ['Zürich', 'Nairobi ✓', '東京', 'emoji 🚀 and a "quote"']
+  for (const name of names) log.info({ name }, 'city')
+  const closed = once(destination, 'close')
+  destination.end()
+  await closed
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
+  t.same(lines.map((l) => (JSON.parse(l) as { name: string }).name), names)
 })
