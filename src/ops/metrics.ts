@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { EnvironmentName } from '../config/config.js'
 import type { TokenObserver, TokenSource } from '../tokens/token-source.js'
 import type { Clock } from '../clock.js'
+import { RequestMetrics } from './request-metrics.js'
 
 export const METRIC_PREFIX = 'payments_auth_proxy_'
 
@@ -18,22 +19,17 @@ export interface ProxyMetrics {
   egressIp(ip: string | null, expected: boolean | null): void
 }
 
-interface RouteChildren {
-  /** Indexed by status class: 2 for 2xx. */
-  counts: Array<{ inc(): void }>
-  duration: { observe(value: number): void }
-}
-
 export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, TokenSource>, clock: Clock): ProxyMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX })
   const p = METRIC_PREFIX
 
-  const requests = new Counter({
-    name: `${p}requests_total`, help: 'Proxied requests by environment, interface and response status class', labelNames: ['environment', 'interface', 'status_class'], registers: [registry],
-  })
-  const upstreamDuration = new Histogram({
-    name: `${p}upstream_duration_seconds`, help: 'Time from forwarding a request to the end of its response', labelNames: ['environment', 'interface'], registers: [registry],
+  const requests = new RequestMetrics({
+    registry,
+    requestsName: `${p}requests_total`,
+    requestsHelp: 'Proxied requests by environment, interface and response status class',
+    durationName: `${p}upstream_duration_seconds`,
+    durationHelp: 'Time from forwarding a request to the end of its response',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   })
   const refreshes = new Counter({
@@ -67,23 +63,6 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
     name: `${p}egress_ip_expected`, help: '1 when the egress IP is in PROXY_EXPECTED_EGRESS_IPS, 0 when not, absent when not configured', registers: [registry],
   })
 
-  // Label sets are few and fixed (environment x interface x status class): their children are
-  // resolved once, and found again without building a key string per request.
-  const requestChildren = new Map<string, Map<string, RouteChildren>>()
-  function childrenFor (environment: string, iface: string): RouteChildren {
-    let byInterface = requestChildren.get(environment)
-    if (byInterface === undefined) {
-      byInterface = new Map()
-      requestChildren.set(environment, byInterface)
-    }
-    let children = byInterface.get(iface)
-    if (children === undefined) {
-      children = { counts: [], duration: upstreamDuration.labels(environment, iface) }
-      byInterface.set(iface, children)
-    }
-    return children
-  }
-
   return {
     registry,
     tokenObserver: {
@@ -92,17 +71,7 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
       requestEnded: (environment) => { inflight.dec({ environment }) },
       waited: (environment, ms) => { tokenWait.observe({ environment }, ms / 1000) },
     },
-    requestCompleted (environment, iface, status, durationS) {
-      const children = childrenFor(environment, iface)
-      const statusClass = Math.floor(status / 100)
-      let count = children.counts[statusClass]
-      if (count === undefined) {
-        count = requests.labels(environment, iface, `${statusClass}xx`)
-        children.counts[statusClass] = count
-      }
-      count.inc()
-      children.duration.observe(durationS)
-    },
+    requestCompleted (environment, iface, status, durationS) { requests.record(environment, iface, status, durationS) },
     ipNotAllowed (environment, iface) { ipNotAllowed.inc({ environment, interface: iface }) },
     egressIp (ip, expected) {
       egressInfo.reset()
