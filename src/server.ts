@@ -17,6 +17,7 @@ import { requestHeaderProblem } from './headers/header-policy.js'
 import { createDispatcher } from './outbound/dispatcher.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
 import { healthRoutes } from './ops/health-routes.js'
+import { createAccessLog } from './ops/access-log.js'
 import { createMetrics, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
 import { canonicalizeTarget } from './routing/canonical-path.js'
@@ -101,10 +102,11 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     }))
   }
 
+  const accessLog = createAccessLog(deps.logger)
   let closing = false
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    // One line per proxied request is logged by our onResponse hook, without the query string.
+    // One line per proxied request is logged by our onResponse hook (access-log.ts), without the query string.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: requestIdFor,
@@ -152,15 +154,16 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     const ctx = request.proxy
     if (ctx === null) return
     metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000)
-    request.log.info({
+    accessLog({
+      reqId: request.id,
       environment: ctx.route.environment,
-      interface: ctx.route.interface,
+      iface: ctx.route.interface,
       method: request.method,
       path: ctx.upstreamPath,
       status: reply.statusCode,
       retried: ctx.attempt > 0,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
-    }, 'proxied request')
+    })
   })
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
