@@ -46,15 +46,33 @@ export function loggerOptions (level: string): LoggerOptions {
 
 let stampedMs = Number.NaN
 let stamp = ''
+let stampedSecond = Number.NaN
+let secondPrefix = ''
 
-/** pino's isoTime, formatted once per millisecond: under load many lines share one. */
+/**
+ * pino's isoTime (`,"time":"2026-11-23T13:29:51.042Z"`) for the current millisecond. Under load
+ * many lines share a millisecond, and every line of a second shares all but the milliseconds, so
+ * `toISOString()` runs once per second (it was 1% of a proxied request run once per millisecond).
+ */
 function isoTimeOncePerMs (): string {
   const now = Date.now()
   if (now !== stampedMs) {
     stampedMs = now
-    stamp = `,"time":"${new Date(now).toISOString()}"`
+    stamp = isoTimeAt(now)
   }
   return stamp
+}
+
+/** The same text as `,"time":"${new Date(ms).toISOString()}"`, for any ms since 1970. */
+export function isoTimeAt (ms: number): string {
+  const second = Math.floor(ms / 1000)
+  if (second !== stampedSecond) {
+    stampedSecond = second
+    // "2026-11-23T13:29:51." without the milliseconds and the "Z".
+    secondPrefix = `,"time":"${new Date(second * 1000).toISOString().slice(0, -4)}`
+  }
+  const millis = ms - second * 1000
+  return `${secondPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z"`
 }
 
 /** Past this many bytes waiting for a slow stdout reader, lines are dropped rather than held. */
