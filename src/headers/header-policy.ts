@@ -38,7 +38,8 @@ export function isDroppedHeader (name: string): boolean {
 
 /** `api-key`, `api_key`, `apikey`, `x-api-key`, `x_api.key`, `x-hc-api-key`, ...: look-alikes of the provider's key header. */
 function isApiKeyLookalike (name: string): boolean {
-  return name.replace(/[-_.]/g, '').endsWith('apikey')
+  // Without a "k" the stripped name cannot end in "apikey": most names skip the copy the regex makes.
+  return name.includes('k') && name.replace(/[-_.]/g, '').endsWith('apikey')
 }
 
 /**
@@ -89,7 +90,10 @@ export type HeaderProblem = { status: 400 | 431, reason: string }
 export function requestHeaderProblem (rawHeaders: readonly string[]): HeaderProblem | null {
   if (rawHeaders.length / 2 > MAX_REQUEST_HEADER_FIELDS) return { status: 431, reason: `more than ${MAX_REQUEST_HEADER_FIELDS} header fields` }
   let hosts = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === 'host') hosts++
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++
+  }
   return hosts > 1 ? { status: 400, reason: 'more than one Host header field' } : null
 }
 
