@@ -96,7 +96,7 @@ export function markdown ({ title, conditions, summary, workloads, targets, toke
   out.push('', '## Our proxy against the budget of issue 7', '')
   const plain = targets.some((t) => t.name === 'plain')
   const variant = targets.some((t) => t.name === 'variant')
-  out.push('ours/bare req/s and req/CPU-s: medians of the interleaved rounds. Paired: our proxy and the other one saturated at the same time on the same core, geometric mean of the rounds\' ratios of req/CPU-s (min–max); the figure to trust when the machine\'s speed drifts between measurements.', '')
+  out.push('ours/bare req/s and req/CPU-s: medians of the interleaved rounds. Paired: our proxy and the other one saturated at the same time on the same core, geometric mean of the rounds\' ratios of req/CPU-s (min–max): untouched by the machine\'s speed drifting between measurements, but both proxies share the core\'s caches meanwhile, which may weigh more on the larger one.', '')
   out.push(`| workload | ours/bare req/s (≥ ${BUDGET.minRatioToBare.toFixed(1)}) | ours/bare req/CPU-s | ours/bare req/CPU-s, paired (≥ ${BUDGET.minRatioToBare.toFixed(1)}) |${plain ? ' ours/plain req/s |' : ''}${variant ? ' ours/(e) req/s | ours/(e) req/CPU-s | ours/(e) req/CPU-s, paired |' : ''} ours/direct req/s | added p50 (≤ ${BUDGET.maxAddedP50Ms} ms) | added p99 (≤ ${BUDGET.maxAddedP99Ms} ms) | peak RSS (≤ ${BUDGET.maxPeakRssMb} MB) |`)
   out.push(`|---|---:|---:|---:|${plain ? '---:|' : ''}${variant ? '---:|---:|---:|' : ''}---:|---:|---:|---:|`)
   for (const workload of workloads) {
