@@ -1,6 +1,7 @@
 /**
  * CPU profile of our proxy under load: the bench upstream on the load core, `node --cpu-prof
- * dist/cli.js` (LOG_LEVEL=info to a file, as in the benchmark) on the target core, saturated by wrk
+ * dist/cli.js` (with npm start's Node options, LOG_LEVEL=info to a file, as in the benchmark) on
+ * the target core, saturated by wrk
  * (or autocannon) for --duration seconds after a warm-up; then the proxy is stopped with SIGTERM
  * (it writes the profile on exit) and the profile is summarised with cpuprofile-summary.mjs.
  * Writes bench/results/profile-<stamp>.md and the .cpuprofile (open it in Chrome DevTools or
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stop, stopAll } from './lib/processes.mjs'
-import { CLI, ROOT_DIR, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
+import { CLI, OUR_NODE_ARGS, ROOT_DIR, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
 import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
 
@@ -60,7 +61,7 @@ try {
       refreshMarginS: 300,
       logLevel: argv['log-level'],
       cli: argv.cli,
-      nodeArgs: profiling,
+      nodeArgs: [...OUR_NODE_ARGS, ...profiling],
     })
   const request = {
     url: `${target.origin}/fiat${workload.path}`,

@@ -3,7 +3,7 @@
  *
  * Measures, interleaved over several rounds, (a) the bench upstream served directly, (b) a bare
  * Fastify + @fastify/http-proxy proxy that only injects a header, (c) our proxy as users run it
- * (`node dist/cli.js`, LOG_LEVEL=info to a file, metrics on), and with --with-plain (d) plain
+ * (`node dist/cli.js` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and with --with-plain (d) plain
  * node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST 2 KiB JSON): req/s at
  * saturation (wrk when installed, else autocannon; 50 keep-alive connections), p50/p99 at a steady
  * 2,000 req/s, peak RSS; then checks that each environment asked for exactly one token per refresh
@@ -21,8 +21,8 @@
  * --token-lifetime S (60) --refresh-margin S (20) --keep-log
  * --compare-cli PATH (adds target (e): another build of the proxy, e.g. a worktree of the previous
  * commit built with npm run build, for before/after figures in one run)
- * --compare-node-options=OPTS (Node options for target (e), e.g. =--max-semi-space-size=8; without
- * --compare-cli, (e) is this build run with them)
+ * --compare-node-options=OPTS (Node options for target (e) instead of npm start's, e.g.
+ * =--max-semi-space-size=4, or empty for none; without --compare-cli, (e) is this build run with them)
  * --cli PATH (measure another build as (c); default dist/cli.js)
  * --workloads small,large,post --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
@@ -33,7 +33,7 @@ import { tmpdir, loadavg, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
-import { CLI, FIAT_SANDBOX_BASE, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
+import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
 import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
@@ -63,14 +63,18 @@ const positive = (name, value) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)
   return n
 }
-/** Target (e): another build, this build with other Node options, or both; null when not asked for. */
+/**
+ * Target (e): another build, this build with other Node options, or both; null when not asked for.
+ * Its Node options are --compare-node-options when given (empty: none at all), else the same as
+ * our proxy's.
+ */
 function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
   if (cli === undefined && options === undefined) return null
-  const nodeArgs = (options ?? '').split(/\s+/).filter((a) => a !== '')
+  const nodeArgs = options === undefined ? OUR_NODE_ARGS : options.split(/\s+/).filter((a) => a !== '')
   const build = cli === undefined ? 'this build' : '--compare-cli build'
-  return { cli: cli ?? CLI, nodeArgs, label: `(e) ${build}${nodeArgs.length === 0 ? '' : ` with ${nodeArgs.join(' ')}`}` }
+  return { cli: cli ?? CLI, nodeArgs, label: `(e) ${build}${options === undefined ? '' : nodeArgs.length === 0 ? ' without Node options' : ` with ${nodeArgs.join(' ')}`}` }
 }
 const VARIANT = variantTarget()
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
@@ -239,7 +243,7 @@ async function main () {
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
     `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s, ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
-    `our proxy: node ${argv.cli ?? 'dist/cli.js'}, LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off`,
+    `our proxy: node ${[...OUR_NODE_ARGS, argv.cli ?? 'dist/cli.js'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
   ]

@@ -1,16 +1,18 @@
 /**
  * Starting what is measured: the bench upstream, the bare Fastify proxy, the optional plain
- * node:http proxy and our proxy as users run it (`node dist/cli.js`, configured by environment
- * variables only, logging at info to a file, metrics on). Every process is pinned by the caller's
- * choice of core and stopped through processes.mjs.
+ * node:http proxy and our proxy as users run it (with `npm start`'s Node options, configured by
+ * environment variables only, logging at info to a file, metrics on). Every process is pinned by
+ * the caller's choice of core and stopped through processes.mjs.
  */
-import { openSync, closeSync } from 'node:fs'
+import { openSync, closeSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
 
 const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url))
 export const CLI = `${ROOT_DIR}dist/cli.js`
+/** The Node options `npm start` gives our proxy (and the Docker image its NODE_OPTIONS): measured as shipped. */
+export const OUR_NODE_ARGS = JSON.parse(readFileSync(`${ROOT_DIR}package.json`, 'utf8')).scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'))
 
 /** Not secrets: they only open the bench upstream. */
 export const BENCH_CREDENTIALS = {
@@ -44,7 +46,7 @@ export async function startReferenceProxy (name, script, { core, upstreamOrigin,
  * Our proxy, both environments enabled, sandbox as the default one, run in `cwd` (a scratch
  * directory, so a developer's `.env` cannot change what is measured) with a clean environment.
  */
-export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = [], logLevel = 'info' }) {
+export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = OUR_NODE_ARGS, logLevel = 'info' }) {
   const port = await freePort()
   const env = {
     PATH: process.env.PATH,
