@@ -39,7 +39,7 @@ export class RequestMetrics {
 
   constructor (options: RequestMetricsOptions) {
     this.#bounds = options.buckets
-    const series = (): Series[] => this.#all
+    const all = this.#all
     new Counter({
       name: options.requestsName,
       help: options.requestsHelp,
@@ -47,7 +47,7 @@ export class RequestMetrics {
       registers: [options.registry],
       collect () {
         this.reset()
-        for (const s of series()) {
+        for (const s of all) {
           s.byClass.forEach((n, statusClass) => {
             if (n > 0) this.inc({ environment: s.environment, interface: s.iface, status_class: `${statusClass}xx` }, n)
           })
@@ -55,6 +55,8 @@ export class RequestMetrics {
       },
     })
     const bounds = this.#bounds
+    // The registry asks a metric for name, help, type, get() and reset() only; prom-client's types
+    // name its own classes, hence the cast.
     options.registry.registerMetric({
       name: options.durationName,
       help: options.durationHelp,
@@ -65,7 +67,7 @@ export class RequestMetrics {
         help: options.durationHelp,
         type: 'histogram',
         aggregator: 'sum',
-        values: series().flatMap((s) => histogramValues(options.durationName, bounds, s)),
+        values: all.flatMap((s) => histogramValues(options.durationName, bounds, s)),
       }),
       reset: () => {
         this.#series.clear()
