@@ -3,13 +3,14 @@
  *
  * Measures, interleaved over several rounds, (a) the bench upstream served directly, (b) a bare
  * Fastify + @fastify/http-proxy proxy that only injects a header, (c) our proxy as users run it
- * (`node dist/cli.js` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and with --with-plain (d) plain
- * node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST 2 KiB JSON): req/s at
- * saturation (wrk when installed, else autocannon; 50 keep-alive connections), p50/p99 at a steady
- * 2,000 req/s, peak RSS; then checks that each environment asked for exactly one token per refresh
- * window. Then, paired: our proxy and the bare one saturated at the same time on the same core, so
- * their CPU cost per request is compared on the same machine at the same moment (on a shared
- * machine whose speed drifts, this ratio holds where the interleaved one does not).
+ * (`node dist/cli.js` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and
+ * with --with-plain (d) plain node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST
+ * 2 KiB JSON): req/s at saturation (wrk when installed, else autocannon; 50 keep-alive
+ * connections), p50/p99 at a steady 2,000 req/s, peak RSS; then checks that each environment asked
+ * for exactly one token per refresh window. Then, paired: our proxy and the bare one saturated at
+ * the same time on the same core, so their CPU cost per request is compared at the same moment and
+ * the machine's drifting speed does not move the ratio (the two share the core's caches meanwhile;
+ * bench/README.md).
  * Prints a markdown table and writes it, with the raw JSON, to bench/results/.
  *
  * Layout on a 2-core machine: core 0 = load generator, this script, and the upstream behind the
