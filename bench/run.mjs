@@ -216,7 +216,8 @@ async function main () {
         const ours = results[pair.indexOf(oursTarget)]
         const other = results[pair.indexOf(partner)]
         paired.push({ round, workload: workload.name, partner: partner.name, ours, other })
-        log(`round ${round}/${ROUNDS} ${workload.name.padEnd(5)} paired ours+${partner.name}: ${ours.rpsPerCpuS} vs ${other.rpsPerCpuS} req/CPU-s${ours.errors + ours.non2xx + other.errors + other.non2xx > 0 ? `  FAILED ${ours.errors + ours.non2xx + other.errors + other.non2xx}` : ''}`)
+        const failed = ours.errors + ours.non2xx + other.errors + other.non2xx
+        log(`round ${round}/${ROUNDS} ${workload.name.padEnd(5)} paired ours+${partner.name}: ${ours.rpsPerCpuS} vs ${other.rpsPerCpuS} req/CPU-s${failed > 0 ? `  FAILED ${failed}` : ''}`)
       }
     }
   }
