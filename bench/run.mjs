@@ -18,6 +18,7 @@
  * cores the shared upstream gets core 2. Without taskset, nothing is pinned (noted in the results).
  *
  * Options: --rounds N (3) --duration S (5, saturation) --rate-duration S (3) --rate R (2000)
+ * --rate-warmup S (2: paced at the rate, not recorded, before each latency measurement)
  * --connections C (50) --tool wrk|autocannon --quick (1 round, 2 s) --with-plain
  * --token-lifetime S (60) --refresh-margin S (20) --keep-log
  * --compare-cli PATH (adds target (e): another build of the proxy, e.g. a worktree of the previous
@@ -44,6 +45,7 @@ const { values: argv } = parseArgs({
     rounds: { type: 'string' },
     duration: { type: 'string' },
     'rate-duration': { type: 'string' },
+    'rate-warmup': { type: 'string', default: '2' },
     rate: { type: 'string', default: '2000' },
     connections: { type: 'string', default: '50' },
     tool: { type: 'string' },
@@ -64,6 +66,11 @@ const positive = (name, value) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)
   return n
 }
+const nonNegative = (name, value) => {
+  const n = Number(value)
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be zero or a positive number, got ${value}`)
+  return n
+}
 /**
  * Target (e): another build, this build with other Node options, or both; null when not asked for.
  * Its Node options are --compare-node-options when given (empty: none at all), else the same as
@@ -82,6 +89,8 @@ const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
 const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))
 const RATE_DURATION_S = positive('rate-duration', argv['rate-duration'] ?? (argv.quick ? 2 : 3))
 const RATE = positive('rate', argv.rate)
+/** The paced load generator is a new process per measurement; its cold start is not the target's latency (load.mjs). */
+const RATE_WARMUP_S = nonNegative('rate-warmup', argv['rate-warmup'])
 const CONNECTIONS = positive('connections', argv.connections)
 const TOKEN_LIFETIME_S = positive('token-lifetime', argv['token-lifetime'])
 const REFRESH_MARGIN_S = positive('refresh-margin', argv['refresh-margin'])
@@ -175,7 +184,7 @@ async function main () {
     bodyFile: workload.body === undefined ? undefined : postBodyFile,
   })
   const one = (kind, target, workload, durationS) => measure({
-    kind, tool: TOOL, request: requestFor(target, workload), connections: CONNECTIONS, durationS, rate: RATE,
+    kind, tool: TOOL, request: requestFor(target, workload), connections: CONNECTIONS, durationS, rate: RATE, warmupS: RATE_WARMUP_S,
     loadCore: LOAD_CORE, targetCore: TARGET_CORE, targetPid: target.pid,
   })
 
@@ -244,7 +253,7 @@ async function main () {
     layout.pinning
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
-    `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s, ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
+    `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s (after ${RATE_WARMUP_S} s at that rate, not recorded), ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
     `our proxy: node ${[...OUR_NODE_ARGS, argv.cli ?? 'dist/cli.js'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
@@ -253,6 +262,12 @@ async function main () {
   if (TOOL === 'autocannon') notes.push('autocannon is a Node process on one core: the direct upstream can answer faster than it can ask, so (a) req/s is the load generator\'s ceiling, not the upstream\'s. Install wrk for a higher ceiling.')
   const directLoad = summary.rows.small?.direct?.loadCoreBusyPct ?? null
   if (directLoad !== null && directLoad >= 95) notes.push(`during (a) the load core was ${directLoad}% busy: (a) req/s is bounded by the load generator.`)
+  for (const workload of WORKLOADS) {
+    for (const target of targets) {
+      const achieved = summary.rows[workload.name][target.name].achievedRate
+      if (achieved !== null && achieved < RATE * 0.97) notes.push(`${workload.label}, ${target.label}: completed ${achieved.toLocaleString('en-US')} req/s of the ${RATE.toLocaleString('en-US')} asked for. The rate is past what it can serve on this machine, so its p50/p99 measure the queue that built up, not the proxy.`)
+    }
+  }
   if (measurements.some((m) => m.kind === 'rate' && (m.scheduleLagMs?.p99 ?? 0) > 5)) notes.push('the paced client fell behind its schedule by more than 5 ms at p99 in some measurement: latency figures of that round are suspect.')
   if (Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0)) > 10) notes.push('other processes used more than 10% of the target core in some measurement: figures are noisy; rerun on a quiet machine for reference numbers.')
 
@@ -263,7 +278,7 @@ async function main () {
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-')
   writeFileSync(join(resultsDir, `${stamp}.md`), `${md}\n`)
   writeFileSync(join(resultsDir, `${stamp}.json`), `${JSON.stringify({
-    startedAt, options: { ROUNDS, DURATION_S, RATE_DURATION_S, RATE, CONNECTIONS, TOOL, TOKEN_LIFETIME_S, REFRESH_MARGIN_S, layout: { ...layout, LOAD_CORE, TARGET_CORE, UPSTREAM_CORE } },
+    startedAt, options: { ROUNDS, DURATION_S, RATE_DURATION_S, RATE_WARMUP_S, RATE, CONNECTIONS, TOOL, TOKEN_LIFETIME_S, REFRESH_MARGIN_S, layout: { ...layout, LOAD_CORE, TARGET_CORE, UPSTREAM_CORE } },
     conditions, summary, tokens, upstreamStats, logStats, metrics: pickMetrics(metricsText), measurements, paired,
   }, null, 2)}\n`)
   process.stdout.write(`\n${md}\nwritten to bench/results/${stamp}.md and .json\n`)

@@ -50,12 +50,12 @@ function processTicks (pid) {
  * Returns the load generator's result plus peakRssKb, targetCpuPct, foreignCpuPctOnTargetCore,
  * loadCoreBusyPct.
  */
-export async function measure ({ kind, tool, request, connections, durationS, rate, loadCore, targetCore, targetPid }) {
+export async function measure ({ kind, tool, request, connections, durationS, rate, warmupS, loadCore, targetCore, targetPid }) {
   const rss = watchPeakRss(targetPid)
   const cpuBefore = coreTicks()
   const procBefore = processTicks(targetPid)
   const t0 = performance.now()
-  const result = await load({ kind, tool, request, connections, durationS, rate, loadCore })
+  const result = await load({ kind, tool, request, connections, durationS, rate, warmupS, loadCore })
   const elapsedTicks = ((performance.now() - t0) / 1000) * 100
   const cpuAfter = coreTicks()
   const procAfter = processTicks(targetPid)
@@ -95,10 +95,10 @@ export async function measurePaired ({ tool, runs, connections, durationS, loadC
   })
 }
 
-async function load ({ kind, tool, request, connections, durationS, rate, loadCore }) {
+async function load ({ kind, tool, request, connections, durationS, rate, warmupS = 0, loadCore }) {
   if (kind === 'saturate' && tool === 'wrk') return runWrk(request, connections, durationS, loadCore)
-  const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate }
-  const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (durationS + 30) * 1000 })
+  const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate, warmupS }
+  const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (warmupS + durationS + 30) * 1000 })
   return JSON.parse(out.trim().split('\n').pop())
 }
 
