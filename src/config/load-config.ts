@@ -4,7 +4,9 @@
  * variable and the rule; values are never echoed because some of them are secrets.
  */
 import envSchemaLoader from 'env-schema'
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { parseEnv } from 'node:util'
 import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-urls.js'
 import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type EnvironmentName, type InterfaceName } from './config.js'
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
@@ -32,13 +34,27 @@ export interface LoadOptions {
   dotenvPath?: string
 }
 
+/** Throws only ConfigError, whose problems never quote a value: callers print them as they are. */
 export function loadConfig (env: Env, options: LoadOptions = {}): LoadedConfig {
+  try {
+    return buildConfig(env, options)
+  } catch (err) {
+    if (err instanceof ConfigError) throw err
+    // Any other error's message may quote a value, and values can be secrets: name its kind only.
+    throw new ConfigError([`configuration could not be read: unexpected ${errorKind(err)}`])
+  }
+}
+
+function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const problems: string[] = []
   const warnings: string[] = []
 
-  const data = Object.fromEntries(Object.entries(env).filter(([k, v]) => KNOWN_VARIABLES.has(k) && v !== undefined && v !== ''))
-  const dotenv = options.dotenvPath === undefined ? false : { path: options.dotenvPath }
-  const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false, dotenv })
+  // `.env` is merged here rather than by env-schema so that its values get the same treatment as
+  // the variables (empty means unset; an invalid one is dropped after being reported).
+  const fromFile = options.dotenvPath === undefined ? {} : readDotenv(options.dotenvPath, problems)
+  const variables: Env = { ...fromFile, ...env }
+  const data = { ...knownValues(fromFile), ...knownValues(env) }
+  const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
   let settings: RawSettings
   try {
     settings = validate(data)
@@ -49,7 +65,7 @@ export function loadConfig (env: Env, options: LoadOptions = {}): LoadedConfig {
     const invalid = new Set(found.map((f) => f.variable))
     settings = validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))))
   }
-  for (const name of Object.keys(env)) {
+  for (const name of Object.keys(variables)) {
     if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
   }
   if (settings.PAYMENTS_FIAT_BASE_URL === undefined && !problems.some((p) => p.startsWith('PAYMENTS_FIAT_BASE_URL'))) {
@@ -179,6 +195,29 @@ function resolveEnvironments (secrets: SecretValues, baseUrls: Config['baseUrls'
     environments[name] = { name, credentials: { apiKey, publicKey }, baseUrls: interfaces, tokenUrl: `${urls.fiat}${TOKEN_PATH}` }
   }
   return environments
+}
+
+function knownValues (env: Env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => KNOWN_VARIABLES.has(e[0]) && e[1] !== undefined && e[1] !== ''))
+}
+
+function readDotenv (path: string, problems: string[]): Env {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    // The CLI passes the path only when the file exists; one deleted in between is simply absent.
+    if (code !== 'ENOENT') problems.push(`${path}: cannot read (${code ?? 'error'})`)
+    return {}
+  }
+  return parseEnv(text)
+}
+
+function errorKind (err: unknown): string {
+  const name = err instanceof Error ? err.name : typeof err
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? `${name} ${code}` : name
 }
 
 function parseList<T> (value: string, name: string, parse: (s: string) => T | null, expected: string, problems: string[]): T[] {

@@ -99,6 +99,109 @@ t.test('.env is read under the variables, which win', async (t) => {
   t.equal(config.listen.port, 9100)
 })
 
+function dotenvFile (content: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'pap-dotenv-')), '.env')
+  writeFileSync(file, content)
+  return file
+}
+
+function problemsWithDotenv (env: Env, content: string): readonly string[] {
+  try {
+    loadConfig(env, { dotenvPath: dotenvFile(content) })
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems
+    throw err
+  }
+  return []
+}
+
+const baseDotenv = Object.entries(base).map(([k, v]) => `${k}=${v ?? ''}\n`).join('')
+
+t.test('a bad value in .env is reported exactly like the same value in the environment', async (t) => {
+  const fromDotenv = problemsWithDotenv({}, `${baseDotenv}PROXY_PORT=abc\n`)
+  t.same(fromDotenv, ['PROXY_PORT must be integer'])
+  t.same(fromDotenv, problemsOf({ ...base, PROXY_PORT: 'abc' }))
+})
+
+t.test('an unknown PROXY_ name in .env is warned about as in the environment', async (t) => {
+  const { warnings } = loadConfig({}, { dotenvPath: dotenvFile(`${baseDotenv}PROXY_TOKEN_REFRESH_MARGIN=10\n`) })
+  t.same(warnings, ['PROXY_TOKEN_REFRESH_MARGIN is not a known setting and is ignored'])
+})
+
+t.test('an empty line in .env means unset, as an empty variable does', async (t) => {
+  t.same(problemsWithDotenv({}, `${baseDotenv}PROXY_DEFAULT_ENVIRONMENT=\nPROXY_PORT=\n`), [])
+  const { config } = loadConfig({}, { dotenvPath: dotenvFile(`${baseDotenv}PROXY_DEFAULT_ENVIRONMENT=\n`) })
+  t.equal(config.defaultEnvironment, 'sandbox')
+})
+
+t.test('bad values in both .env and the environment: each reported once, the variable winning over .env', async (t) => {
+  t.same(problemsWithDotenv({ PROXY_PORT: 'xyz' }, `${baseDotenv}PROXY_PORT=abc\n`), ['PROXY_PORT must be integer'])
+  const both = problemsWithDotenv({ PROXY_DEFAULT_ENVIRONMENT: 'staging' }, `${baseDotenv}PROXY_PORT=abc\n`)
+  t.same([...both].sort(), ['PROXY_DEFAULT_ENVIRONMENT must be one of production, sandbox', 'PROXY_PORT must be integer'])
+  t.same(problemsWithDotenv({ PROXY_PORT: '9100' }, `${baseDotenv}PROXY_PORT=abc\n`), [], 'a valid variable hides the bad .env value')
+})
+
+t.test('several problems in .env are reported together with the checks that follow the schema', async (t) => {
+  const problems = problemsWithDotenv({}, [
+    'PAYMENTS_FIAT_BASE_URL=ftp://nope',
+    `PAYMENTS_PRODUCTION_API_KEY=${SECRET}`,
+    'PROXY_PORT=abc',
+    'LOG_LEVEL=loud',
+    'PROXY_TOKEN_TIMEOUT_SECONDS=0',
+    'PROXY_ALLOWED_CLIENTS=10.0.0.0/33',
+  ].join('\n'))
+  const text = problems.join('\n')
+  t.match(text, /PROXY_PORT must be integer/)
+  t.match(text, /LOG_LEVEL must be one of fatal/)
+  t.match(text, /PROXY_TOKEN_TIMEOUT_SECONDS must be >= 1/)
+  t.match(text, /PAYMENTS_FIAT_BASE_URL must use https/)
+  t.match(text, /PAYMENTS_PRODUCTION_PUBLIC_KEY is missing/)
+  t.match(text, /PROXY_ALLOWED_CLIENTS: "10.0.0.0\/33" is not a CIDR/)
+  t.equal(problems.length, 6, text)
+})
+
+t.test('a secret pasted into the wrong variable of .env is never printed', async (t) => {
+  let error: unknown
+  try {
+    loadConfig({}, { dotenvPath: dotenvFile(`${baseDotenv}PROXY_PORT=${SECRET}\nPROXY_DEFAULT_ENVIRONMENT=${PUBLIC}\nPROXY_HOST=${SECRET}\n`) })
+  } catch (err) {
+    error = err
+  }
+  t.type(error, ConfigError)
+  const text = `${(error as Error).message}\n${(error as Error).stack ?? ''}\n${JSON.stringify(error)}`
+  t.match(text, /PROXY_PORT must be integer/)
+  t.match(text, /PROXY_DEFAULT_ENVIRONMENT must be one of/)
+  t.match(text, /PROXY_HOST must be an IP address/)
+  t.notMatch(text, SECRET)
+  t.notMatch(text, PUBLIC)
+})
+
+t.test('an unreadable .env is a problem naming the file, not a crash', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-dotenv-'))
+  let error: unknown
+  try {
+    loadConfig(base, { dotenvPath: dir })
+  } catch (err) {
+    error = err
+  }
+  t.type(error, ConfigError)
+  t.same((error as ConfigError).problems, [`${dir}: cannot read (EISDIR)`])
+})
+
+t.test('an unexpected failure while loading is a ConfigError that does not repeat its message', async (t) => {
+  const env: Record<string, string> = { ...base } as Record<string, string>
+  Object.defineProperty(env, 'PROXY_PORT', { enumerable: true, get () { throw new TypeError(`bad value ${SECRET}`) } })
+  let error: unknown
+  try {
+    loadConfig(env)
+  } catch (err) {
+    error = err
+  }
+  t.type(error, ConfigError)
+  t.same((error as ConfigError).problems, ['configuration could not be read: unexpected TypeError'])
+  t.notMatch(`${(error as Error).message}${(error as Error).stack ?? ''}`, SECRET)
+})
+
 t.test('warnings: unknown PROXY_ names, API key prefix, both environments without a default, wide bind', async (t) => {
   const { warnings, config } = loadConfig({
     ...base,
