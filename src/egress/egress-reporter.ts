@@ -51,8 +51,9 @@ export function createEgressReporter (options: EgressReporterOptions): EgressRep
     }
     const previous = current
     current = ip
+    // One message for first sight and change (SPEC §5), so a search for it finds every address to allowlist.
     if (previous === null) log.info({ egressIp: ip, hint: ALLOWLIST_HINT }, 'egress IP for allowlisting')
-    else if (previous !== ip) log.warn({ previousEgressIp: previous, egressIp: ip, hint: ALLOWLIST_HINT }, 'egress IP changed')
+    else if (previous !== ip) log.warn({ previousEgressIp: previous, egressIp: ip, hint: ALLOWLIST_HINT }, 'egress IP for allowlisting')
     const expected = isExpected()
     if (expected === false) log.error({ egressIp: ip, expectedEgressIps: expectedIps }, 'egress IP is not in PROXY_EXPECTED_EGRESS_IPS: production fiat payouts will fail with IP_NOT_ALLOWED')
     onUpdate?.(ip, expected)

@@ -25,11 +25,21 @@ export function declaredLength (req: IncomingMessage): number | null {
   return Number.isSafeInteger(n) && n >= 0 ? n : null
 }
 
-/** Whether a body of this request is worth holding for a possible retry. */
+/**
+ * Whether a body of this request is held for a possible retry: when its method may be retried and
+ * its size is declared, or it is JSON, the only kind that can carry `externalReference` (SPEC §5),
+ * chunked or not. A chunked upload of another type streams.
+ */
 export function shouldHoldBody (req: IncomingMessage): boolean {
-  if (req.headers['content-type'] === undefined || declaredLength(req) === null) return false
   const method = req.method ?? ''
-  return IDEMPOTENT.has(method) || KEYED.has(method)
+  if (!IDEMPOTENT.has(method) && !KEYED.has(method)) return false
+  return declaredLength(req) !== null || isJson(req.headers['content-type'])
+}
+
+function isJson (contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
+  return type === 'application/json' || type.endsWith('+json')
 }
 
 export function holdBody (payload: NodeJS.ReadableStream, limit: number): Promise<Buffer> {

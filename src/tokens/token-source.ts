@@ -15,7 +15,13 @@ import { refreshAtMs, retrieveAgainInMs, retryDelayMs, unusableAtMs, type Refres
 import { TokenRequestError, type TokenFailureReason, type TokenGrant } from './token-grant.js'
 import type { FetchToken } from './token-client.js'
 
-/** An upstream 401 may force a new token at most this often per environment. */
+/**
+ * Forced refreshes in a row whose new token no upstream has accepted yet, before further ones are
+ * spaced out by FORCED_REFRESH_MIN_INTERVAL_MS: an upstream that answers 401 to every token, or a
+ * token endpoint that hands back the token just rejected, cannot turn every request into a token
+ * request. A revoked token is still replaced at once, however soon after the last one.
+ */
+export const UNCONFIRMED_FORCED_REFRESHES = 2
 export const FORCED_REFRESH_MIN_INTERVAL_MS = 30_000
 
 export interface TokenObserver {
@@ -57,6 +63,9 @@ export class TokenSource {
   #retryAtMs: number | null = null
   #refreshDueAtMs = Infinity
   #lastForcedMs = -Infinity
+  #unconfirmedForced = 0
+  /** The different token the last forced refresh brought, until an upstream accepts it. */
+  #replacement: string | null = null
   #lastError: TokenRequestError | null = null
   #closed = false
 
@@ -112,22 +121,32 @@ export class TokenSource {
     return this.#usable(this.#clock.monotonicMs())?.token ?? null
   }
 
+  /** An upstream answered something other than 401 to `token`. */
+  upstreamAccepted (token: string): void {
+    if (token === this.#replacement) {
+      this.#unconfirmedForced = 0
+      this.#replacement = null
+    }
+  }
+
   /**
-   * An upstream answered 401 to `token`. Drops it only if it is still the current one (a
-   * concurrent 401 may already have replaced it) and forces one refresh, rate-limited so an
-   * upstream that answers 401 for business reasons cannot cause a refresh storm.
+   * An upstream answered 401 to `token` (SPEC §5: replaced at most once per token, single-flight).
+   * Drops it only if it is still the current one (a concurrent 401 may already have replaced it)
+   * and forces one refresh. Once forced refreshes stop bringing tokens that work, they are spaced
+   * out (UNCONFIRMED_FORCED_REFRESHES).
    * Resolves true when a different token is now available to retry with.
    */
   async replaceRejected (token: string): Promise<boolean> {
     const now = this.#clock.monotonicMs()
     if (this.#grant?.token === token) {
-      if (now - this.#lastForcedMs < FORCED_REFRESH_MIN_INTERVAL_MS) return false
+      if (this.#unconfirmedForced >= UNCONFIRMED_FORCED_REFRESHES && now - this.#lastForcedMs < FORCED_REFRESH_MIN_INTERVAL_MS) return false
       this.#lastForcedMs = now
+      this.#unconfirmedForced++
       this.#log.warn('upstream rejected the token; requesting a new one')
       this.#grant = null
       this.#refreshDueAtMs = Infinity
       // Even while backing off after failed refreshes: the rejected token is gone, so ask now.
-      this.#refresh().catch(() => {})
+      this.#refresh().then((grant) => { if (grant.token !== token) this.#replacement = grant.token }, () => {})
     }
     try {
       return (await this.get()) !== token
@@ -156,6 +175,8 @@ export class TokenSource {
     this.#retryAtMs = null
     this.#refreshDueAtMs = Infinity
     this.#lastForcedMs = -Infinity
+    this.#unconfirmedForced = 0
+    this.#replacement = null
     this.#inflight = null
     this.start()
   }

@@ -25,7 +25,7 @@ t.test('the egress IP is logged at start with where to allowlist it, and in /rea
   t.equal(ready.egressIp, '203.0.113.7')
 })
 
-t.test('a change of egress IP is a warning with old and new address', async (t) => {
+t.test('a change of egress IP is logged again as egress IP for allowlisting, at warn, with old and new address', async (t) => {
   const provider = await startProvider(t)
   const clock = new FakeClock()
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EGRESS_IP_INTERVAL_SECONDS: '60' }), { clock })
@@ -33,8 +33,11 @@ t.test('a change of egress IP is a warning with old and new address', async (t) 
   provider.setEgressIp('198.51.100.9')
   await clock.advance(60_000)
   await until(() => proxy.egress.current() === '198.51.100.9', 'second egress IP')
-  const [changed] = proxy.logs.find('egress IP changed')
-  t.match(changed, { level: 40, previousEgressIp: '203.0.113.7', egressIp: '198.51.100.9' })
+  const lines = proxy.logs.find('egress IP for allowlisting')
+  t.equal(lines.length, 2, 'once at start, once for the change')
+  t.match(lines[0], { level: 30, egressIp: '203.0.113.7' })
+  t.equal(lines[0]?.['previousEgressIp'], undefined, 'no previous address at first discovery')
+  t.match(lines[1], { level: 40, egressIp: '198.51.100.9', previousEgressIp: '203.0.113.7', hint: /Developers -> IP Addresses/ })
   t.equal(provider.ipEchoRequests, 2, 'checked again after the interval, not before')
 })
 
@@ -79,6 +82,44 @@ t.test('IP_NOT_ALLOWED from an upstream is passed back unchanged and logged with
   const [line] = proxy.logs.find('upstream answered IP_NOT_ALLOWED')
   t.match(line, { level: 50, egressIp: '203.0.113.7', environment: 'production', interface: 'fiat' })
   t.match(line?.['hint'], /Developers -> IP Addresses/)
+})
+
+t.test('IP_NOT_ALLOWED is found in a chunked error body split across chunks and in a 401, never in a success body', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
+  await waitReady(proxy)
+  await until(() => proxy.egress.current() !== null, 'egress IP')
+  provider.setUpstreamHandler((req, res) => {
+    const url = req.url ?? ''
+    if (url.endsWith('/chunked-403')) {
+      res.writeHead(403, { 'content-type': 'application/json' })
+      res.write('{"success":false,"code":"IP_NOT_')
+      setTimeout(() => res.end('ALLOWED"}'), 20)
+    } else if (url.endsWith('/as-401')) {
+      res.writeHead(401, { 'content-type': 'application/json' })
+      res.end('{"success":false,"code":"IP_NOT_ALLOWED"}')
+    } else if (url.endsWith('/listing')) {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{"success":true,"data":[{"status":"FAILED","reason":"IP_NOT_ALLOWED"}]}')
+    } else {
+      return false
+    }
+    return true
+  })
+  const logged = (): number => proxy.logs.find('upstream answered IP_NOT_ALLOWED').length
+  const chunked = await request(`${proxy.url}/production/fiat/v1/chunked-403`)
+  t.equal(chunked.statusCode, 403)
+  t.equal(await chunked.body.text(), '{"success":false,"code":"IP_NOT_ALLOWED"}', 'passed back whole')
+  t.equal(logged(), 1, 'a marker split across two chunks is found')
+  const unauthorized = await request(`${proxy.url}/production/fiat/v1/as-401`, { method: 'POST', body: '{"amount":1}', headers: { 'content-type': 'application/json' } })
+  t.equal(unauthorized.statusCode, 401, 'a 401 is still a 401 (SPEC: any 401 means the token was not accepted)')
+  t.equal(await unauthorized.body.text(), '{"success":false,"code":"IP_NOT_ALLOWED"}')
+  t.equal(logged(), 2, 'and its IP_NOT_ALLOWED is logged too')
+  const listing = await request(`${proxy.url}/production/fiat/v1/listing`)
+  t.equal(listing.statusCode, 200)
+  await listing.body.text()
+  t.equal(logged(), 2, 'a success body that mentions the code is data, not a refusal')
+  t.match(proxy.logs.find('upstream answered IP_NOT_ALLOWED')[0], { level: 50, egressIp: '203.0.113.7' })
 })
 
 t.test('outbound connections are pinned to IPv4 by default, configurable', async (t) => {

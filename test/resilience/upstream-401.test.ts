@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { sendJson } from '../../src/fake-provider/http-io.js'
-import { FORCED_REFRESH_MIN_INTERVAL_MS } from '../../src/tokens/token-source.js'
+import { FORCED_REFRESH_MIN_INTERVAL_MS, UNCONFIRMED_FORCED_REFRESHES } from '../../src/tokens/token-source.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 import { SANDBOX_ONLY, bearerOf, send, startTimed } from '../tokens/token-kit.js'
 
@@ -21,6 +21,8 @@ const RETRIED: Array<[string, RequestInit]> = [
   ['OPTIONS', { method: 'OPTIONS' }],
   ['POST with externalReference', { method: 'POST', headers: JSON_HEADERS, body: '{"externalReference":"ord-42","amount":1}' }],
   ['PATCH with externalReference', { method: 'PATCH', headers: JSON_HEADERS, body: '{"externalReference":"ord-43"}' }],
+  ['chunked POST with externalReference', { method: 'POST', headers: JSON_HEADERS, body: new Blob(['{"externalReference":"ord-44",', '"amount":1}']).stream(), duplex: 'half' } as RequestInit],
+  ['POST with externalReference and no Content-Type', { method: 'POST', body: new Blob(['{"externalReference":"ord-45"}']) }],
 ]
 
 for (const [name, init] of RETRIED) {
@@ -51,6 +53,36 @@ t.test('a POST without externalReference gets the 401 back; the next request use
   t.equal((await send(proxy, '/sandbox/fiat/v1/payouts')).status, 200)
   t.equal(provider.upstreamRequests.at(-1)?.tokenValid, true, 'the next request carries the new token')
   t.equal(provider.tokenRequests.length, 2, 'the token was replaced once')
+})
+
+t.test('a token revoked again seconds later is replaced again (once per token, not once per interval)', async (t) => {
+  const { provider, proxy } = await ready(t)
+  for (let round = 1; round <= 3; round++) {
+    provider.revokeAllTokens()
+    t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200, `revocation ${round}: retried with a new token`)
+    t.equal(provider.tokenRequests.length, 1 + round, `revocation ${round}: one token request`)
+  }
+  provider.revokeAllTokens()
+  const unsafe = await send(proxy, '/sandbox/fiat/v1/payouts', { method: 'POST', headers: JSON_HEADERS, body: '{"amount":1}' })
+  t.equal(unsafe.status, 401, 'a POST without externalReference gets the 401 back')
+  await waitReady(proxy)
+  provider.revokeAllTokens()
+  t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200, 'a token rejected before its first use is replaced too')
+  t.equal(provider.tokenRequests.length, 6)
+})
+
+t.test('a path that answers 401 to a token the endpoint keeps handing back cannot cause a refresh storm', async (t) => {
+  const { provider, proxy } = await ready(t)
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/forbidden-as-401')) return false
+    sendJson(res, 401, { success: false, message: 'Unauthorized' })
+    return true
+  })
+  for (let i = 0; i < 5; i++) t.equal((await send(proxy, '/sandbox/fiat/v1/forbidden-as-401')).status, 401)
+  t.equal(provider.tokenRequests.length, 1 + UNCONFIRMED_FORCED_REFRESHES, 'forced refreshes stop once they bring the same token back')
+  t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200, 'the token still serves other paths')
+  t.equal((await send(proxy, '/sandbox/fiat/v1/forbidden-as-401')).status, 401)
+  t.equal(provider.tokenRequests.length, 1 + UNCONFIRMED_FORCED_REFRESHES, 'and that token being accepted elsewhere does not start them again')
 })
 
 t.test('concurrent 401s for the same token share one refresh', async (t) => {
@@ -96,7 +128,9 @@ t.test('an upstream that answers 401 to everything cannot cause a refresh storm'
     provider.revokeAllTokens() // so every forced refresh really brings a new token
     for (let i = 0; i < 20; i++) t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 401)
     await driver.idle()
-    t.equal(provider.tokenRequests.length, 1 + round, `round ${round}: one forced refresh per ${FORCED_REFRESH_MIN_INTERVAL_MS / 1000} s`)
+    // The first request's 401 and its retry's each replace their token; then one per interval.
+    const forced = UNCONFIRMED_FORCED_REFRESHES + round - 1
+    t.equal(provider.tokenRequests.length, 1 + forced, `round ${round}: ${forced} forced refreshes in all, then one per ${FORCED_REFRESH_MIN_INTERVAL_MS / 1000} s`)
     await driver.advance(FORCED_REFRESH_MIN_INTERVAL_MS)
   }
   t.ok(provider.upstreamRequests.length <= 3 * 21, `${provider.upstreamRequests.length} upstream attempts for 60 requests`)

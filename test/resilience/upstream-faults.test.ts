@@ -126,17 +126,22 @@ t.test('connection reset after the headers, before any body byte: 502 without th
   t.match(proxy.logs.find('upstream request failed'), [{ reqId: String }, { reqId: String }], 'each logged with its request id')
 })
 
-t.test('connection reset in the middle of a small error body: 502 UPSTREAM_UNAVAILABLE, no retry', async (t) => {
+t.test('connection reset in the middle of a small error body: it streamed like any body, so the client sees it cut; no retry', async (t) => {
   const { provider, proxy } = await rig(t)
   provider.setUpstreamHandler((req, res) => {
     if (!(req.url ?? '').endsWith('/cut-error')) return false
-    res.writeHead(500, { 'content-type': 'application/json', 'content-length': 200, 'x-upstream-only': '1' })
+    res.writeHead(500, { 'content-type': 'application/json', 'content-length': 200 })
     res.write('{"success":false,', () => { setTimeout(() => req.socket.destroy(), 20) })
     return true
   })
-  const res = await send(proxy, '/sandbox/fiat/v1/cut-error')
-  assertOwnError(t, res, 502, 'UPSTREAM_UNAVAILABLE')
-  t.equal(res.headers.get('x-upstream-only'), null, 'no header of the broken response')
+  let outcome: string
+  try {
+    const res = await fetch(`${proxy.url}/sandbox/fiat/v1/cut-error`)
+    outcome = `${res.status}: ${await res.text()}`
+  } catch {
+    outcome = 'cut'
+  }
+  t.ok(outcome === 'cut', `the client learns the response broke (${outcome})`)
   t.equal(hits(provider, '/cut-error'), 1, 'exactly one upstream attempt')
 })
 

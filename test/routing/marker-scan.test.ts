@@ -1,0 +1,42 @@
+import t from 'tap'
+import { createMarkerScan } from '../../src/routing/marker-scan.js'
+
+const MARKER = 'IP_NOT_ALLOWED'
+const BODY = Buffer.from(`{"success":false,"code":"${MARKER}","message":"Request IP is not in the allowlist"}`)
+
+function feed (chunks: Buffer[], limit = 8192): { found: boolean, calls: number } {
+  const scan = createMarkerScan(MARKER, limit)
+  let found = false
+  let calls = 0
+  for (const chunk of chunks) {
+    if (scan.finished) break
+    calls++
+    if (scan.push(chunk)) found = true
+  }
+  return { found, calls }
+}
+
+t.test('finds the marker wherever the body is split, in two or three chunks', async (t) => {
+  for (let i = 0; i <= BODY.length; i++) {
+    t.equal(feed([BODY.subarray(0, i), BODY.subarray(i)]).found, true, `split at ${i}`)
+  }
+  const at = BODY.indexOf(MARKER)
+  for (let i = at + 1; i < at + MARKER.length - 1; i++) {
+    t.equal(feed([BODY.subarray(0, i), BODY.subarray(i, i + 1), BODY.subarray(i + 1)]).found, true, `one-byte chunk at ${i}`)
+  }
+})
+
+t.test('does not find what is not there, nor a marker broken by other bytes', async (t) => {
+  t.equal(feed([Buffer.from('{"code":"IP_NOT_"}'), Buffer.from('{"code":"ALLOWED"}')]).found, false)
+  t.equal(feed([Buffer.from('IP_NOT_ALLOWE'), Buffer.from('x'), Buffer.from('D')]).found, false)
+  t.equal(feed([]).found, false)
+})
+
+t.test('searches only the first limitBytes, then asks for nothing more', async (t) => {
+  const padding = Buffer.alloc(100, ' ')
+  t.equal(feed([padding, BODY], 100).found, false, 'a marker past the limit is not searched for')
+  t.equal(feed([padding, BODY], 100 + BODY.indexOf(MARKER) + MARKER.length).found, true, 'one ending exactly at the limit is found')
+  t.equal(feed([padding, BODY], 100 + BODY.indexOf(MARKER) + MARKER.length - 1).found, false, 'one ending a byte past it is not')
+  t.equal(feed([padding, padding, padding], 150).calls, 2, 'finished once the limit is reached')
+  t.equal(feed([BODY, BODY, BODY]).calls, 1, 'finished once the marker is found')
+})

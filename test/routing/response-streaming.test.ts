@@ -1,0 +1,85 @@
+import t, { type Test } from 'tap'
+import type { OutgoingHttpHeaders } from 'node:http'
+import { request } from 'undici'
+import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
+import type { FakeProvider } from '../../src/fake-provider/index.js'
+import { SANDBOX_ONLY } from '../tokens/token-kit.js'
+
+async function rig (t: Test): Promise<{ provider: FakeProvider, proxy: RunningProxy }> {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, SANDBOX_ONLY))
+  await waitReady(proxy)
+  return { provider, proxy }
+}
+
+function within<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_resolve, reject) => setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref())])
+}
+
+const FRAMINGS: Array<[string, number, OutgoingHttpHeaders]> = [
+  ['200 with Content-Length', 200, { 'content-type': 'application/json', 'content-length': 10 }],
+  ['200 chunked', 200, { 'content-type': 'application/json' }],
+  ['403 with Content-Length', 403, { 'content-type': 'application/json', 'content-length': 10 }],
+  ['403 chunked', 403, { 'content-type': 'application/json' }],
+]
+
+for (const [name, status, headers] of FRAMINGS) {
+  t.test(`a small body streams through as it arrives (${name}): the client reads its first part before the upstream sends the rest`, async (t) => {
+    const { provider, proxy } = await rig(t)
+    let sendRest: () => void = () => {}
+    const restWanted = new Promise<void>((resolve) => { sendRest = resolve })
+    provider.setUpstreamHandler((req, res) => {
+      if (!(req.url ?? '').endsWith('/trickle')) return false
+      res.writeHead(status, headers)
+      res.write('hello')
+      void restWanted.then(() => res.end('world'))
+      return true
+    })
+    const res = await within(request(`${proxy.url}/sandbox/fiat/v1/trickle`), 3000, 'response headers')
+    t.equal(res.statusCode, status)
+    const chunks = res.body[Symbol.asyncIterator]()
+    const first = await within(chunks.next(), 3000, 'first part')
+    t.equal(Buffer.from(first.value as Buffer).toString(), 'hello', 'the first part, alone')
+    sendRest()
+    let rest = ''
+    for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) rest += Buffer.from(next.value as Buffer).toString()
+    t.equal(rest, 'world', 'then the rest')
+  })
+}
+
+t.test('answers without a body (HEAD, 304) pass through without waiting for one', async (t) => {
+  const { provider, proxy } = await rig(t)
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/bodiless')) return false
+    // undici refuses a 304 that declares a Content-Length (UND_ERR_RES_CONTENT_LENGTH_MISMATCH).
+    const headers: OutgoingHttpHeaders = req.headers['x-status'] === '304' ? { etag: '"v1"' } : { 'content-type': 'application/json', 'content-length': 50, etag: '"v1"' }
+    res.writeHead(req.headers['x-status'] === '304' ? 304 : 200, headers)
+    res.end()
+    return true
+  })
+  const head = await within(request(`${proxy.url}/sandbox/fiat/v1/bodiless`, { method: 'HEAD' }), 3000, 'HEAD answer')
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers['content-length'], '50', 'HEAD keeps the declared length')
+  await head.body.dump()
+  const notModified = await within(request(`${proxy.url}/sandbox/fiat/v1/bodiless`, { headers: { 'x-status': '304' } }), 3000, '304 answer')
+  t.equal(notModified.statusCode, 304)
+  t.equal(notModified.headers.etag, '"v1"')
+  t.equal(await notModified.body.text(), '')
+})
+
+t.test('a body that arrives whole is passed back byte for byte with the upstream headers', async (t) => {
+  const { provider, proxy } = await rig(t)
+  const body = Buffer.from(`{"data":"${'é'.repeat(3000)}"}`)
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/whole')) return false
+    res.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length, 'x-upstream': 'kept' })
+    res.end(body)
+    return true
+  })
+  const res = await request(`${proxy.url}/sandbox/fiat/v1/whole`)
+  t.equal(res.statusCode, 201)
+  t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(res.headers['content-length'], String(body.length))
+  t.equal(res.headers['x-upstream'], 'kept')
+  t.ok(Buffer.from(await res.body.arrayBuffer()).equals(body), 'same bytes')
+})
