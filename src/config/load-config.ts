@@ -68,12 +68,15 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   for (const name of Object.keys(variables)) {
     if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
   }
-  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && !problems.some((p) => p.startsWith('PAYMENTS_FIAT_BASE_URL'))) {
-    problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
-  }
-
   const secrets = readSecrets(settings)
   problems.push(...secrets.problems)
+
+  // A sandbox-only deployment may name its sandbox base alone; production, or deriving the sandbox base, needs it.
+  const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined || secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined
+  const fiatBaseNeeded = productionKeys || settings.PAYMENTS_FIAT_SANDBOX_BASE_URL === undefined
+  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !problems.some((p) => p.startsWith('PAYMENTS_FIAT_BASE_URL'))) {
+    problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
+  }
 
   const baseUrls = resolveBaseUrls(settings, problems, warnings)
   const environments = resolveEnvironments(secrets.values, baseUrls, problems, warnings)

@@ -61,7 +61,8 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     const scan = res.statusCode >= 400 && isIdentityEncoded(res) ? createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES) : null
     const onMarker = (): void => { observer.ipNotAllowed(request, route) }
     const length = bodyLength(request.method, res)
-    if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES) {
+    // Fastify would label a Buffer without Content-Type as application/octet-stream; a stream it leaves alone.
+    if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES && res.headers['content-type'] !== undefined) {
       sendWhenWhole(reply, res, length, scan, onMarker)
       return
     }

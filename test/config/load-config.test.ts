@@ -68,6 +68,20 @@ t.test('a missing fiat base URL and no credentials are both named', async (t) =>
   t.match(problems.join('\n'), /PAYMENTS_FIAT_BASE_URL is required/)
 })
 
+t.test('a sandbox-only deployment may name only its sandbox base URLs; production still needs PAYMENTS_FIAT_BASE_URL', async (t) => {
+  const sandboxOnly: Env = {
+    PAYMENTS_FIAT_SANDBOX_BASE_URL: 'https://fiat.example.com/api/sandbox/b2b',
+    PAYMENTS_CRYPTO_SANDBOX_BASE_URL: 'https://crypto.example.com/api/sandbox',
+    PAYMENTS_SANDBOX_API_KEY: SECRET,
+    PAYMENTS_SANDBOX_PUBLIC_KEY: PUBLIC,
+  }
+  const { config } = loadConfig(sandboxOnly)
+  t.same(config.environments.sandbox?.baseUrls, { fiat: 'https://fiat.example.com/api/sandbox/b2b', crypto: 'https://crypto.example.com/api/sandbox' })
+  t.equal(config.environments.sandbox?.tokenUrl, 'https://fiat.example.com/api/sandbox/b2b/auth/generate-bearer-token')
+  t.equal(config.environments.production, undefined)
+  t.match(problemsOf({ ...sandboxOnly, PAYMENTS_PRODUCTION_API_KEY: SECRET, PAYMENTS_PRODUCTION_PUBLIC_KEY: PUBLIC }).join('\n'), /PAYMENTS_FIAT_BASE_URL is required/)
+})
+
 t.test('no environment configured is a problem', async (t) => {
   t.match(problemsOf({ PAYMENTS_FIAT_BASE_URL: 'https://fiat.example.com/api/b2b' }).join('\n'), /no environment configured/)
 })

@@ -83,3 +83,17 @@ t.test('a body that arrives whole is passed back byte for byte with the upstream
   t.equal(res.headers['x-upstream'], 'kept')
   t.ok(Buffer.from(await res.body.arrayBuffer()).equals(body), 'same bytes')
 })
+
+t.test('a small body without Content-Type comes back without one', async (t) => {
+  const { provider, proxy } = await rig(t)
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/untyped')) return false
+    res.writeHead(200, { 'content-length': 2 })
+    res.end('OK')
+    return true
+  })
+  const res = await request(`${proxy.url}/sandbox/fiat/v1/untyped`)
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], undefined, 'no type added on the way')
+  t.equal(await res.body.text(), 'OK')
+})
