@@ -26,18 +26,19 @@ export function declaredLength (req: IncomingMessage): number | null {
 }
 
 /**
- * Whether a body of this request is held for a possible retry: when its method may be retried and
- * its size is declared, or it is JSON, the only kind that can carry `externalReference` (SPEC §5),
- * chunked or not. A chunked upload of another type streams.
+ * Whether a body of this request is held for a possible retry: when its method may be retried, it
+ * has a type, and its size is declared or it is JSON, the only kind that can carry
+ * `externalReference` (SPEC §5), chunked or not. An untyped body always streams: reply-from would
+ * JSON-encode a held body sent without a content type. A chunked upload of another type streams.
  */
 export function shouldHoldBody (req: IncomingMessage): boolean {
   const method = req.method ?? ''
-  if (!IDEMPOTENT.has(method) && !KEYED.has(method)) return false
-  return declaredLength(req) !== null || isJson(req.headers['content-type'])
+  const contentType = req.headers['content-type']
+  if ((!IDEMPOTENT.has(method) && !KEYED.has(method)) || contentType === undefined) return false
+  return declaredLength(req) !== null || isJson(contentType)
 }
 
-function isJson (contentType: string | undefined): boolean {
-  if (contentType === undefined) return false
+function isJson (contentType: string): boolean {
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
   return type === 'application/json' || type.endsWith('+json')
 }

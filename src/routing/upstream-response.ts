@@ -34,7 +34,7 @@ export interface UpstreamResponseObserver {
 interface RawResponse {
   statusCode: number
   headers: Record<string, string | string[] | undefined>
-  stream: NodeJS.ReadableStream & { destroy(): void }
+  stream: NodeJS.ReadableStream & { destroy(): void, readonly destroyed: boolean, readonly errored: Error | null }
 }
 
 export interface UpstreamResponseHandlerOptions {
@@ -53,11 +53,17 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       handleUnauthorized(request, reply, res, ctx)
       return
     }
-    source.upstreamAccepted(ctx.token)
+    if (ctx.attempt > 0) source.retrySucceeded(ctx.token)
     relay(request, reply, res)
   }
 
   function relay (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
+    if (res.stream.destroyed) {
+      // Broke off while a 401 waited for its replacement token: no event will come any more.
+      dropUpstreamHeaders(reply, res)
+      reply.send(upstreamErrorFrom(res.stream.errored ?? new Error('upstream response ended before its body')))
+      return
+    }
     const scan = res.statusCode >= 400 && isIdentityEncoded(res) ? createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES) : null
     const onMarker = (): void => { observer.ipNotAllowed(request, route) }
     const length = bodyLength(request.method, res)
@@ -66,8 +72,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       sendWhenWhole(reply, res, length, scan, onMarker)
       return
     }
-    if (scan !== null) watch(res.stream, scan, onMarker)
-    reply.send(guarded(reply, res))
+    streamThrough(reply, res, scan, onMarker)
   }
 
   function handleUnauthorized (request: FastifyRequest, reply: FastifyReply, res: RawResponse, ctx: ProxyContext): void {
@@ -107,7 +112,11 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
  * answered. (A PassThrough with pipeline() per response cost a third of the proxy's throughput.)
  */
 function guarded (reply: FastifyReply, res: RawResponse): NodeJS.ReadableStream {
-  res.stream.once('error', () => { if (!reply.raw.headersSent) dropUpstreamHeaders(reply, res) })
+  res.stream.once('error', (err: Error & { code?: unknown }) => {
+    if (!reply.raw.headersSent) dropUpstreamHeaders(reply, res)
+    // Fastify's own line for this is request logging, which is off here (access-log.ts).
+    else reply.log.warn({ code: err.code }, 'upstream response broke off after its headers: the client sees it cut')
+  })
   return res.stream
 }
 
@@ -119,24 +128,25 @@ function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
 }
 
 /**
- * Waits for the first chunk. The whole body goes as one Buffer; a first part goes back to the
- * front of the stream, which then streams through as any other. Until that first chunk, an
- * upstream that breaks off gets the same answer as one that breaks off before its body, and a
- * client that leaves does not release the upstream before its body timeout.
+ * Waits for the first chunk, but only as long as the upstream read at hand: it is there by the
+ * next tick when headers and body came together, as they nearly always do. The whole body goes as
+ * one Buffer; otherwise (a first part, or nothing yet) the stream goes to Fastify as any other,
+ * the part put back in front, and streams through as it arrives. Fastify sends the headers with
+ * the first body byte, so an upstream that breaks off before it still becomes our 502/504.
  */
 function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, scan: MarkerScan | null, onMarker: () => void): void {
   const stream = res.stream
-  let handedOver = false
-  // Stays on for the stream's life: past the first chunk the error is Fastify's to handle, or
+  let decided = false
+  // Stays on for the stream's life: past the decision the error is Fastify's to handle, or
   // nobody's once the whole body is out, and an error without a listener would be thrown.
   stream.on('error', (err: Error) => {
-    if (handedOver) return
-    handedOver = true
+    if (decided) return
+    decided = true
     dropUpstreamHeaders(reply, res)
     reply.send(upstreamErrorFrom(err))
   })
-  stream.once('data', (first: Buffer) => {
-    handedOver = true
+  const onFirst = (first: Buffer): void => {
+    decided = true
     if (first.length === length) {
       if (scan?.push(first) === true) onMarker()
       reply.send(first)
@@ -144,9 +154,22 @@ function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, s
     }
     stream.pause()
     stream.unshift(first)
-    if (scan !== null) watch(stream, scan, onMarker)
-    reply.send(guarded(reply, res))
+    streamThrough(reply, res, scan, onMarker)
+  }
+  stream.once('data', onFirst)
+  // Queued after the resume() that the 'data' listener scheduled, which emits what was read.
+  process.nextTick(() => {
+    if (decided) return
+    decided = true
+    stream.pause()
+    stream.removeListener('data', onFirst)
+    streamThrough(reply, res, scan, onMarker)
   })
+}
+
+function streamThrough (reply: FastifyReply, res: RawResponse, scan: MarkerScan | null, onMarker: () => void): void {
+  if (scan !== null) watch(res.stream, scan, onMarker)
+  reply.send(guarded(reply, res))
 }
 
 /** Feeds the body to the scan alongside Fastify's pipe, until the scan has seen enough. */

@@ -16,10 +16,11 @@ import { TokenRequestError, type TokenFailureReason, type TokenGrant } from './t
 import type { FetchToken } from './token-client.js'
 
 /**
- * Forced refreshes in a row whose new token no upstream has accepted yet, before further ones are
- * spaced out by FORCED_REFRESH_MIN_INTERVAL_MS: an upstream that answers 401 to every token, or a
- * token endpoint that hands back the token just rejected, cannot turn every request into a token
- * request. A revoked token is still replaced at once, however soon after the last one.
+ * Forced refreshes in a row not vindicated by a retry (a request rejected with the old token that
+ * succeeded with the new one), before further ones are spaced out by
+ * FORCED_REFRESH_MIN_INTERVAL_MS: an upstream that answers 401 for reasons other than the token,
+ * or a token endpoint that hands back the token just rejected, cannot turn every request into a
+ * token request. A revoked token is still replaced at once, however soon after the last one.
  */
 export const UNCONFIRMED_FORCED_REFRESHES = 2
 export const FORCED_REFRESH_MIN_INTERVAL_MS = 30_000
@@ -64,7 +65,7 @@ export class TokenSource {
   #refreshDueAtMs = Infinity
   #lastForcedMs = -Infinity
   #unconfirmedForced = 0
-  /** The different token the last forced refresh brought, until an upstream accepts it. */
+  /** The different token the last forced refresh brought, until a retry with it succeeds. */
   #replacement: string | null = null
   #lastError: TokenRequestError | null = null
   #closed = false
@@ -121,8 +122,8 @@ export class TokenSource {
     return this.#usable(this.#clock.monotonicMs())?.token ?? null
   }
 
-  /** An upstream answered something other than 401 to `token`. */
-  upstreamAccepted (token: string): void {
+  /** A request rejected with 401 was retried with `token` and answered otherwise. */
+  retrySucceeded (token: string): void {
     if (token === this.#replacement) {
       this.#unconfirmedForced = 0
       this.#replacement = null
@@ -132,8 +133,8 @@ export class TokenSource {
   /**
    * An upstream answered 401 to `token` (SPEC §5: replaced at most once per token, single-flight).
    * Drops it only if it is still the current one (a concurrent 401 may already have replaced it)
-   * and forces one refresh. Once forced refreshes stop bringing tokens that work, they are spaced
-   * out (UNCONFIRMED_FORCED_REFRESHES).
+   * and forces one refresh. Once forced refreshes stop being vindicated by retries, they are
+   * spaced out (UNCONFIRMED_FORCED_REFRESHES).
    * Resolves true when a different token is now available to retry with.
    */
   async replaceRejected (token: string): Promise<boolean> {

@@ -100,6 +100,7 @@ t.test('connection reset in the middle of a large response: the client sees a cu
   }
   t.ok(outcome === '502' || outcome === 'cut', `the client learns the response broke (${outcome})`)
   t.equal(hits(provider, '/cut'), 1, 'exactly one upstream attempt')
+  if (outcome === 'cut') t.match(proxy.logs.find('upstream response broke off after its headers: the client sees it cut'), [{ level: 40, reqId: String }], 'logged with the request id')
   t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 200, 'the proxy still serves the next request')
 })
 
@@ -143,6 +144,22 @@ t.test('connection reset in the middle of a small error body: it streamed like a
   }
   t.ok(outcome === 'cut', `the client learns the response broke (${outcome})`)
   t.equal(hits(provider, '/cut-error'), 1, 'exactly one upstream attempt')
+  t.match(proxy.logs.find('upstream response broke off after its headers: the client sees it cut'), [{ level: 40, reqId: String }], 'logged once with the request id')
+})
+
+t.test('a 401 whose body breaks off while its replacement token is fetched: 502, not a request left hanging', async (t) => {
+  const { provider, proxy } = await rig(t)
+  provider.setTokenHandler(async () => { await new Promise((resolve) => setTimeout(resolve, 300)); return false })
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/cut-401')) return false
+    res.writeHead(401, { 'content-type': 'application/json', 'content-length': 100, 'x-upstream-only': '1' })
+    res.write('{"success":false,', () => { setTimeout(() => req.socket.destroy(), 20) })
+    return true
+  })
+  const res = await send(proxy, '/sandbox/fiat/v1/cut-401', { signal: AbortSignal.timeout(5000) })
+  assertOwnError(t, res, 502, 'UPSTREAM_UNAVAILABLE')
+  t.equal(res.headers.get('x-upstream-only'), null, 'no header of the broken response')
+  t.equal(hits(provider, '/cut-401'), 1, 'exactly one upstream attempt')
 })
 
 t.test('an upstream 503 with Retry-After is passed back after exactly one attempt', async (t) => {

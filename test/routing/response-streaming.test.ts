@@ -47,6 +47,28 @@ for (const [name, status, headers] of FRAMINGS) {
   })
 }
 
+t.test('a small body that comes after its headers streams through; one that never comes is our 502', async (t) => {
+  const { provider, proxy } = await rig(t)
+  provider.setUpstreamHandler((req, res) => {
+    const url = req.url ?? ''
+    if (!url.includes('/late-body')) return false
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': 11, 'x-upstream-only': '1' })
+    res.flushHeaders()
+    if (url.endsWith('/never')) setTimeout(() => req.socket.destroy(), 50)
+    else setTimeout(() => res.end('{"late":1}\n'), 50)
+    return true
+  })
+  const late = await within(request(`${proxy.url}/sandbox/fiat/v1/late-body`), 3000, 'late body')
+  t.equal(late.statusCode, 200)
+  t.equal(late.headers['content-length'], '11')
+  t.equal(await late.body.text(), '{"late":1}\n')
+  const never = await within(request(`${proxy.url}/sandbox/fiat/v1/late-body/never`), 3000, 'answer')
+  t.equal(never.statusCode, 502)
+  t.equal(never.headers['x-proxy-error'], 'UPSTREAM_UNAVAILABLE')
+  t.equal(never.headers['x-upstream-only'], undefined, 'no header of the broken response')
+  await never.body.dump()
+})
+
 t.test('answers without a body (HEAD, 304) pass through without waiting for one', async (t) => {
   const { provider, proxy } = await rig(t)
   provider.setUpstreamHandler((req, res) => {

@@ -62,6 +62,17 @@ t.test('query strings, methods and a 1 MiB body pass through byte for byte', asy
     t.equal(echo.headers['content-type'], contentType, `${contentType}: content type forwarded as sent`)
   }
 
+  // Without a type, whether held or streamed, the bytes are the client's: reply-from would
+  // JSON-encode a held body sent without a content type.
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+    const untyped = await request(`${proxy.url}/fiat/v1/payouts`, { method, body: 'hello world' })
+    const echo = await untyped.body.json() as Echo
+    t.equal(echo.body, 'hello world', `${method} without Content-Type: body unchanged`)
+    t.equal(echo.headers['content-type'], undefined, `${method} without Content-Type: none added`)
+  }
+  const untypedChunked = await request(`${proxy.url}/fiat/v1/payouts`, { method: 'POST', body: Readable.from([Buffer.from('{"externalReference":'), Buffer.from('"r-2"}')]) })
+  t.equal((await untypedChunked.body.json() as Echo).body, '{"externalReference":"r-2"}', 'chunked, without Content-Type: body unchanged')
+
   async function * chunks (): AsyncGenerator<Buffer> {
     for (let i = 0; i < 8; i++) yield body.subarray(i * 4096, (i + 1) * 4096)
   }
