@@ -218,6 +218,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 function toProxyError (err: FastifyError, bodyLimit: number): ProxyError {
   if (err instanceof ProxyError) return err
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new BodyTooLargeError(bodyLimit)
+  // Every media type has a parser here (the catch-all), so only an empty or unparsable one gets this far.
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidHeadersError('Content-Type is empty or not a media type')
   if (err.statusCode === 400) return new InvalidPathError('malformed request')
   // An upstream stream that broke off before the first byte reached the client.
   if (typeof err.code === 'string' && (err.code.startsWith('UND_ERR_') || err.code === 'ECONNRESET')) return upstreamErrorFrom(err)

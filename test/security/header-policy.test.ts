@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Test } from 'tap'
-import { assertStillServes, get, send, startRig, type Rig } from './rig.js'
+import { assertRefused, assertStillServes, get, send, startRig, type Rig } from './rig.js'
 
 /** Sends one GET with `headers` and returns what the provider received; asserts it was forwarded once with the proxy's valid token. */
 async function forwardedHeaders (t: Test, rig: Rig, headers: string[], label: string): Promise<IncomingHttpHeaders> {
@@ -49,4 +49,14 @@ t.test('path and method override headers are dropped, so neither the token-endpo
   const upstream = await forwardedHeaders(t, rig, sent, 'overrides')
   for (const name of ['x-original-url', 'x-rewrite-url', 'x-http-method-override', 'x-http-method', 'x-method-override']) t.equal(upstream[name], undefined, `${name} dropped`)
   await assertStillServes(t, rig, 'overrides')
+})
+
+t.test('an empty or unparsable Content-Type is a 400 INVALID_HEADERS, not a 500', async (t) => {
+  const rig = await startRig(t)
+  for (const value of ['', ';', '/']) {
+    for (const method of ['PUT', 'POST']) {
+      const label = `${method} with Content-Type "${value}"`
+      await assertRefused(t, rig, `${method} /sandbox/fiat/v1/payouts HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${value}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 400, 'INVALID_HEADERS', label)
+    }
+  }
 })
