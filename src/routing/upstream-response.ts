@@ -61,12 +61,11 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
   function relay (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
     if (res.stream.destroyed) {
       // Broke off while a 401 waited for its replacement token: no event will come any more.
-      dropUpstreamHeaders(reply, res)
-      reply.send(upstreamErrorFrom(res.stream.errored ?? new Error('upstream response ended before its body')))
+      answerBrokenUpstream(reply, res, res.stream.errored ?? new Error('upstream response ended before its body'))
       return
     }
     const scan = res.statusCode >= 400 && isIdentityEncoded(res) ? createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES) : null
-    const onMarker = (): void => { observer.ipNotAllowed(request, route) }
+    const onMarker = scan === null ? noop : (): void => { observer.ipNotAllowed(request, route) }
     const length = bodyLength(request.method, res)
     // Fastify would label a Buffer without Content-Type as application/octet-stream; a stream it leaves alone.
     if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES && res.headers['content-type'] !== undefined) {
@@ -121,6 +120,12 @@ function guarded (reply: FastifyReply, res: RawResponse): NodeJS.ReadableStream 
   return res.stream
 }
 
+/** Our 502/504 for an upstream that broke off before the client got a byte, without its headers. */
+function answerBrokenUpstream (reply: FastifyReply, res: RawResponse, err: Error): void {
+  dropUpstreamHeaders(reply, res)
+  reply.send(upstreamErrorFrom(err))
+}
+
 function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
   for (const name of Object.keys(res.headers)) {
     reply.removeHeader(name)
@@ -143,8 +148,7 @@ function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, s
   stream.on('error', (err: Error) => {
     if (decided) return
     decided = true
-    dropUpstreamHeaders(reply, res)
-    reply.send(upstreamErrorFrom(err))
+    answerBrokenUpstream(reply, res, err)
   })
   const onFirst = (first: Buffer): void => {
     decided = true
@@ -198,3 +202,5 @@ function isIdentityEncoded (res: RawResponse): boolean {
   const encoding = res.headers['content-encoding']
   return encoding === undefined || encoding === 'identity'
 }
+
+function noop (): void {}
