@@ -161,9 +161,9 @@ user=$(docker image inspect -f '{{.Config.User}}' "$IMAGE")
 case "${user%%:*}" in ""|0|root) fail "image USER is '${user}'";; esac
 docker image inspect -f '{{json .Config.Healthcheck.Test}}' "$IMAGE" | grep -q healthz || fail "no HEALTHCHECK on /healthz"
 docker image inspect -f '{{json .Config.ExposedPorts}}' "$IMAGE" | grep -q '"8080/tcp"' || fail "8080/tcp not exposed"
-[ "$(docker image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")" = '["node","dist/cli.js"]' ] || fail "ENTRYPOINT is not [\"node\",\"dist/cli.js\"]"
+[ "$(docker image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")" = '["node","--heap-growing-percent=100","dist/cli.js"]' ] || fail "ENTRYPOINT is not [\"node\",\"--heap-growing-percent=100\",\"dist/cli.js\"]"
 docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"NODE_OPTIONS=--max-semi-space-size=8"' || fail "NODE_OPTIONS does not bound the young generation"
-pass "image metadata: USER $user, HEALTHCHECK /healthz, EXPOSE 8080, ENTRYPOINT node dist/cli.js, NODE_OPTIONS=--max-semi-space-size=8"
+pass "image metadata: USER $user, HEALTHCHECK /healthz, EXPOSE 8080, ENTRYPOINT node --heap-growing-percent=100 dist/cli.js, NODE_OPTIONS=--max-semi-space-size=8"
 
 begin "docker run IMAGE check without configuration exits non-zero and names the variable"
 if docker run --rm "$IMAGE" check >"$WORK/check.out" 2>&1; then fail "check succeeded without configuration"; fi
