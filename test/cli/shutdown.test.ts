@@ -1,6 +1,7 @@
 import t from 'tap'
 import { request } from 'undici'
-import { listeningPort, runCli } from '../helpers/child-proxy.js'
+import { connect } from 'node:net'
+import { listeningPort, runCli, runNpmStart } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 
 t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 0 before the grace deadline', async (t) => {
@@ -53,4 +54,24 @@ t.test('SIGTERM with a request that outlives the grace period: it is cut and the
   const { code } = await child.exited
   t.equal(code, 0)
   t.equal(await stuck, 'cut', 'the stuck request was cut at the grace deadline')
+})
+
+// npm runs the script through `sh -c`, and sh does not pass SIGTERM on: without `exec` in the
+// script, npm exited and left the proxy running without it, never drained, still on its port.
+t.test('SIGTERM to `npm start` reaches the proxy: it drains, stops, and nothing is left listening', async (t) => {
+  const provider = await startProvider(t)
+  const child = runNpmStart(t, providerEnv(provider, { LOG_LEVEL: 'info' }) as Record<string, string>)
+  await child.waitFor(/ready to accept requests/, 20_000)
+  const port = listeningPort(child)
+  child.process.kill('SIGTERM')
+  const { code } = await child.exited
+  t.equal(code, 0, 'npm exits 0')
+  t.match(child.stdout(), /shutting down: draining in-flight requests/)
+  t.match(child.stdout(), /"msg":"stopped"/)
+  const refused = await new Promise<string>((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve('connected') })
+    socket.once('error', (err: NodeJS.ErrnoException) => { resolve(err.code ?? 'error') })
+  })
+  t.equal(refused, 'ECONNREFUSED', 'the port is free: no proxy left behind')
 })

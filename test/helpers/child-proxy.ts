@@ -18,7 +18,16 @@ export interface Child {
 }
 
 export function runCli (t: Test, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  return run(t, process.execPath, [CLI, ...args], env, cwd)
+}
+
+/** `npm start` itself, in the project's directory: what the README tells users to run. */
+export function runNpmStart (t: Test, env: Record<string, string | undefined>): Child {
+  return run(t, 'npm', ['start', '--silent'], { HOME: process.env['HOME'], ...env }, fileURLToPath(new URL('../../', import.meta.url)))
+}
+
+function run (t: Test, command: string, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
+  const child = spawn(command, args, {
     env: { PATH: process.env['PATH'], ...env } as NodeJS.ProcessEnv,
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
