@@ -4,6 +4,7 @@ import { request } from 'undici'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
+import { WHOLE_BODY_BYTES } from '../../src/routing/upstream-response.js'
 
 async function rig (t: Test): Promise<{ provider: FakeProvider, proxy: RunningProxy }> {
   const provider = await startProvider(t)
@@ -16,15 +17,17 @@ function within<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, new Promise<T>((_resolve, reject) => setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms).unref())])
 }
 
-const FRAMINGS: Array<[string, number, OutgoingHttpHeaders]> = [
-  ['200 with Content-Length', 200, { 'content-type': 'application/json', 'content-length': 10 }],
-  ['200 chunked', 200, { 'content-type': 'application/json' }],
-  ['403 with Content-Length', 403, { 'content-type': 'application/json', 'content-length': 10 }],
-  ['403 chunked', 403, { 'content-type': 'application/json' }],
+// Declared lengths over WHOLE_BODY_BYTES stream; at or under it the body is held (below).
+const LONG_REST = 'w'.repeat(WHOLE_BODY_BYTES)
+const FRAMINGS: Array<[string, number, OutgoingHttpHeaders, string]> = [
+  ['200 with a Content-Length over the held size', 200, { 'content-type': 'application/json', 'content-length': 5 + LONG_REST.length }, LONG_REST],
+  ['200 chunked', 200, { 'content-type': 'application/json' }, 'world'],
+  ['403 with a Content-Length over the held size', 403, { 'content-type': 'application/json', 'content-length': 5 + LONG_REST.length }, LONG_REST],
+  ['403 chunked', 403, { 'content-type': 'application/json' }, 'world'],
 ]
 
-for (const [name, status, headers] of FRAMINGS) {
-  t.test(`a small body streams through as it arrives (${name}): the client reads its first part before the upstream sends the rest`, async (t) => {
+for (const [name, status, headers, restOfBody] of FRAMINGS) {
+  t.test(`a body streams through as it arrives (${name}): the client reads its first part before the upstream sends the rest`, async (t) => {
     const { provider, proxy } = await rig(t)
     let sendRest: () => void = () => {}
     const restWanted = new Promise<void>((resolve) => { sendRest = resolve })
@@ -32,7 +35,7 @@ for (const [name, status, headers] of FRAMINGS) {
       if (!(req.url ?? '').endsWith('/trickle')) return false
       res.writeHead(status, headers)
       res.write('hello')
-      void restWanted.then(() => res.end('world'))
+      void restWanted.then(() => res.end(restOfBody))
       return true
     })
     const res = await within(request(`${proxy.url}/sandbox/fiat/v1/trickle`), 3000, 'response headers')
@@ -43,9 +46,58 @@ for (const [name, status, headers] of FRAMINGS) {
     sendRest()
     let rest = ''
     for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) rest += Buffer.from(next.value as Buffer).toString()
-    t.equal(rest, 'world', 'then the rest')
+    t.equal(rest, restOfBody, 'then the rest')
   })
 }
+
+for (const status of [200, 403]) {
+  t.test(`a small body of declared length (${status}) is held until complete: sent whole, and a break in its middle is our 502`, async (t) => {
+    const { provider, proxy } = await rig(t)
+    provider.setUpstreamHandler((req, res) => {
+      const url = req.url ?? ''
+      if (!url.includes('/halves')) return false
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': 9, 'x-upstream-only': '1' })
+      res.write('{"a":', () => {
+        if (url.endsWith('/reset')) setTimeout(() => req.socket.destroy(), 50)
+        else setTimeout(() => res.end('"b"}'), 50)
+      })
+      return true
+    })
+    const whole = await within(request(`${proxy.url}/sandbox/fiat/v1/halves`), 3000, 'response')
+    t.equal(whole.statusCode, status)
+    const chunks: string[] = []
+    for await (const chunk of whole.body) chunks.push(Buffer.from(chunk as Buffer).toString())
+    t.same(chunks, ['{"a":"b"}'], 'one piece, byte for byte')
+    const broken = await within(request(`${proxy.url}/sandbox/fiat/v1/halves/reset`), 3000, 'answer')
+    t.equal(broken.statusCode, 502)
+    t.equal(broken.headers['x-proxy-error'], 'UPSTREAM_UNAVAILABLE')
+    t.equal(broken.headers['x-upstream-only'], undefined, 'no header of the broken response')
+    await broken.body.dump()
+    t.match(proxy.logs.find('upstream request failed'), [{ reqId: String }], 'logged with the request id')
+  })
+}
+
+t.test('a client that leaves while a small body is held releases the upstream', async (t) => {
+  const { provider, proxy } = await rig(t)
+  let upstreamClosed: () => void = () => {}
+  const closed = new Promise<void>((resolve) => { upstreamClosed = resolve })
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/stalls')) return false
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': 10 })
+    res.write('{"a":')
+    res.once('close', () => { upstreamClosed() })
+    return true
+  })
+  const controller = new AbortController()
+  const pending = request(`${proxy.url}/sandbox/fiat/v1/stalls`, { signal: controller.signal }).catch(() => null)
+  for (let i = 0; i < 200 && provider.upstreamRequests.every((r) => !r.url.endsWith('/stalls')); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  controller.abort()
+  await pending
+  await within(closed, 3000, 'upstream release')
+  t.pass('the upstream connection was closed once the client left')
+  t.equal((await request(`${proxy.url}/sandbox/fiat/v1/after`)).statusCode, 200, 'the proxy still serves the next request')
+})
 
 t.test('a small body that comes after its headers streams through; one that never comes is our 502', async (t) => {
   const { provider, proxy } = await rig(t)
