@@ -4,7 +4,7 @@
  * - fresh: handed out as is;
  * - refresh due: handed out while one background refresh runs;
  * - unusable (none, or inside the safety window): callers wait for the single in-flight request,
- *   or get TOKEN_UNAVAILABLE at once while the source is backing off after a failure.
+ *   at most TOKEN_WAIT_MS, or get TOKEN_UNAVAILABLE at once while the token endpoint is failing.
  * At most one token request is in flight, however many callers wait.
  */
 import type { Logger } from 'pino'
@@ -24,6 +24,14 @@ import type { FetchToken } from './token-client.js'
  */
 export const UNCONFIRMED_FORCED_REFRESHES = 2
 export const FORCED_REFRESH_MIN_INTERVAL_MS = 30_000
+
+/**
+ * How long a request without a usable token waits for the token request in flight before its 503
+ * (BAD_INPUTS: a token endpoint hanging at start gives "a fast 503"): long enough for a provider
+ * that answers normally, far shorter than PROXY_TOKEN_TIMEOUT_SECONDS. The token request itself
+ * runs on to its own timeout.
+ */
+export const TOKEN_WAIT_MS = 1_000
 
 export interface TokenObserver {
   refreshed?(environment: EnvironmentName, outcome: 'success' | 'unchanged' | 'failure', reason?: TokenFailureReason): void
@@ -86,17 +94,21 @@ export class TokenSource {
     this.#refresh().catch(() => {})
   }
 
-  /** A token that may be sent now, waiting for the in-flight request if there is none. */
+  /**
+   * A token that may be sent now. Without one, waits for the token request in flight (or starts
+   * it), at most TOKEN_WAIT_MS; while the endpoint is failing (backing off, or a retry in flight
+   * after a failure) there is nothing worth waiting for, and the 503 comes at once.
+   */
   async get (): Promise<string> {
     const token = this.current()
     if (token !== null) return token
     const now = this.#clock.monotonicMs()
-    if (this.#inflight === null && this.#retryAtMs !== null && !this.#closed) {
+    if (this.#failingSinceMs !== null && !this.#closed) {
       throw new TokenUnavailableError(this.name, this.#retryAfterSeconds(now), this.#lastError ?? undefined)
     }
     const started = now
     try {
-      const fresh = await (this.#inflight ?? this.#refresh())
+      const fresh = await this.#waitAtMost(this.#inflight ?? this.#refresh(), TOKEN_WAIT_MS)
       return fresh.token
     } catch (err) {
       throw new TokenUnavailableError(this.name, this.#retryAfterSeconds(this.#clock.monotonicMs()), err)
@@ -192,6 +204,21 @@ export class TokenSource {
   #usable (now: number): TokenGrant | null {
     const grant = this.#grant
     return grant !== null && now < unusableAtMs(grant) ? grant : null
+  }
+
+  #waitAtMost (request: Promise<TokenGrant>, ms: number): Promise<TokenGrant> {
+    return new Promise((resolve, reject) => {
+      const timer = this.#clock.setTimeout(() => {
+        reject(new Error(`the token request in flight did not answer within ${ms} ms`))
+      }, ms)
+      request.then((grant) => {
+        this.#clock.clearTimeout(timer)
+        resolve(grant)
+      }, (err: unknown) => {
+        this.#clock.clearTimeout(timer)
+        reject(err)
+      })
+    })
   }
 
   #retryAfterSeconds (now: number): number {
