@@ -161,8 +161,12 @@ export class TokenSource {
       // Even while backing off after failed refreshes: the rejected token is gone, so ask now.
       this.#refresh().then((grant) => { if (grant.token !== token) this.#replacement = grant.token }, () => {})
     }
+    // The caller retries with the replacement, so it waits for it, even while refreshes back off.
+    const usable = this.current()
+    if (usable !== null) return usable !== token
+    if (this.#inflight === null) return false
     try {
-      return (await this.get()) !== token
+      return (await this.#inflight).token !== token
     } catch {
       return false
     }
