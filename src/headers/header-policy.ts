@@ -44,7 +44,9 @@ function isApiKeyLookalike (name: string): boolean {
 
 /**
  * `headers` are the client's (lower-case names, as Node parses them); reply-from has already set
- * `host` to the upstream's. Returns a new object; the input is not modified.
+ * `host` to the upstream's. Returns a new object; the input is not modified. A request without a
+ * `Content-Type` gets the provider's (SPEC §1: every request carries `application/json`); one the
+ * client sent goes as sent.
  */
 export function buildUpstreamHeaders (headers: IncomingHttpHeaders, token: string, requestId: string): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {}
@@ -55,6 +57,7 @@ export function buildUpstreamHeaders (headers: IncomingHttpHeaders, token: strin
   }
   out.authorization = `Bearer ${token}`
   out['x-request-id'] = requestId
+  out['content-type'] ??= 'application/json'
   return out
 }
 

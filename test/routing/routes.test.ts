@@ -63,12 +63,21 @@ t.test('query strings, methods and a 1 MiB body pass through byte for byte', asy
   }
 
   // Without a type, whether held or streamed, the bytes are the client's: reply-from would
-  // JSON-encode a held body sent without a content type.
+  // JSON-encode a held body sent without a content type. The provider's type is added (SPEC §1).
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
     const untyped = await request(`${proxy.url}/fiat/v1/payouts`, { method, body: 'hello world' })
     const echo = await untyped.body.json() as Echo
     t.equal(echo.body, 'hello world', `${method} without Content-Type: body unchanged`)
-    t.equal(echo.headers['content-type'], undefined, `${method} without Content-Type: none added`)
+    t.equal(echo.headers['content-type'], 'application/json', `${method} without Content-Type: the provider's added`)
+  }
+  // Bodyless requests get it too, and nothing that would announce a body.
+  for (const method of ['GET', 'DELETE', 'HEAD'] as const) {
+    const bodyless = await request(`${proxy.url}/fiat/v1/payouts`, { method })
+    const seen = provider.upstreamRequests.at(-1)
+    await bodyless.body.dump()
+    t.equal(seen?.headers['content-type'], 'application/json', `${method} without a body: Content-Type application/json upstream`)
+    t.equal(seen?.headers['content-length'], undefined, `${method} without a body: no Content-Length upstream`)
+    t.equal(seen?.headers['transfer-encoding'], undefined, `${method} without a body: no Transfer-Encoding upstream`)
   }
   const untypedChunked = await request(`${proxy.url}/fiat/v1/payouts`, { method: 'POST', body: Readable.from([Buffer.from('{"externalReference":'), Buffer.from('"r-2"}')]) })
   t.equal((await untypedChunked.body.json() as Echo).body, '{"externalReference":"r-2"}', 'chunked, without Content-Type: body unchanged')

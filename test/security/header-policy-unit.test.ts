@@ -70,7 +70,13 @@ t.test('GHSA-gwhp-pf74-vj37: a client listing authorization in Connection cannot
 
 t.test('buildUpstreamHeaders drops names listed in Connection, whatever their case and spacing', async (t) => {
   const out = buildUpstreamHeaders({ connection: ' X-One ,x-two,, ', 'x-one': '1', 'x-two': '2', 'x-three': '3' }, 'tok', 'id')
-  t.same(Object.keys(out).sort(), ['authorization', 'x-request-id', 'x-three'])
+  t.same(Object.keys(out).sort(), ['authorization', 'content-type', 'x-request-id', 'x-three'])
+})
+
+t.test('buildUpstreamHeaders adds the provider\'s Content-Type when the client sent none, and keeps the client\'s', async (t) => {
+  t.equal(buildUpstreamHeaders({ accept: 'application/json' }, 'tok', 'id')['content-type'], 'application/json')
+  t.equal(buildUpstreamHeaders({ 'content-type': 'application/json; charset=utf-8' }, 'tok', 'id')['content-type'], 'application/json; charset=utf-8')
+  t.equal(buildUpstreamHeaders({ 'content-type': 'text/plain' }, 'tok', 'id')['content-type'], 'text/plain')
 })
 
 t.test('buildClientResponseHeaders leaves the upstream connection headers behind and keeps the rest', async (t) => {
