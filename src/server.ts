@@ -3,7 +3,8 @@
  * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify'
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
@@ -116,7 +117,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
-    }, handler) as Server,
+    }, handler).on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, deps.logger) }) as Server,
     rewriteUrl (req) {
       const target = canonicalizeTarget(req.url ?? '')
       if (!target.ok) {
@@ -224,4 +225,17 @@ function toProxyError (err: FastifyError, bodyLimit: number): ProxyError {
   // An upstream stream that broke off before the first byte reached the client.
   if (typeof err.code === 'string' && (err.code.startsWith('UND_ERR_') || err.code === 'ECONNRESET')) return upstreamErrorFrom(err)
   return new InternalError(err)
+}
+
+/**
+ * CONNECT never reaches Fastify: Node hands it to 'connect' listeners, or without one closes the
+ * socket with no answer at all. It gets the 405 TRACE gets (BAD_INPUTS: 4xx, no tunnel).
+ */
+function refuseConnect (req: IncomingMessage, socket: Duplex, log: Logger): void {
+  // Node has taken its own error listener off the socket it hands over.
+  socket.on('error', () => {})
+  log.warn({ method: req.method, remoteAddress: req.socket.remoteAddress }, 'CONNECT refused: the proxy opens no tunnels')
+  const error = new MethodNotAllowedError('CONNECT')
+  const body = JSON.stringify(error.toJSON())
+  socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\nx-proxy-error: ${error.code}\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
 }
