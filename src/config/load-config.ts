@@ -179,7 +179,9 @@ function resolveEnvironments (secrets: SecretValues, baseUrls: Config['baseUrls'
     const publicKey = secrets[`${prefix}_PUBLIC_KEY` as keyof SecretValues]
     if (apiKey === undefined && publicKey === undefined) continue
     if (apiKey === undefined || publicKey === undefined) {
-      problems.push(`${apiKey === undefined ? `${prefix}_API_KEY` : `${prefix}_PUBLIC_KEY`} is missing: ${name} needs both keys (or neither)`)
+      const missing = apiKey === undefined ? `${prefix}_API_KEY` : `${prefix}_PUBLIC_KEY`
+      // A value that was set but refused (unreadable file, bad characters) has its own line already.
+      if (!problems.some((p) => p.startsWith(missing))) problems.push(`${missing} is missing: ${name} needs both keys (or neither)`)
       continue
     }
     if (!apiKey.startsWith(API_KEY_PREFIX)) warnings.push(`${prefix}_API_KEY does not start with the provider's prefix ${API_KEY_PREFIX}: check it is an API key, not a public key`)

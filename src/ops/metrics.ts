@@ -59,8 +59,11 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
   const egressInfo = new Gauge({
     name: `${p}egress_ip_info`, help: 'The egress IP last seen by the IP echo service (value 1)', labelNames: ['ip'], registers: [registry],
   })
+  // Registered only while there is an answer: prom-client reports a gauge without labels as 0
+  // even after reset(), which would page everyone who never set PROXY_EXPECTED_EGRESS_IPS.
+  const egressExpectedName = `${p}egress_ip_expected`
   const egressExpected = new Gauge({
-    name: `${p}egress_ip_expected`, help: '1 when the egress IP is in PROXY_EXPECTED_EGRESS_IPS, 0 when not, absent when not configured', registers: [registry],
+    name: egressExpectedName, help: '1 when the egress IP is in PROXY_EXPECTED_EGRESS_IPS, 0 when not, absent when not configured', registers: [],
   })
 
   return {
@@ -76,8 +79,13 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
     egressIp (ip, expected) {
       egressInfo.reset()
       if (ip !== null) egressInfo.set({ ip }, 1)
-      if (expected === null) egressExpected.reset()
-      else egressExpected.set(expected ? 1 : 0)
+      const registered = registry.getSingleMetric(egressExpectedName) !== undefined
+      if (expected === null) {
+        if (registered) registry.removeSingleMetric(egressExpectedName)
+        return
+      }
+      if (!registered) registry.registerMetric(egressExpected)
+      egressExpected.set(expected ? 1 : 0)
     },
   }
 }

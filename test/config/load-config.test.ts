@@ -94,14 +94,16 @@ t.test('_FILE secrets are read, trailing newline removed; both forms at once is 
   t.equal(config.environments.sandbox?.credentials.apiKey, SECRET)
   t.same(config.secretFiles, secretFiles)
   t.match(problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY_FILE: file }).join('\n'), /PAYMENTS_SANDBOX_API_KEY and PAYMENTS_SANDBOX_API_KEY_FILE are both set/)
-  const missing = problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY: undefined, PAYMENTS_SANDBOX_API_KEY_FILE: join(dir, 'nope') }).join('\n')
-  t.match(missing, /PAYMENTS_SANDBOX_API_KEY_FILE: cannot read .*nope \(ENOENT\)/)
+  const missing = problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY: undefined, PAYMENTS_SANDBOX_API_KEY_FILE: join(dir, 'nope') })
+  t.match(missing, [/^PAYMENTS_SANDBOX_API_KEY_FILE: cannot read .*nope \(ENOENT\)$/], 'one line for the one problem, not also "is missing"')
+  t.equal(missing.length, 1)
 })
 
 t.test('a secret with a line break is refused without echoing it', async (t) => {
-  const problems = problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY: `${SECRET}\r\nx-evil: 1` }).join('\n')
-  t.match(problems, /PAYMENTS_SANDBOX_API_KEY: must be printable ASCII/)
-  t.notMatch(problems, SECRET)
+  const problems = problemsOf({ ...base, PAYMENTS_SANDBOX_API_KEY: `${SECRET}\r\nx-evil: 1` })
+  t.match(problems, [/^PAYMENTS_SANDBOX_API_KEY: must be printable ASCII/], 'one line for the one problem, not also "is missing"')
+  t.equal(problems.length, 1)
+  t.notMatch(problems.join('\n'), SECRET)
 })
 
 t.test('.env is read under the variables, which win', async (t) => {

@@ -23,6 +23,9 @@ t.test('the egress IP is logged at start with where to allowlist it, and in /rea
   await waitReady(proxy)
   const ready = await (await request(`${proxy.url}/readyz`)).body.json() as { egressIp: string }
   t.equal(ready.egressIp, '203.0.113.7')
+  const metrics = await (await request(`${proxy.url}/metrics`)).body.text()
+  t.match(metrics, /payments_auth_proxy_egress_ip_info\{ip="203\.0\.113\.7"\} 1/)
+  t.notMatch(metrics, /egress_ip_expected/, 'no egress_ip_expected series without PROXY_EXPECTED_EGRESS_IPS')
 })
 
 t.test('a change of egress IP is logged again as egress IP for allowlisting, at warn, with old and new address', async (t) => {
