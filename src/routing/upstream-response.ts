@@ -2,8 +2,8 @@
  * What happens to an upstream response on its way back to the client:
  * - a 401 drops the token it rejected and, when SPEC §5 says a retry is safe, the request is sent
  *   once more with the replacement; otherwise the provider's 401 goes back as it came;
- * - the first bytes of an error body (401 included) are searched for `IP_NOT_ALLOWED` as they
- *   stream past; the body goes back byte for byte;
+ * - the first bytes of an error body (401 included; decoded first when gzip, deflate or br) are
+ *   searched for `IP_NOT_ALLOWED` as they stream past; the body goes back byte for byte;
  * - a small body of declared length, as nearly all of this API's JSON answers are, is held until
  *   complete and sent as one Buffer; anything else streams through as it arrives (SPEC §3);
  * - an upstream that breaks off before the client got a byte becomes our 502/504, without the
@@ -12,7 +12,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { upstreamErrorFrom } from '../errors.js'
 import type { TokenSource } from '../tokens/token-source.js'
-import { createMarkerScan, type MarkerScan } from './marker-scan.js'
+import { createDecodingScan, createMarkerScan, type MarkerScan } from './marker-scan.js'
 import type { ProxyContext } from './proxy-context.js'
 import { isRetrySafe } from './request-body.js'
 import type { RouteSpec } from './route-table.js'
@@ -64,7 +64,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       answerBrokenUpstream(reply, res, res.stream.errored ?? new Error('upstream response ended before its body'))
       return
     }
-    const scan = res.statusCode >= 400 && isIdentityEncoded(res) ? createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES) : null
+    const scan = res.statusCode >= 400 ? errorBodyScan(res) : null
     const onMarker = scan === null ? noop : (): void => { observer.ipNotAllowed(request, route) }
     const length = bodyLength(request.method, res)
     // Fastify would label a Buffer without Content-Type as application/octet-stream; a stream it leaves alone.
@@ -200,10 +200,11 @@ function bodyLength (method: string, res: RawResponse): number | null {
   return Number.isSafeInteger(length) ? length : null
 }
 
-/** A compressed body cannot be searched without inflating it; those pass unsearched. */
-function isIdentityEncoded (res: RawResponse): boolean {
+/** The search of an error body for `IP_NOT_ALLOWED`; null for an encoding it cannot read. */
+function errorBodyScan (res: RawResponse): MarkerScan | null {
   const encoding = res.headers['content-encoding']
-  return encoding === undefined || encoding === 'identity'
+  if (encoding === undefined || encoding === 'identity') return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
+  return typeof encoding === 'string' ? createDecodingScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES, encoding) : null
 }
 
 function noop (): void {}

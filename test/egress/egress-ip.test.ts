@@ -1,4 +1,5 @@
 import t from 'tap'
+import { brotliCompressSync, gzipSync } from 'node:zlib'
 import { request } from 'undici'
 import { createDispatcher } from '../../src/outbound/dispatcher.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
@@ -123,6 +124,37 @@ t.test('IP_NOT_ALLOWED is found in a chunked error body split across chunks and 
   await listing.body.text()
   t.equal(logged(), 2, 'a success body that mentions the code is data, not a refusal')
   t.match(proxy.logs.find('upstream answered IP_NOT_ALLOWED')[0], { level: 50, egressIp: '203.0.113.7' })
+})
+
+t.test('IP_NOT_ALLOWED is found in a compressed error body, which goes back as it came', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
+  await waitReady(proxy)
+  await until(() => proxy.egress.current() !== null, 'egress IP')
+  const refusal = Buffer.from('{"success":false,"code":"IP_NOT_ALLOWED","message":"Request IP is not in the allowlist"}')
+  const gzipped = gzipSync(refusal)
+  const brotli = brotliCompressSync(refusal)
+  provider.setUpstreamHandler((req, res) => {
+    const url = req.url ?? ''
+    if (url.endsWith('/gzip-403')) {
+      res.writeHead(403, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': gzipped.length })
+      res.end(gzipped)
+    } else if (url.endsWith('/br-403-chunked')) {
+      res.writeHead(403, { 'content-type': 'application/json', 'content-encoding': 'br' })
+      res.write(brotli.subarray(0, 10))
+      setTimeout(() => res.end(brotli.subarray(10)), 20)
+    } else {
+      return false
+    }
+    return true
+  })
+  const logged = (): number => proxy.logs.find('upstream answered IP_NOT_ALLOWED').length
+  for (const [path, body, count] of [['/production/fiat/v1/gzip-403', gzipped, 1], ['/production/fiat/v1/br-403-chunked', brotli, 2]] as const) {
+    const res = await request(`${proxy.url}${path}`, { headers: { 'accept-encoding': 'gzip, br' } })
+    t.equal(res.statusCode, 403)
+    t.ok(Buffer.from(await res.body.arrayBuffer()).equals(body), `${path}: the compressed bytes, unchanged`)
+    t.equal(logged(), count, `${path}: logged`)
+  }
 })
 
 t.test('outbound connections are pinned to IPv4 by default, configurable', async (t) => {

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { createMarkerScan } from '../../src/routing/marker-scan.js'
+import { randomBytes } from 'node:crypto'
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
+import { createDecodingScan, createMarkerScan } from '../../src/routing/marker-scan.js'
 
 const MARKER = 'IP_NOT_ALLOWED'
 const BODY = Buffer.from(`{"success":false,"code":"${MARKER}","message":"Request IP is not in the allowlist"}`)
@@ -39,4 +41,33 @@ t.test('searches only the first limitBytes, then asks for nothing more', async (
   t.equal(feed([padding, BODY], 100 + BODY.indexOf(MARKER) + MARKER.length - 1).found, false, 'one ending a byte past it is not')
   t.equal(feed([padding, padding, padding], 150).calls, 2, 'finished once the limit is reached')
   t.equal(feed([BODY, BODY, BODY]).calls, 1, 'finished once the marker is found')
+})
+
+t.test('a compressed body is searched in what its first bytes decode to: gzip, deflate, br, in any split', async (t) => {
+  const encoders: Array<[string, (b: Buffer) => Buffer]> = [['gzip', gzipSync], ['x-gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync], [' GZIP ', gzipSync]]
+  for (const [encoding, encode] of encoders) {
+    const compressed = encode(BODY)
+    for (let i = 0; i <= compressed.length; i++) {
+      const scan = createDecodingScan(MARKER, 8192, encoding)
+      if (scan === null) throw new Error(`no scan for ${encoding}`)
+      const found = [compressed.subarray(0, i), compressed.subarray(i)].some((chunk) => !scan.finished && scan.push(chunk))
+      t.equal(found, true, `${encoding}, split at ${i}`)
+    }
+    const clean = createDecodingScan(MARKER, 8192, encoding)
+    t.equal(clean?.push(encode(Buffer.from('{"success":false,"code":"LIMIT"}'))), false, `${encoding}: nothing found where there is nothing`)
+  }
+})
+
+t.test('the decoding scan reads only the first limitBytes of compressed input, and survives what will not decode', async (t) => {
+  t.equal(createDecodingScan(MARKER, 8192, 'compress'), null, 'an encoding it cannot read is not searched')
+  const padded = gzipSync(Buffer.concat([randomBytes(20_000), BODY]))
+  const scan = createDecodingScan(MARKER, 8192, 'gzip')
+  t.equal(scan?.push(padded), false, 'a marker beyond the first 8 KiB of compressed bytes is not searched for')
+  t.equal(scan?.finished, true, 'and nothing more is asked for')
+  const corrupt = createDecodingScan(MARKER, 8192, 'gzip')
+  t.equal(corrupt?.push(Buffer.from('not gzip at all, IP_NOT_ALLOWED')), false, 'corrupt input: no marker, no throw')
+  t.equal(corrupt?.finished, true)
+  const bomb = createDecodingScan(MARKER, 8192, 'gzip')
+  t.equal(bomb?.push(gzipSync(Buffer.concat([Buffer.alloc(64 * 1024 * 1024), BODY]))), false, 'a bomb is not inflated past its cap')
+  t.equal(bomb?.finished, true)
 })
