@@ -56,15 +56,16 @@ export function retrieveAgainInMs (grant: TokenGrant, settings: RefreshSettings,
  * each wait is drawn from [T, 2T] for a failure that has lasted T (at least [min/2, min], at most
  * [max/2, max]), so waits grow exponentially with jitter while the outage lasts, and a short
  * outage is followed by a short wait however many times it was probed. While a token is still in
- * use, a step never exceeds half the time it has left (100 ms at least), so retries keep landing
- * before expiry instead of one long sleep overshooting it.
+ * use, a step never exceeds half the time it has left, so retries keep landing before expiry
+ * instead of one long sleep overshooting it; but never falls below half of `retryMin` either, the
+ * spacing an operator chose for a failing endpoint.
  */
 export function retryDelayMs (failingForMs: number, settings: RefreshSettings, random: number, nowMs: number, grant: TokenGrant | null): number {
   const ceiling = Math.min(settings.retryMaxMs, Math.max(settings.retryMinMs, 2 * failingForMs))
   let delay = ceiling / 2 + (ceiling / 2) * random
   if (grant !== null) {
     const leftMs = unusableAtMs(grant) - nowMs
-    if (leftMs > 0) delay = Math.min(delay, Math.max(leftMs / 2, 100))
+    if (leftMs > 0) delay = Math.min(delay, Math.max(leftMs / 2, settings.retryMinMs / 2))
   }
   return delay
 }

@@ -74,7 +74,8 @@ t.test('a retry while the token is usable never waits past half of its remaining
     ['plenty of time: plain backoff', 2_000, 3_600_000, 2_000],
     ['a minute left: half of it', 100_000, 60_000, 30_000],
     ['10 s left: 5 s', 100_000, 10_000, 5_000],
-    ['150 ms left: the 100 ms floor', 100_000, 150, 100],
+    ['150 ms left: never under half of retryMin', 100_000, 150, 500],
+    ['800 ms left: half of retryMin rather than 400 ms', 100_000, 800, 500],
     ['first attempt shorter than half the time left is kept', 0, 10_000, 500],
   ]
   for (const [name, failingForMs, leftMs, expected] of cases) {
@@ -94,8 +95,10 @@ t.test('during an outage over the whole margin, retries probe up to the deadline
     }
     const before = attempts.filter((at) => at < unusable)
     const lastBefore = before[before.length - 1] ?? 0
-    t.ok(unusable - lastBefore <= 200, `random ${random}: last attempt ${unusable - lastBefore} ms before the deadline`)
-    t.ok((attempts[attempts.length - 1] ?? 0) - unusable < 100, `random ${random}: the one attempt past it is under 100 ms late`)
+    t.ok(unusable - lastBefore <= settings.retryMinMs, `random ${random}: last attempt ${unusable - lastBefore} ms before the deadline`)
+    t.ok((attempts[attempts.length - 1] ?? 0) - unusable < settings.retryMinMs / 2, `random ${random}: the one attempt past it is under retryMin/2 late`)
+    const gaps = attempts.slice(1).map((at, i) => at - (attempts[i] ?? 0))
+    t.ok(Math.min(...gaps) >= settings.retryMinMs / 2, `random ${random}: never two attempts closer than retryMin/2 (closest ${Math.min(...gaps)} ms)`)
     t.ok(attempts.length <= 30, `random ${random}: ${attempts.length} attempts over a 300 s margin`)
   }
 })
