@@ -5,6 +5,7 @@
  * The only module that touches `process`.
  */
 import closeWithGrace from 'close-with-grace'
+import pino from 'pino'
 import { existsSync } from 'node:fs'
 import { runCheck } from './check.js'
 import type { Config } from './config/config.js'
@@ -77,7 +78,8 @@ async function serve (): Promise<void> {
 
 async function check (): Promise<void> {
   const { config, warnings } = loadOrExit()
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel)
+  // stdout is the report; log lines (warn and up, or all at LOG_LEVEL=debug/trace) go to stderr.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
   for (const warning of warnings) process.stdout.write(`warn  ${warning}\n`)
   const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log)
   process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n')

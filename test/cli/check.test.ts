@@ -15,6 +15,17 @@ t.test('check: tokens and egress IP fetched, exit 0, no token printed', async (t
   for (const token of provider.issuedTokens) t.notOk(out.includes(token), 'token never printed')
 })
 
+t.test('check at LOG_LEVEL=trace: the report on stdout stays plain text, log lines go to stderr', async (t) => {
+  const provider = await startProvider(t)
+  const child = runCli(t, ['check'], providerEnv(provider, { LOG_LEVEL: 'trace', PROXY_EGRESS_IP_URL: provider.ipEchoUrl }) as Record<string, string>)
+  t.equal((await child.exited).code, 0)
+  const lines = child.stdout().trim().split('\n')
+  t.ok(lines.every((line) => !line.startsWith('{')), `no JSON on stdout:\n${child.stdout()}`)
+  t.match(lines.at(-1), /all checks passed/)
+  t.match(child.stderr(), /^\{"level":30,.*"msg":"egress IP for allowlisting"/m, 'the log lines are on stderr')
+  for (const token of provider.issuedTokens) t.notOk(child.stdout().includes(token) || child.stderr().includes(token), 'token never printed or logged')
+})
+
 t.test('check: a wrong API key gives a clear reason and a non-zero exit', async (t) => {
   const provider = await startProvider(t)
   const wrong = 'HC_wrong_key_2718'
