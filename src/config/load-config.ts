@@ -109,6 +109,9 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   }
   if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS > settings.PROXY_TOKEN_RETRY_MAX_SECONDS) {
     problems.push('PROXY_TOKEN_RETRY_MIN_SECONDS must not exceed PROXY_TOKEN_RETRY_MAX_SECONDS')
+  } else if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS * 2 > settings.PROXY_TOKEN_REFRESH_MARGIN_SECONDS) {
+    // Retries are spaced at least half the minimum apart, even when that passes the token's expiry.
+    warnings.push('PROXY_TOKEN_RETRY_MIN_SECONDS is over half of PROXY_TOKEN_REFRESH_MARGIN_SECONDS: after a failed refresh the token may lapse before the next attempt')
   }
   if (isIP(settings.PROXY_HOST) === 0 && settings.PROXY_HOST !== 'localhost') {
     problems.push('PROXY_HOST must be an IP address to listen on (e.g. 127.0.0.1, or 0.0.0.0 in a container)')

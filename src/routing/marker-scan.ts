@@ -8,6 +8,8 @@ import { brotliDecompressSync, constants, gunzipSync, inflateSync, type ZlibOpti
 export interface MarkerScan {
   /** Feeds the next chunk; true when the marker has just been found. */
   push(chunk: Buffer): boolean
+  /** The body has ended: true when what was fed but not yet searched holds the marker. */
+  end(): boolean
   /** True once the marker was found or `limitBytes` were searched: nothing more to feed. */
   readonly finished: boolean
 }
@@ -30,50 +32,65 @@ export function createMarkerScan (marker: string, limitBytes: number): MarkerSca
       finished = found || searched >= limitBytes
       return found
     },
+    end: () => false,
   }
 }
 
-/** What the first bytes of a body may decode to at most: a bomb's first kilobytes are not inflated past it. */
-const MAX_DECODED_BYTES = 1024 * 1024
+/**
+ * What the first bytes of a body may decode to at most: a bomb's first kilobytes are not inflated
+ * past it. An error body is a few hundred bytes of JSON; one whose first 8 KiB compressed decode to
+ * more than this is not searched.
+ */
+const MAX_DECODED_BYTES = 64 * 1024
 
 type Decode = (input: Buffer) => Buffer
 // Flushed, not finished: a prefix of a compressed body decodes as far as it goes, without an error.
 const zlibOptions: ZlibOptions = { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: MAX_DECODED_BYTES }
 const brotliOptions: BrotliOptions = { finishFlush: constants.BROTLI_OPERATION_FLUSH, maxOutputLength: MAX_DECODED_BYTES }
-const DECODERS: Readonly<Record<string, Decode>> = {
-  gzip: (input) => gunzipSync(input, zlibOptions),
-  'x-gzip': (input) => gunzipSync(input, zlibOptions),
-  deflate: (input) => inflateSync(input, zlibOptions),
-  br: (input) => brotliDecompressSync(input, brotliOptions),
-}
+const DECODERS: ReadonlyMap<string, Decode> = new Map([
+  ['gzip', (input: Buffer) => gunzipSync(input, zlibOptions)],
+  ['x-gzip', (input: Buffer) => gunzipSync(input, zlibOptions)],
+  ['deflate', (input: Buffer) => inflateSync(input, zlibOptions)],
+  ['br', (input: Buffer) => brotliDecompressSync(input, brotliOptions)],
+])
 
 /**
- * Searches a body sent with `Content-Encoding: encoding` (gzip, deflate or br; null for anything
- * else) in what its first `limitBytes` compressed bytes decode to. Each chunk decodes the prefix
- * again: error bodies are small, and this keeps the answer synchronous, like the plain scan's.
+ * Searches a body sent with `Content-Encoding: encoding` (one of gzip, deflate, br; null for
+ * anything else, lists of encodings included) in what its first `limitBytes` compressed bytes
+ * decode to. A prefix is decoded whole, which keeps the answer synchronous like the plain scan's;
+ * so that a body trickling in byte by byte is not decoded once per byte, a push decodes only once
+ * the input has doubled since the last decode, and end() decodes what came after.
  */
 export function createDecodingScan (marker: string, limitBytes: number, encoding: string): MarkerScan | null {
-  const decode = DECODERS[encoding.trim().toLowerCase()]
+  const decode = DECODERS.get(encoding.trim().toLowerCase())
   if (decode === undefined) return null
   const needle = Buffer.from(marker)
   let input: Buffer = Buffer.alloc(0)
+  let decodedBytes = 0
   let finished = false
+  const search = (): boolean => {
+    decodedBytes = input.length
+    let decoded: Buffer
+    try {
+      decoded = decode(input)
+    } catch {
+      // Corrupt, not what it says it is, or a bomb: nothing to search.
+      finished = true
+      return false
+    }
+    const found = decoded.includes(needle)
+    finished = found || input.length >= limitBytes
+    return found
+  }
   return {
     get finished () { return finished },
     push (chunk: Buffer): boolean {
       if (finished) return false
       input = Buffer.concat([input, chunk.subarray(0, limitBytes - input.length)])
-      let decoded: Buffer
-      try {
-        decoded = decode(input)
-      } catch {
-        // Corrupt, not what it says it is, or a bomb: nothing to search.
-        finished = true
-        return false
-      }
-      const found = decoded.includes(needle)
-      finished = found || input.length >= limitBytes
-      return found
+      return input.length >= limitBytes || input.length >= 2 * decodedBytes ? search() : false
+    },
+    end (): boolean {
+      return !finished && input.length > decodedBytes ? search() : false
     },
   }
 }

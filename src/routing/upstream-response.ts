@@ -141,6 +141,13 @@ function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
  * meanwhile releases the upstream.
  */
 function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, scan: MarkerScan | null, onMarker: () => void): void {
+  // Gone already (a request whose body was read in full does not count as aborted, so reply-from
+  // still calls us): its 'close' has fired, so the hold would never hear of it. Fastify releases
+  // the upstream of a stream sent to a closed response.
+  if (reply.raw.destroyed) {
+    streamThrough(reply, res, scan, onMarker)
+    return
+  }
   const stream = res.stream
   let decided = false
   const chunks: Buffer[] = []
@@ -169,7 +176,7 @@ function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, s
     if (received < length) return
     decide()
     const body = chunks.length === 1 ? chunk : Buffer.concat(chunks, received)
-    if (scan?.push(body) === true) onMarker()
+    if (scan !== null && (scan.push(body) || scan.end())) onMarker()
     reply.send(body)
   })
   reply.raw.once('close', onClientGone)
@@ -184,11 +191,18 @@ function streamThrough (reply: FastifyReply, res: RawResponse, scan: MarkerScan 
 function watch (stream: RawResponse['stream'], scan: MarkerScan, onMarker: () => void): void {
   // Paused, so the listener below does not start the flow before Fastify pipes the stream.
   stream.pause()
+  const onEnd = (): void => {
+    if (scan.end()) onMarker()
+  }
   const onData = (chunk: Buffer): void => {
     if (scan.push(chunk)) onMarker()
-    if (scan.finished) stream.removeListener('data', onData)
+    if (scan.finished) {
+      stream.removeListener('data', onData)
+      stream.removeListener('end', onEnd)
+    }
   }
   stream.on('data', onData)
+  stream.once('end', onEnd)
 }
 
 /** The declared length of a body the response will carry, or null when none will follow or none is declared. */
@@ -203,8 +217,10 @@ function bodyLength (method: string, res: RawResponse): number | null {
 /** The search of an error body for `IP_NOT_ALLOWED`; null for an encoding it cannot read. */
 function errorBodyScan (res: RawResponse): MarkerScan | null {
   const encoding = res.headers['content-encoding']
-  if (encoding === undefined || encoding === 'identity') return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
-  return typeof encoding === 'string' ? createDecodingScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES, encoding) : null
+  if (encoding === undefined) return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
+  if (typeof encoding !== 'string') return null
+  if (encoding.trim().toLowerCase() === 'identity') return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
+  return createDecodingScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES, encoding)
 }
 
 function noop (): void {}

@@ -249,3 +249,9 @@ t.test('egress URL off, expected egress IPs parsed', async (t) => {
   t.same(config.egress.expectedIps, ['203.0.113.7', '198.51.100.2'])
   t.match(problemsOf({ ...base, PROXY_EXPECTED_EGRESS_IPS: 'not-an-ip' }).join('\n'), /PROXY_EXPECTED_EGRESS_IPS: "not-an-ip" is not an IP address/)
 })
+
+t.test('a retry minimum over half the refresh margin is a warning: the token may lapse between attempts', async (t) => {
+  const { warnings } = loadConfig({ ...base, PROXY_TOKEN_REFRESH_MARGIN_SECONDS: '60', PROXY_TOKEN_RETRY_MIN_SECONDS: '40' })
+  t.match(warnings, [/PROXY_TOKEN_RETRY_MIN_SECONDS is over half of PROXY_TOKEN_REFRESH_MARGIN_SECONDS/])
+  t.same(loadConfig(base).warnings.filter((w) => w.includes('RETRY_MIN')), [], 'not with the defaults')
+})

@@ -50,7 +50,7 @@ t.test('a compressed body is searched in what its first bytes decode to: gzip, d
     for (let i = 0; i <= compressed.length; i++) {
       const scan = createDecodingScan(MARKER, 8192, encoding)
       if (scan === null) throw new Error(`no scan for ${encoding}`)
-      const found = [compressed.subarray(0, i), compressed.subarray(i)].some((chunk) => !scan.finished && scan.push(chunk))
+      const found = [compressed.subarray(0, i), compressed.subarray(i)].some((chunk) => !scan.finished && scan.push(chunk)) || scan.end()
       t.equal(found, true, `${encoding}, split at ${i}`)
     }
     const clean = createDecodingScan(MARKER, 8192, encoding)
@@ -67,7 +67,22 @@ t.test('the decoding scan reads only the first limitBytes of compressed input, a
   const corrupt = createDecodingScan(MARKER, 8192, 'gzip')
   t.equal(corrupt?.push(Buffer.from('not gzip at all, IP_NOT_ALLOWED')), false, 'corrupt input: no marker, no throw')
   t.equal(corrupt?.finished, true)
+  // 2 MB of zeros compress to about 2 KB: the marker is inside the first 8 KiB of compressed bytes,
+  // but past what the scan lets them decode to.
+  const bombBody = gzipSync(Buffer.concat([Buffer.alloc(2 * 1024 * 1024), BODY]))
+  t.ok(bombBody.length < 8192, `the whole bomb (${bombBody.length} bytes) is within the bytes searched`)
   const bomb = createDecodingScan(MARKER, 8192, 'gzip')
-  t.equal(bomb?.push(gzipSync(Buffer.concat([Buffer.alloc(64 * 1024 * 1024), BODY]))), false, 'a bomb is not inflated past its cap')
+  t.equal(bomb?.push(bombBody), false, 'a bomb is not inflated past its cap')
   t.equal(bomb?.finished, true)
+  t.equal(createDecodingScan(MARKER, 8192, 'gzip, br'), null, 'a list of encodings is not searched')
+  t.equal(createDecodingScan(MARKER, 8192, 'constructor'), null, 'a name that is not an encoding finds no decoder')
+})
+
+t.test('a compressed body trickling in byte by byte is found, at the latest when it ends', async (t) => {
+  const compressed = gzipSync(BODY)
+  const scan = createDecodingScan(MARKER, 8192, 'gzip')
+  if (scan === null) throw new Error('no scan')
+  let found = false
+  for (let i = 0; i < compressed.length && !scan.finished; i++) found = scan.push(compressed.subarray(i, i + 1)) || found
+  t.equal(found || scan.end(), true)
 })

@@ -77,6 +77,33 @@ for (const status of [200, 403]) {
   })
 }
 
+t.test('a client gone before the upstream answered (its POST body read in full) does not hold the upstream either', async (t) => {
+  const { provider, proxy } = await rig(t)
+  let upstreamClosed: () => void = () => {}
+  const closed = new Promise<void>((resolve) => { upstreamClosed = resolve })
+  let arrived: () => void = () => {}
+  const requestArrived = new Promise<void>((resolve) => { arrived = resolve })
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/late-then-stalls')) return false
+    arrived()
+    res.once('close', () => { upstreamClosed() })
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 10 })
+      res.write('{"a":')
+    }, 300)
+    return true
+  })
+  const controller = new AbortController()
+  const pending = request(`${proxy.url}/sandbox/fiat/v1/late-then-stalls`, {
+    method: 'POST', body: '{"externalReference":"r-1"}', headers: { 'content-type': 'application/json' }, signal: controller.signal,
+  }).catch(() => null)
+  await within(requestArrived, 3000, 'upstream request')
+  controller.abort()
+  await pending
+  await within(closed, 3000, 'upstream release')
+  t.pass('the upstream connection was closed, not held until the body timeout')
+})
+
 t.test('a client that leaves while a small body is held releases the upstream', async (t) => {
   const { provider, proxy } = await rig(t)
   let upstreamClosed: () => void = () => {}

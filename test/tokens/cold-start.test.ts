@@ -16,7 +16,8 @@ t.test('50 concurrent requests at a cold start cause exactly one token request p
     return fetch(proxy.url + path).then(async (res) => ({ path, status: res.status, body: await res.json() as Record<string, unknown> }))
   })
   await until(async () => await connections(proxy.app.server) >= 50)
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  // Long enough for the last requests to reach the token wait, well inside its TOKEN_WAIT_MS.
+  await new Promise((resolve) => setTimeout(resolve, 50))
   release()
   const answers = await Promise.all(requests)
 
