@@ -198,3 +198,20 @@ t.test('a small body without Content-Type comes back without one', async (t) => 
   t.equal(res.headers['content-type'], undefined, 'no type added on the way')
   t.equal(await res.body.text(), 'OK')
 })
+
+t.test('a client that leaves in the middle of a large body is not logged as an upstream that broke off', async (t) => {
+  const { provider, proxy } = await rig(t)
+  provider.setUpstreamHandler((req, res) => {
+    if (!(req.url ?? '').endsWith('/big-slow')) return false
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 1_000_000 })
+    res.write(Buffer.alloc(64 * 1024, 'a'))
+    return true
+  })
+  const res = await within(request(`${proxy.url}/sandbox/fiat/v1/big-slow`), 3000, 'response headers')
+  const chunks = res.body[Symbol.asyncIterator]()
+  await within(chunks.next(), 3000, 'first part')
+  res.body.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.same(proxy.logs.find('upstream response broke off after its headers: the client sees it cut'), [], 'no warning blaming the upstream')
+  t.equal((await request(`${proxy.url}/sandbox/fiat/v1/after`)).statusCode, 200, 'the proxy still serves the next request')
+})
