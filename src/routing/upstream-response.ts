@@ -96,7 +96,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       // Discarding the 401 body: destroy() reports an abort error that nobody else listens for.
       res.stream.on('error', () => {})
       res.stream.destroy()
-      for (const name of Object.keys(res.headers)) reply.removeHeader(name)
+      dropUpstreamHeaders(reply, res)
       ctx.token = token
       ctx.attempt = 1
       request.log.info('upstream answered 401; retrying once with a new token')
@@ -218,9 +218,8 @@ function bodyLength (method: string, res: RawResponse): number | null {
 /** The search of an error body for `IP_NOT_ALLOWED`; null for an encoding it cannot read. */
 function errorBodyScan (res: RawResponse): MarkerScan | null {
   const encoding = res.headers['content-encoding']
-  if (encoding === undefined) return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
-  if (typeof encoding !== 'string') return null
-  if (encoding.trim().toLowerCase() === 'identity') return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
+  if (typeof encoding !== 'string' && encoding !== undefined) return null
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return createMarkerScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES)
   return createDecodingScan('IP_NOT_ALLOWED', INSPECTED_ERROR_BODY_BYTES, encoding)
 }
 

@@ -3,11 +3,11 @@ import { request } from 'undici'
 import { connect } from 'node:net'
 import { listeningPort, runCli, runNpmStart } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
+import { deferred } from '../helpers/deferred.js'
 
 t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 0 before the grace deadline', async (t) => {
   const provider = await startProvider(t)
-  let release: () => void = () => {}
-  const held = new Promise<void>((resolve) => { release = resolve })
+  const { promise: held, resolve: release } = deferred()
   provider.setUpstreamHandler(async (req, res) => {
     if (!req.url?.includes('/slow')) return false
     await held

@@ -3,6 +3,7 @@ import { sendJson } from '../../src/fake-provider/http-io.js'
 import { FORCED_REFRESH_MIN_INTERVAL_MS, UNCONFIRMED_FORCED_REFRESHES } from '../../src/tokens/token-source.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 import { SANDBOX_ONLY, bearerOf, send, startTimed } from '../tokens/token-kit.js'
+import { deferred } from '../helpers/deferred.js'
 
 async function ready (t: Test): Promise<{ provider: Awaited<ReturnType<typeof startProvider>>, proxy: Awaited<ReturnType<typeof startProxy>> }> {
   const provider = await startProvider(t)
@@ -111,10 +112,8 @@ t.test('concurrent 401s for the same token share one refresh', async (t) => {
 t.test('a late 401 for a token already replaced does not drop the new one', async (t) => {
   const { provider, proxy } = await ready(t)
   // Holds the first /slow request (sent with the old token) until the token was replaced.
-  let releaseSlow: () => void = () => {}
-  const gate = new Promise<void>((resolve) => { releaseSlow = resolve })
-  let arrived: () => void = () => {}
-  const slowArrived = new Promise<void>((resolve) => { arrived = resolve })
+  const { promise: gate, resolve: releaseSlow } = deferred()
+  const { promise: slowArrived, resolve: arrived } = deferred()
   let held = false
   provider.setUpstreamHandler(async (req, res) => {
     if (held || !(req.url ?? '').endsWith('/slow')) return false

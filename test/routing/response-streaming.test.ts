@@ -5,6 +5,7 @@ import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } 
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
 import { WHOLE_BODY_BYTES } from '../../src/routing/upstream-response.js'
+import { deferred } from '../helpers/deferred.js'
 
 async function rig (t: Test): Promise<{ provider: FakeProvider, proxy: RunningProxy }> {
   const provider = await startProvider(t)
@@ -29,8 +30,7 @@ const FRAMINGS: Array<[string, number, OutgoingHttpHeaders, string]> = [
 for (const [name, status, headers, restOfBody] of FRAMINGS) {
   t.test(`a body streams through as it arrives (${name}): the client reads its first part before the upstream sends the rest`, async (t) => {
     const { provider, proxy } = await rig(t)
-    let sendRest: () => void = () => {}
-    const restWanted = new Promise<void>((resolve) => { sendRest = resolve })
+    const { promise: restWanted, resolve: sendRest } = deferred()
     provider.setUpstreamHandler((req, res) => {
       if (!(req.url ?? '').endsWith('/trickle')) return false
       res.writeHead(status, headers)
@@ -79,10 +79,8 @@ for (const status of [200, 403]) {
 
 t.test('a client gone before the upstream answered (its POST body read in full) does not hold the upstream either', async (t) => {
   const { provider, proxy } = await rig(t)
-  let upstreamClosed: () => void = () => {}
-  const closed = new Promise<void>((resolve) => { upstreamClosed = resolve })
-  let arrived: () => void = () => {}
-  const requestArrived = new Promise<void>((resolve) => { arrived = resolve })
+  const { promise: closed, resolve: upstreamClosed } = deferred()
+  const { promise: requestArrived, resolve: arrived } = deferred()
   provider.setUpstreamHandler((req, res) => {
     if (!(req.url ?? '').endsWith('/late-then-stalls')) return false
     arrived()
@@ -106,8 +104,7 @@ t.test('a client gone before the upstream answered (its POST body read in full) 
 
 t.test('a client that leaves while a small body is held releases the upstream', async (t) => {
   const { provider, proxy } = await rig(t)
-  let upstreamClosed: () => void = () => {}
-  const closed = new Promise<void>((resolve) => { upstreamClosed = resolve })
+  const { promise: closed, resolve: upstreamClosed } = deferred()
   provider.setUpstreamHandler((req, res) => {
     if (!(req.url ?? '').endsWith('/stalls')) return false
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': 10 })

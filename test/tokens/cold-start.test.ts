@@ -1,12 +1,12 @@
 import t from 'tap'
 import { providerEnv, startProvider, startProxy } from '../helpers/harness.js'
 import { metricSum } from './token-kit.js'
+import { deferred } from '../helpers/deferred.js'
 
 t.test('50 concurrent requests at a cold start cause exactly one token request per environment', async (t) => {
   const provider = await startProvider(t)
   // Hold every token answer until the test has all 50 requests waiting on the proxy.
-  let release: () => void = () => {}
-  const gate = new Promise<void>((resolve) => { release = resolve })
+  const { promise: gate, resolve: release } = deferred()
   provider.setTokenHandler(async () => { await gate; return false })
   const proxy = await startProxy(t, providerEnv(provider))
 
