@@ -2,7 +2,7 @@
 # Container test (`npm run test:container`): builds the image and runs it for real.
 #
 #   1. docker build; the image runs as a non-root numeric USER, has a HEALTHCHECK, exposes 8080,
-#      bounds V8's young generation (NODE_OPTIONS)
+#      bounds V8's young generation (NODE_OPTIONS) and glibc's malloc arenas (MALLOC_ARENA_MAX)
 #   2. `docker run IMAGE check` fails clearly without configuration
 #   3. on a private docker network: the fake provider (same image, other entrypoint) and the proxy,
 #      configured as an operator would (a secret as *_FILE, the port published on 127.0.0.1 only,
@@ -156,14 +156,15 @@ build_started=$(date +%s)
 docker build -t "$IMAGE" . >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "docker build failed"; }
 pass "docker build ($(( $(date +%s) - build_started ))s)"
 
-begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS"
+begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS, MALLOC_ARENA_MAX"
 user=$(docker image inspect -f '{{.Config.User}}' "$IMAGE")
 case "${user%%:*}" in ""|0|root) fail "image USER is '${user}'";; esac
 docker image inspect -f '{{json .Config.Healthcheck.Test}}' "$IMAGE" | grep -q healthz || fail "no HEALTHCHECK on /healthz"
 docker image inspect -f '{{json .Config.ExposedPorts}}' "$IMAGE" | grep -q '"8080/tcp"' || fail "8080/tcp not exposed"
 [ "$(docker image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")" = '["node","--heap-growing-percent=100","dist/cli.js"]' ] || fail "ENTRYPOINT is not [\"node\",\"--heap-growing-percent=100\",\"dist/cli.js\"]"
 docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"NODE_OPTIONS=--max-semi-space-size=8"' || fail "NODE_OPTIONS does not bound the young generation"
-pass "image metadata: USER $user, HEALTHCHECK /healthz, EXPOSE 8080, ENTRYPOINT node --heap-growing-percent=100 dist/cli.js, NODE_OPTIONS=--max-semi-space-size=8"
+docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"MALLOC_ARENA_MAX=2"' || fail "MALLOC_ARENA_MAX=2 is not set"
+pass "image metadata: USER $user, HEALTHCHECK /healthz, EXPOSE 8080, ENTRYPOINT node --heap-growing-percent=100 dist/cli.js, NODE_OPTIONS=--max-semi-space-size=8, MALLOC_ARENA_MAX=2"
 
 begin "docker run IMAGE check without configuration exits non-zero and names the variable"
 if docker run --rm "$IMAGE" check >"$WORK/check.out" 2>&1; then fail "check succeeded without configuration"; fi

@@ -12,7 +12,13 @@ const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url))
 export const CLI = `${ROOT_DIR}dist/cli.js`
 /** The Node options `npm start` gives our proxy (and the Docker image its NODE_OPTIONS): measured as shipped. */
-export const OUR_NODE_ARGS = JSON.parse(readFileSync(`${ROOT_DIR}package.json`, 'utf8')).scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'))
+const START_SCRIPT = JSON.parse(readFileSync(`${ROOT_DIR}package.json`, 'utf8')).scripts.start.split(/\s+/)
+export const OUR_NODE_ARGS = START_SCRIPT.filter((arg) => arg.startsWith('--'))
+/** The environment `npm start` sets before exec (`NAME=${NAME:-default}`), at its defaults. */
+export const OUR_START_ENV = Object.fromEntries(START_SCRIPT.flatMap((arg) => {
+  const match = /^([A-Z_]+)=\$\{\1:-([^}]*)\}$/.exec(arg)
+  return match === null ? [] : [[match[1], match[2]]]
+}))
 
 /** Not secrets: they only open the bench upstream. */
 export const BENCH_CREDENTIALS = {
@@ -50,6 +56,7 @@ export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upst
   const port = await freePort()
   const env = {
     PATH: process.env.PATH,
+    ...OUR_START_ENV,
     PAYMENTS_FIAT_BASE_URL: `${upstreamOrigin}/api/b2b`,
     PAYMENTS_CRYPTO_BASE_URL: `${upstreamOrigin}/api`,
     PAYMENTS_PRODUCTION_API_KEY: BENCH_CREDENTIALS.production.apiKey,

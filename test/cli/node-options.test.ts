@@ -1,5 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { runNpmStart } from '../helpers/child-proxy.js'
+import { providerEnv, startProvider } from '../helpers/harness.js'
 
 const root = new URL('../../', import.meta.url)
 
@@ -18,3 +20,33 @@ t.test('npm start and the Docker image give Node the same options', async (t) =>
   t.same([...envOptions, ...entrypointOptions], startOptions)
   t.same(entrypoint.filter((arg) => !arg.startsWith('--')), ['node', 'dist/cli.js'])
 })
+
+// Two malloc arenas instead of one per allocating thread: the peak RSS budget on Node 24
+// (README, Performance: Memory). An operator's own value wins.
+t.test('npm start runs the proxy with MALLOC_ARENA_MAX=2 unless the environment sets it', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const provider = await startProvider(t)
+  for (const [given, expected] of [[undefined, '2'], ['4', '4']] as const) {
+    const child = runNpmStart(t, providerEnv(provider, { MALLOC_ARENA_MAX: given }) as Record<string, string>)
+    await child.waitFor(/ready to accept requests/, 20_000)
+    const environ = readFileSync(`/proc/${listenerPid(child.process.pid ?? 0)}/environ`, 'latin1').split('\0')
+    t.equal(environ.find((entry) => entry.startsWith('MALLOC_ARENA_MAX=')), `MALLOC_ARENA_MAX=${expected}`, `given ${given ?? 'nothing'}`)
+    child.process.kill('SIGTERM')
+    await child.exited
+  }
+})
+
+t.test('the Docker image sets MALLOC_ARENA_MAX=2', async (t) => {
+  const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8')
+  t.match(dockerfile, /^ENV (?:[^\n]*\\\n)*\s*MALLOC_ARENA_MAX=2\b/m)
+})
+
+/** The node process under npm: the descendant of `pid` whose command line runs dist/cli.js. */
+function listenerPid (pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  for (const child of children) {
+    if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('dist/cli.js')) return child
+    const found = listenerPid(child)
+    if (found !== 0) return found
+  }
+  return 0
+}
