@@ -6,11 +6,11 @@
  * (`node dist/cli.js` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and
  * with --with-plain (d) plain node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST
  * 2 KiB JSON): req/s at saturation (wrk when installed, else autocannon; 50 keep-alive
- * connections), p50/p99 at a steady 2,000 req/s, peak RSS; then checks that each environment asked
- * for exactly one token per refresh window. Then, paired: our proxy and the bare one saturated at
- * the same time on the same core, so their CPU cost per request is compared at the same moment and
- * the machine's drifting speed does not move the ratio (the two share the core's caches meanwhile;
- * bench/README.md).
+ * connections), p50/p99 at a steady 2,000 req/s (wrk paced by its script, else an undici client),
+ * peak RSS; then checks that each environment asked for exactly one token per refresh window.
+ * Then, paired: our proxy and the bare one saturated at the same time on the same core, so their
+ * CPU cost per request is compared at the same moment and the machine's drifting speed does not
+ * move the ratio (the two share the core's caches meanwhile; bench/README.md).
  * Prints a markdown table and writes it, with the raw JSON, to bench/results/.
  *
  * Layout on a 2-core machine: core 0 = load generator, this script, and the upstream behind the
@@ -249,7 +249,7 @@ async function main () {
   const loadAfter = loadavg()
   const conditions = [
     `date ${startedAt.toISOString()}, ${Math.round((Date.now() - startedAt.getTime()) / 1000)} s in all; commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) === '' ? '' : ' with uncommitted changes in src/'}`,
-    `${cpus()[0]?.model ?? 'unknown CPU'}, ${layout.cores} cores; Node ${process.version}; ${TOOL === 'wrk' ? WRK : `autocannon ${pkgVersion('autocannon')}`} at saturation, an undici-paced client at ${RATE} req/s`,
+    `${cpus()[0]?.model ?? 'unknown CPU'}, ${layout.cores} cores; Node ${process.version}; ${TOOL === 'wrk' ? `${WRK} at saturation and, paced by its script, at ${RATE} req/s` : `autocannon ${pkgVersion('autocannon')} at saturation, an undici-paced client at ${RATE} req/s`}`,
     layout.pinning
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
@@ -268,7 +268,16 @@ async function main () {
       if (achieved !== null && achieved < RATE * 0.97) notes.push(`${workload.label}, ${target.label}: completed ${achieved.toLocaleString('en-US')} req/s of the ${RATE.toLocaleString('en-US')} asked for. The rate is past what it can serve on this machine, so its p50/p99 measure the queue that built up, not the proxy.`)
     }
   }
-  if (measurements.some((m) => m.kind === 'rate' && (m.scheduleLagMs?.p99 ?? 0) > 5)) notes.push('the paced client fell behind its schedule by more than 5 ms at p99 in some measurement: latency figures of that round are suspect.')
+  if (TOOL === 'wrk') {
+    for (const workload of WORKLOADS) {
+      for (const target of targets) {
+        const late = measurements.filter((m) => m.kind === 'rate' && m.workload === workload.name && m.target === target.name && m.lateSends > 0)
+        if (late.length > 0) notes.push(`${workload.label}, ${target.label}: in ${late.length} latency round(s), ${late.reduce((n, m) => n + m.lateSends, 0).toLocaleString('en-US')} sends went out more than 1 ms after their slot (up to ${Math.max(...late.map((m) => m.scheduleLagMs.max)).toFixed(1)} ms): all 50 connections were waiting for answers, so the target stalled, and those waits are not in its p99 (wrk times a request from its write).`)
+      }
+    }
+  } else if (measurements.some((m) => m.kind === 'rate' && (m.scheduleLagMs?.p99 ?? 0) > 5)) {
+    notes.push('the paced client fell behind its schedule by more than 5 ms at p99 in some measurement: latency figures of that round are suspect.')
+  }
   if (Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0)) > 10) notes.push('other processes used more than 10% of the target core in some measurement: figures are noisy; rerun on a quiet machine for reference numbers.')
 
   const title = `payments-auth-proxy benchmark, ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`

@@ -97,17 +97,26 @@ export async function measurePaired ({ tool, runs, connections, durationS, loadC
 
 async function load ({ kind, tool, request, connections, durationS, rate, warmupS = 0, loadCore }) {
   if (kind === 'saturate' && tool === 'wrk') return runWrk(request, connections, durationS, loadCore)
+  if (kind === 'rate' && tool === 'wrk') {
+    // Same schedule, not recorded: the target's first answers on new connections are not what is
+    // measured. Its failures still count.
+    const warm = warmupS > 0 ? await runWrk(request, connections, warmupS, loadCore, rate) : null
+    const result = await runWrk(request, connections, durationS, loadCore, rate)
+    return warm === null ? result : { ...result, non2xx: result.non2xx + warm.non2xx, errors: result.errors + warm.errors }
+  }
   const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate, warmupS }
   const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (warmupS + durationS + 30) * 1000 })
   return JSON.parse(out.trim().split('\n').pop())
 }
 
-async function runWrk (request, connections, durationS, loadCore) {
+/** `rate`: paced at that many requests per second (wrk-report.lua); closed loop without it. */
+async function runWrk (request, connections, durationS, loadCore, rate = null) {
   const env = {
     PATH: process.env.PATH,
     BENCH_METHOD: request.method,
     BENCH_AUTH: request.headers.authorization ?? '',
     BENCH_BODY_FILE: request.bodyFile ?? '',
+    ...(rate === null ? {} : { BENCH_RATE: String(rate) }),
   }
   const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--timeout', '5s', '-s', WRK_SCRIPT, request.url]
   const out = await run('wrk', 'wrk', args, { core: loadCore, env, timeoutMs: (durationS + 30) * 1000 })
@@ -117,8 +126,15 @@ async function runWrk (request, connections, durationS, loadCore) {
   const durationSeconds = r.duration_us / 1e6
   const errors = r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout
   const ok = r.requests - r.errors.status
+  const paced = rate === null ? {} : {
+    rate,
+    achievedRps: Math.round(r.requests / durationSeconds),
+    scheduleLagMs: { p50: r.lag_ms.p50, p99: r.lag_ms.p99, max: r.lag_ms.max },
+    lateSends: r.lag_ms.late,
+  }
   return {
-    tool: 'wrk',
+    tool: rate === null ? 'wrk' : 'wrk-paced',
+    ...paced,
     ok,
     non2xx: r.errors.status,
     errors,
@@ -126,7 +142,7 @@ async function runWrk (request, connections, durationS, loadCore) {
     durationS: Math.round(durationSeconds * 1000) / 1000,
     rps: Math.round(ok / durationSeconds),
     bytesPerS: Math.round(r.bytes / durationSeconds),
-    latencyMs: { p50: r.latency_us.p50 / 1000, p90: r.latency_us.p90 / 1000, p99: r.latency_us.p99 / 1000, max: r.latency_us.max / 1000 },
+    latencyMs: { p50: r.latency_us.p50 / 1000, p90: r.latency_us.p90 / 1000, p99: r.latency_us.p99 / 1000, p999: r.latency_us.p999 / 1000, max: r.latency_us.max / 1000 },
   }
 }
 

@@ -1,5 +1,14 @@
 -- wrk script of the benchmark: method, body and Authorization from the environment
 -- (BENCH_METHOD, BENCH_BODY_FILE, BENCH_AUTH); prints one "BENCH_JSON {...}" line when done.
+--
+-- With BENCH_RATE set (run with -t1), requests are paced at that many per second: every send
+-- takes the next slot of one schedule kept for all connections (wrk asks `delay()` before each
+-- request a connection sends), so 50 connections share an even 2,000 req/s instead of each
+-- firing when its previous answer arrives. wrk times a request from its write to the last byte
+-- of its answer. A slot that comes while every connection is still busy is sent late, and that
+-- wait is not in the latency (the coordinated omission wrk2 corrects for): how late each send
+-- was against its slot is reported as the schedule lag, and the sends over 1 ms late are counted,
+-- so a stall that delays sends shows up.
 wrk.method = os.getenv("BENCH_METHOD") or "GET"
 local body_file = os.getenv("BENCH_BODY_FILE")
 if body_file and body_file ~= "" then
@@ -11,11 +20,62 @@ end
 local auth = os.getenv("BENCH_AUTH")
 if auth and auth ~= "" then wrk.headers["Authorization"] = auth end
 
+local rate = tonumber(os.getenv("BENCH_RATE") or "")
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+if rate then
+  local ffi = require("ffi")
+  ffi.cdef[[
+    typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
+    int clock_gettime(int clk_id, bench_timespec *tp);
+  ]]
+  local CLOCK_MONOTONIC = 1
+  local ts = ffi.new("bench_timespec")
+  local function now_ms()
+    ffi.C.clock_gettime(CLOCK_MONOTONIC, ts)
+    return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+  end
+  local interval_ms = 1000 / rate
+  local next_slot = nil
+  -- Read by done() through thread:get(); one entry per send.
+  lags = {}
+
+  -- wrk waits whole milliseconds: a send goes out in the millisecond of its slot or the next.
+  function delay()
+    local now = now_ms()
+    if next_slot == nil then next_slot = now end
+    local slot = next_slot
+    next_slot = next_slot + interval_ms
+    local wait = slot - now
+    lags[#lags + 1] = wait < 0 and -wait or 0
+    return wait > 0 and math.ceil(wait) or 0
+  end
+end
+
+local function percentile(sorted, p)
+  if #sorted == 0 then return 0 end
+  local i = math.ceil(p / 100 * #sorted)
+  if i < 1 then i = 1 end
+  return sorted[i]
+end
+
 function done(summary, latency, requests)
   local e = summary.errors
+  local lag = {}
+  for _, thread in ipairs(threads) do
+    for _, v in ipairs(thread:get("lags") or {}) do lag[#lag + 1] = v end
+  end
+  table.sort(lag)
+  local late = 0
+  for _, v in ipairs(lag) do if v > 1 then late = late + 1 end end
   io.write(string.format(
     'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
-    '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%.1f}}\n',
+    '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f},"lag_ms":{"count":%d,"late":%d,"p50":%.3f,"p99":%.3f,"max":%.3f}}\n',
     summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,
+    #lag, late, percentile(lag, 50), percentile(lag, 99), lag[#lag] or 0))
 end
