@@ -24,12 +24,16 @@ import autocannon from 'autocannon'
 const opts = JSON.parse(process.argv[2])
 const { url, method = 'GET', headers = {}, body = null, connections = 50, durationS = 5 } = opts
 
-function percentiles (samples, count) {
-  const sorted = Float64Array.prototype.slice.call(samples, 0, count).sort()
-  const at = (p) => count === 0 ? null : round3(sorted[Math.min(count - 1, Math.max(0, Math.ceil((p / 100) * count) - 1))])
-  return { count, p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: count === 0 ? null : round3(sorted[count - 1]) }
-}
 const round3 = (x) => Math.round(x * 1000) / 1000
+const sortedOf = (samples, count) => Float64Array.prototype.slice.call(samples, 0, count).sort()
+const at = (sorted, p) => sorted.length === 0 ? null : round3(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))])
+
+function percentiles (sorted) {
+  return { count: sorted.length, p50: at(sorted, 50), p90: at(sorted, 90), p99: at(sorted, 99), p999: at(sorted, 99.9), max: at(sorted, 100) }
+}
+
+/** The quantiles at every 0.1%, as wrk-report.lua gives them: rounds are pooled from these. */
+const quantiles = (sorted) => sorted.length === 0 ? [] : Array.from({ length: 1001 }, (_, i) => at(sorted, i / 10))
 
 async function saturate () {
   let samples = new Float64Array(1 << 16)
@@ -50,7 +54,7 @@ async function saturate () {
     durationS: result.duration,
     rps: Math.round(result['2xx'] / result.duration),
     bytesPerS: Math.round(result.throughput.total / result.duration),
-    latencyMs: percentiles(samples, count),
+    latencyMs: percentiles(sortedOf(samples, count)),
   }
 }
 
@@ -111,6 +115,7 @@ async function fixedRate () {
   })
   const elapsedS = (performance.now() - measuredFrom) / 1000
   await Promise.all(clients.map((c) => c.close()))
+  const sortedLatency = sortedOf(latency, recorded)
   return {
     tool: 'undici-paced',
     rate,
@@ -120,8 +125,9 @@ async function fixedRate () {
     warmupS,
     durationS: round3(elapsedS),
     achievedRps: Math.round((total - warm) / elapsedS),
-    latencyMs: percentiles(latency, recorded),
-    scheduleLagMs: percentiles(lag, total - warm),
+    latencyMs: percentiles(sortedLatency),
+    latencyQuantilesMs: quantiles(sortedLatency),
+    scheduleLagMs: percentiles(sortedOf(lag, total - warm)),
   }
 }
 

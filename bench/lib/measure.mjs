@@ -131,6 +131,7 @@ async function runWrk (request, connections, durationS, loadCore, rate = null) {
     achievedRps: Math.round(r.requests / durationSeconds),
     scheduleLagMs: { p50: r.lag_ms.p50, p99: r.lag_ms.p99, max: r.lag_ms.max },
     lateSends: r.lag_ms.late,
+    latencyQuantilesMs: r.quantiles_us.map((us) => us / 1000),
   }
   return {
     tool: rate === null ? 'wrk' : 'wrk-paced',

@@ -1,6 +1,6 @@
 /**
  * From raw measurements to the tables: medians over rounds (robust to a neighbour's burst in one
- * round), min–max shown next to them, ratios of our proxy to the bare framework and to the upstream
+ * round), min–max shown next to them, latency percentiles over all rounds' requests together, ratios of our proxy to the bare framework and to the upstream
  * served directly, and the budget of issue 7 next to each figure.
  */
 
@@ -15,6 +15,25 @@ const median = (xs) => {
 const max = (xs) => xs.reduce((a, b) => (typeof b === 'number' && (a === null || b > a) ? b : a), null)
 const min = (xs) => xs.reduce((a, b) => (typeof b === 'number' && (a === null || b < a) ? b : a), null)
 const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0)
+
+/**
+ * A latency percentile of all the rounds' requests together, from each round's quantiles at every
+ * 0.1% weighted by its request count: a p99 is a statement about every request measured, which the
+ * median of per-round p99s is not (it drops the round a GC pause fell in). Null when a round has
+ * no quantiles (results from before they were recorded).
+ */
+function pooledPercentile (rounds, p) {
+  if (rounds.length === 0 || rounds.some((m) => !(m.latencyQuantilesMs?.length > 1))) return null
+  const points = rounds.flatMap((m) => m.latencyQuantilesMs.map((ms) => [ms, (m.latencyMs.count ?? m.ok) / m.latencyQuantilesMs.length]))
+  points.sort((a, b) => a[0] - b[0])
+  const wanted = (p / 100) * points.reduce((total, [, weight]) => total + weight, 0)
+  let seen = 0
+  for (const [ms, weight] of points) {
+    seen += weight
+    if (seen >= wanted) return ms
+  }
+  return points[points.length - 1][0]
+}
 
 /** Geometric mean and range of per-round ratios ours/partner req/CPU-s from the paired rounds. */
 function pairedRatio (paired, workload, partner) {
@@ -42,8 +61,8 @@ export function summarise (measurements, workloads, targets, paired = []) {
         rpsPerCpuS: median(sat.map((m) => m.rpsPerCpuS)),
         loadCoreBusyPct: median(sat.map((m) => m.loadCoreBusyPct)),
         foreignCpuPctMax: max(mine.map((m) => m.foreignCpuPctOnTargetCore)),
-        p50Ms: median(rate.map((m) => m.latencyMs.p50)),
-        p99Ms: median(rate.map((m) => m.latencyMs.p99)),
+        p50Ms: pooledPercentile(rate, 50) ?? median(rate.map((m) => m.latencyMs.p50)),
+        p99Ms: pooledPercentile(rate, 99) ?? median(rate.map((m) => m.latencyMs.p99)),
         p99MsWorst: max(rate.map((m) => m.latencyMs.p99)),
         achievedRate: median(rate.map((m) => m.achievedRps)),
         scheduleLagP99Ms: max(rate.map((m) => m.scheduleLagMs?.p99)),
@@ -87,7 +106,7 @@ export function markdown ({ title, conditions, summary, workloads, targets, toke
   const out = [`# ${title}`, '']
   out.push('## Conditions', '', ...conditions.map((c) => `- ${c}`), '')
   out.push('## Results', '')
-  out.push('req/s: closed loop at saturation, median of the rounds (min–max). CPU: the target process, % of one core, during saturation. req/CPU-s: requests served per CPU-second of the target process at saturation (what a request costs; less sensitive to other processes on the machine than req/s). p50/p99: at a fixed 2,000 req/s (steady pacing), median of the rounds. Peak RSS: the target process, highest VmHWM over all its measurements.', '')
+  out.push('req/s: closed loop at saturation, median of the rounds (min–max). CPU: the target process, % of one core, during saturation. req/CPU-s: requests served per CPU-second of the target process at saturation (what a request costs; less sensitive to other processes on the machine than req/s). p50/p99: at a fixed 2,000 req/s (steady pacing), of the requests of all rounds together. Peak RSS: the target process, highest VmHWM over all its measurements.', '')
   out.push('| workload | target | req/s | CPU % | req/CPU-s | p50 ms | p99 ms | peak RSS MB | failed |', '|---|---|---:|---:|---:|---:|---:|---:|---:|')
   for (const workload of workloads) {
     for (const target of targets) {

@@ -5,10 +5,11 @@
 -- takes the next slot of one schedule kept for all connections (wrk asks `delay()` before each
 -- request a connection sends), so 50 connections share an even 2,000 req/s instead of each
 -- firing when its previous answer arrives. wrk times a request from its write to the last byte
--- of its answer. A slot that comes while every connection is still busy is sent late, and that
--- wait is not in the latency (the coordinated omission wrk2 corrects for): how late each send
--- was against its slot is reported as the schedule lag, and the sends over 1 ms late are counted,
--- so a stall that delays sends shows up.
+-- of its answer. A connection takes its next slot when its answer is in, so at 50 connections and
+-- 2,000 req/s that slot is about 25 ms ahead; an answer slower than that makes the next send late,
+-- and that wait is not in the latency (the coordinated omission wrk2 corrects for). How late each
+-- send was against its slot is reported as the schedule lag, and the sends over 1 ms late are
+-- counted, so a stall that delays sends shows up.
 wrk.method = os.getenv("BENCH_METHOD") or "GET"
 local body_file = os.getenv("BENCH_BODY_FILE")
 if body_file and body_file ~= "" then
@@ -56,6 +57,13 @@ if rate then
   end
 end
 
+-- The latency's quantiles at every 0.1%: rounds are pooled from these (bench/lib/report.mjs).
+local function quantiles(latency)
+  local q = {}
+  for i = 0, 1000 do q[#q + 1] = latency:percentile(i / 10) end
+  return table.concat(q, ",")
+end
+
 local function percentile(sorted, p)
   if #sorted == 0 then return 0 end
   local i = math.ceil(p / 100 * #sorted)
@@ -74,8 +82,8 @@ function done(summary, latency, requests)
   for _, v in ipairs(lag) do if v > 1 then late = late + 1 end end
   io.write(string.format(
     'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
-    '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f},"lag_ms":{"count":%d,"late":%d,"p50":%.3f,"p99":%.3f,"max":%.3f}}\n',
+    '"latency_us":{"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f},"lag_ms":{"count":%d,"late":%d,"p50":%.3f,"p99":%.3f,"max":%.3f},"quantiles_us":[%s]}\n',
     summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean,
-    #lag, late, percentile(lag, 50), percentile(lag, 99), lag[#lag] or 0))
+    #lag, late, percentile(lag, 50), percentile(lag, 99), lag[#lag] or 0, quantiles(latency)))
 end
