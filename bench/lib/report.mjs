@@ -1,7 +1,8 @@
 /**
  * From raw measurements to the tables: medians over rounds (robust to a neighbour's burst in one
- * round), min–max shown next to them, latency percentiles over all rounds' requests together, ratios of our proxy to the bare framework and to the upstream
- * served directly, and the budget of issue 7 next to each figure.
+ * round), min–max shown next to them, latency percentiles of all rounds' requests together, ratios
+ * of our proxy to the bare framework and to the upstream served directly, and the budget of issue 7
+ * next to each figure.
  */
 
 export const BUDGET = { minRatioToBare: 1.0, maxAddedP50Ms: 0.8, maxAddedP99Ms: 3, maxPeakRssMb: 150 }
