@@ -16,7 +16,7 @@ export async function runCheck (config: Config, out: (line: string) => void, log
   let ok = true
   try {
     const fetchToken = createTokenClient({ dispatcher, clock: systemClock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS })
-    for (const env of Object.values(config.environments) as EnvironmentConfig[]) {
+    for (const env of Object.values(config.environments)) {
       try {
         const grant = await fetchToken(env)
         out(`ok    ${env.name}: token obtained, expiresAt ${grant.expiresAt} (${new Date(grant.expiresAt * 1000).toISOString()}), lifetime ${grant.lifetimeS} s`)

@@ -19,6 +19,21 @@ export const ERROR_STATUS = {
   UPSTREAM_UNAVAILABLE: 502,
   UPSTREAM_TIMEOUT: 504,
   INTERNAL_ERROR: 500,
+  // Requests that never reached a route (SPEC §5, HTTP edges).
+  BAD_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  EXPECTATION_FAILED: 417,
+  // Callers (SPEC §7).
+  CALLER_UNAUTHENTICATED: 401,
+  CALLER_NOT_PERMITTED: 403,
+  CALLER_RATE_LIMITED: 429,
+  EXTERNAL_REFERENCE_REQUIRED: 400,
+  AMOUNT_UNREADABLE: 400,
+  AMOUNT_LIMIT_EXCEEDED: 403,
+  // Idempotency (SPEC §8) and the shared store (SPEC §9).
+  IDEMPOTENCY_IN_PROGRESS: 409,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  STATE_UNAVAILABLE: 503,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -138,6 +153,91 @@ export class InternalError extends ProxyError {
   constructor (cause?: unknown) {
     super('INTERNAL_ERROR', 'The proxy failed to handle the request', { cause })
     this.name = 'InternalError'
+  }
+}
+
+export class BadRequestError extends ProxyError {
+  constructor (reason: string) {
+    super('BAD_REQUEST', `Malformed request: ${reason}`)
+    this.name = 'BadRequestError'
+  }
+}
+
+export class RequestTimeoutError extends ProxyError {
+  constructor () {
+    super('REQUEST_TIMEOUT', 'The request was not received in time')
+    this.name = 'RequestTimeoutError'
+  }
+}
+
+export class ExpectationFailedError extends ProxyError {
+  constructor () {
+    super('EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported')
+    this.name = 'ExpectationFailedError'
+  }
+}
+
+export class CallerUnauthenticatedError extends ProxyError {
+  constructor (reason: string) {
+    super('CALLER_UNAUTHENTICATED', `Caller not identified: ${reason}`)
+    this.name = 'CallerUnauthenticatedError'
+  }
+}
+
+export class CallerNotPermittedError extends ProxyError {
+  constructor (message: string) {
+    super('CALLER_NOT_PERMITTED', message)
+    this.name = 'CallerNotPermittedError'
+  }
+}
+
+export class CallerRateLimitedError extends ProxyError {
+  constructor (retryAfterSeconds: number) {
+    super('CALLER_RATE_LIMITED', 'This caller\'s request rate limit is reached; retry after the time in Retry-After', { retryAfterSeconds })
+    this.name = 'CallerRateLimitedError'
+  }
+}
+
+export class ExternalReferenceRequiredError extends ProxyError {
+  constructor (message: string) {
+    super('EXTERNAL_REFERENCE_REQUIRED', message)
+    this.name = 'ExternalReferenceRequiredError'
+  }
+}
+
+export class AmountUnreadableError extends ProxyError {
+  constructor (reason: string) {
+    super('AMOUNT_UNREADABLE', `Amount or currency cannot be read unambiguously: ${reason}`)
+    this.name = 'AmountUnreadableError'
+  }
+}
+
+export class AmountLimitExceededError extends ProxyError {
+  constructor (message: string) {
+    super('AMOUNT_LIMIT_EXCEEDED', message)
+    this.name = 'AmountLimitExceededError'
+  }
+}
+
+export class IdempotencyInProgressError extends ProxyError {
+  constructor () {
+    super('IDEMPOTENCY_IN_PROGRESS', 'A request with this externalReference is still in flight; retry shortly', { retryAfterSeconds: 1 })
+    this.name = 'IdempotencyInProgressError'
+  }
+}
+
+export class IdempotencyKeyReusedError extends ProxyError {
+  constructor () {
+    super('IDEMPOTENCY_KEY_REUSED', 'This externalReference was already used with a different body; use a new reference for a new transaction')
+    this.name = 'IdempotencyKeyReusedError'
+  }
+}
+
+/** The shared store (SPEC §9) cannot be reached: nothing that needs it is forwarded unchecked. */
+export class StateUnavailableError extends ProxyError {
+  constructor (cause?: unknown) {
+    super('STATE_UNAVAILABLE', 'The shared state store is unreachable; retry shortly', { cause, retryAfterSeconds: 1 })
+    this.name = 'StateUnavailableError'
   }
 }
 

@@ -85,8 +85,8 @@ export const MAX_BUFFERED_LOG_BYTES = 16 * 1024 * 1024
 export function boundedDestination (onDrop: (bytes: number) => void, fd = 1, maxBytes = MAX_BUFFERED_LOG_BYTES): ReturnType<typeof pino.destination> {
   const destination = pino.destination({ dest: fd, sync: false, maxLength: maxBytes, contentMode: 'buffer' })
   // pino writes strings; in buffer mode SonicBoom counts `data.length`, characters for a string.
-  const writeBuffer = destination.write as unknown as (data: Buffer) => boolean
-  destination.write = (line: string) => writeBuffer.call(destination, Buffer.from(line))
+  const writeBuffer = destination.write.bind(destination) as unknown as (data: Buffer) => boolean
+  destination.write = (line: string) => writeBuffer(Buffer.from(line))
   destination.on('drop', (data: Buffer) => { onDrop(data.length) })
   return destination
 }

@@ -3,13 +3,13 @@
  * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify'
-import { createServer, STATUS_CODES, type IncomingMessage, type Server } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
 import { systemClock, type Clock } from './clock.js'
-import type { Config, EnvironmentConfig, EnvironmentName } from './config/config.js'
+import type { Config, EnvironmentName } from './config/config.js'
 import {
   BodyTooLargeError, ERROR_STATUS, HeadersTooLargeError, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
   ProxyError, RouteNotFoundError, ShuttingDownError, upstreamErrorFrom,
@@ -76,7 +76,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     dispatcher,
     clock,
     log: deps.logger,
-    onUpdate: metrics.egressIp,
+    onUpdate: (ip, expected) => { metrics.egressIp(ip, expected) },
   })
   const upstreamObserver: UpstreamResponseObserver = {
     ipNotAllowed (request, route) {
@@ -89,7 +89,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
       }, 'upstream answered IP_NOT_ALLOWED')
     },
   }
-  for (const env of Object.values(config.environments) as EnvironmentConfig[]) {
+  for (const env of Object.values(config.environments)) {
     sources.set(env.name, new TokenSource({
       environment: env,
       fetchToken,
@@ -107,8 +107,10 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   const accessLog = createAccessLog(deps.logger)
   let closing = false
+  // Fastify infers its logger type from this option; pino's own type would leak into every route.
+  const loggerInstance: FastifyBaseLogger = deps.logger
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance,
     // One line per proxied request is logged by our onResponse hook (access-log.ts), without the query string.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -119,7 +121,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
-    }, handler).on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, deps.logger) }) as Server,
+    }, handler).on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, deps.logger) }),
     rewriteUrl (req) {
       const target = canonicalizeTarget(req.url ?? '')
       if (!target.ok) {

@@ -39,6 +39,12 @@ export interface Config {
   egress: { url: string | null, intervalS: number, expectedIps: readonly string[] }
   shutdownGraceS: number
   logLevel: string
+  /** SPEC §7: absent means every allowed client is one anonymous caller. */
+  callers: { file: string | null }
+  /** SPEC §8. `keyPointer` is an RFC 6901 JSON Pointer, also used to judge whether a 401 retry is safe. */
+  idempotency: { enabled: boolean, keyPointer: string, ttlS: number }
+  /** SPEC §9: `redisUrl` null means the in-memory store. The URL may hold a password: never log it. */
+  state: { redisUrl: string | null, keyPrefix: string }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

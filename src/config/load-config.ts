@@ -141,6 +141,14 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     egress: { url: egressUrl, intervalS: settings.PROXY_EGRESS_IP_INTERVAL_SECONDS, expectedIps },
     shutdownGraceS: settings.PROXY_SHUTDOWN_GRACE_SECONDS,
     logLevel: settings.LOG_LEVEL,
+    callers: { file: settings.PROXY_CALLERS_FILE ?? null },
+    idempotency: {
+      enabled: settings.PROXY_IDEMPOTENCY === 'on',
+      keyPointer: settings.PROXY_IDEMPOTENCY_KEY_POINTER,
+      ttlS: settings.PROXY_IDEMPOTENCY_TTL_SECONDS,
+    },
+    // PROXY_REDIS_URL_FILE is read by the state issue's work; until then only the variable.
+    state: { redisUrl: settings.PROXY_REDIS_URL ?? null, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && allowedClients.every(isLoopbackCidr)) {

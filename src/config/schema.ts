@@ -19,6 +19,9 @@ export const DEFAULT_SHUTDOWN_GRACE_S = 10
 export const DEFAULT_EGRESS_IP_URL = 'https://api.ipify.org'
 export const DEFAULT_EGRESS_IP_INTERVAL_S = 300
 export const DEFAULT_ALLOWED_CLIENTS = '127.0.0.0/8,::1/128'
+export const DEFAULT_IDEMPOTENCY_KEY_POINTER = '/externalReference'
+export const DEFAULT_IDEMPOTENCY_TTL_S = 86400
+export const DEFAULT_REDIS_KEY_PREFIX = 'pap:'
 
 /** The secrets that may also come from a file named by `<NAME>_FILE`. */
 export const SECRET_VARIABLES = [
@@ -69,6 +72,13 @@ export const envSchema = Type.Object({
   PROXY_ALLOWED_CLIENTS: Type.String({ default: DEFAULT_ALLOWED_CLIENTS }),
   PROXY_ALLOWED_HOSTS: Type.String({ default: '' }),
   PROXY_SHUTDOWN_GRACE_SECONDS: seconds(DEFAULT_SHUTDOWN_GRACE_S, 0, 3600),
+  PROXY_CALLERS_FILE: optionalString,
+  PROXY_IDEMPOTENCY: stringEnum(['on', 'off'], { default: 'on' }),
+  PROXY_IDEMPOTENCY_KEY_POINTER: Type.String({ default: DEFAULT_IDEMPOTENCY_KEY_POINTER }),
+  PROXY_IDEMPOTENCY_TTL_SECONDS: seconds(DEFAULT_IDEMPOTENCY_TTL_S, 60, 30 * 86400),
+  PROXY_REDIS_URL: optionalString,
+  PROXY_REDIS_URL_FILE: optionalString,
+  PROXY_REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:._-]{0,64}$', default: DEFAULT_REDIS_KEY_PREFIX }),
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 })
 

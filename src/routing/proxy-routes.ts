@@ -7,7 +7,6 @@
 import httpProxy from '@fastify/http-proxy'
 import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import type { ClientAccess } from '../access/client-access.js'
 import type { EnvironmentName } from '../config/config.js'
@@ -91,7 +90,7 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   // Built once per route: a request only adds its held body, if any.
   const fromOptions = {
     rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
-    rewriteHeaders: (headers) => buildClientResponseHeaders(headers as IncomingHttpHeaders),
+    rewriteHeaders: (headers) => buildClientResponseHeaders(headers),
     // The client's query string byte for byte (http-proxy would re-encode it).
     queryString: (_search, _url, req) => (req.proxy as ProxyContext).query,
     // No retries of our making but the 401 one: reply-from would otherwise retry a 503 GET ten times.

@@ -77,7 +77,7 @@ export function limitStream (payload: NodeJS.ReadableStream, limit: number): Tra
       done(new BodyTooLargeError(limit))
     },
   })
-  payload.once('error', (err) => counter.destroy(err))
+  payload.once('error', (err: Error) => counter.destroy(err))
   return payload.pipe(counter)
 }
 

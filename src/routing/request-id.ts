@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 
-const REQUEST_ID = /^[A-Za-z0-9._:@\-]{1,128}$/
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
 
 export function requestIdFor (req: IncomingMessage): string {
   const incoming = req.headers['x-request-id']

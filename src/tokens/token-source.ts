@@ -218,7 +218,7 @@ export class TokenSource {
       request.then((grant) => {
         this.#clock.clearTimeout(timer)
         resolve(grant)
-      }, (err: unknown) => {
+      }, (err: Error) => {
         this.#clock.clearTimeout(timer)
         reject(err)
       })

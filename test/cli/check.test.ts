@@ -4,7 +4,7 @@ import { providerEnv, startProvider } from '../helpers/harness.js'
 
 t.test('check: tokens and egress IP fetched, exit 0, no token printed', async (t) => {
   const provider = await startProvider(t)
-  const child = runCli(t, ['check'], providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7' }) as Record<string, string>)
+  const child = runCli(t, ['check'], providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7' }))
   const { code } = await child.exited
   const out = child.stdout()
   t.equal(code, 0, out + child.stderr())
@@ -17,7 +17,7 @@ t.test('check: tokens and egress IP fetched, exit 0, no token printed', async (t
 
 t.test('check at LOG_LEVEL=trace: the report on stdout stays plain text, log lines go to stderr', async (t) => {
   const provider = await startProvider(t)
-  const child = runCli(t, ['check'], providerEnv(provider, { LOG_LEVEL: 'trace', PROXY_EGRESS_IP_URL: provider.ipEchoUrl }) as Record<string, string>)
+  const child = runCli(t, ['check'], providerEnv(provider, { LOG_LEVEL: 'trace', PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
   t.equal((await child.exited).code, 0)
   const lines = child.stdout().trim().split('\n')
   t.ok(lines.every((line) => !line.startsWith('{')), `no JSON on stdout:\n${child.stdout()}`)
@@ -29,7 +29,7 @@ t.test('check at LOG_LEVEL=trace: the report on stdout stays plain text, log lin
 t.test('check: a wrong API key gives a clear reason and a non-zero exit', async (t) => {
   const provider = await startProvider(t)
   const wrong = 'HC_wrong_key_2718'
-  const child = runCli(t, ['check'], providerEnv(provider, { PAYMENTS_SANDBOX_API_KEY: wrong }) as Record<string, string>)
+  const child = runCli(t, ['check'], providerEnv(provider, { PAYMENTS_SANDBOX_API_KEY: wrong }))
   const { code } = await child.exited
   const out = child.stdout()
   t.equal(code, 1)
@@ -41,7 +41,7 @@ t.test('check: a wrong API key gives a clear reason and a non-zero exit', async 
 
 t.test('check: an egress IP outside the expected ones fails', async (t) => {
   const provider = await startProvider(t)
-  const child = runCli(t, ['check'], providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EXPECTED_EGRESS_IPS: '198.51.100.1' }) as Record<string, string>)
+  const child = runCli(t, ['check'], providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EXPECTED_EGRESS_IPS: '198.51.100.1' }))
   t.equal((await child.exited).code, 1)
   t.match(child.stdout(), /FAIL {2}egress IP: 203\.0\.113\.7 is not in PROXY_EXPECTED_EGRESS_IPS/)
 })

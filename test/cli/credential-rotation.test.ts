@@ -41,7 +41,7 @@ function startWithFiles (t: Parameters<typeof runCli>[0], provider: Awaited<Retu
     PAYMENTS_SANDBOX_API_KEY_FILE: join(dir, 'api-key'),
     PAYMENTS_SANDBOX_PUBLIC_KEY_FILE: join(dir, 'public-key'),
     PROXY_TOKEN_RETRY_MAX_SECONDS: '1',
-  }) as Record<string, string>)
+  }))
 }
 
 t.test('SIGHUP re-reads the secret files: a valid new key replaces the old one and its token', async (t) => {

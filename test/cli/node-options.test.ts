@@ -26,7 +26,7 @@ t.test('npm start and the Docker image give Node the same options', async (t) =>
 t.test('npm start runs the proxy with MALLOC_ARENA_MAX=2 unless the environment sets it', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const provider = await startProvider(t)
   for (const [given, expected] of [[undefined, '2'], ['4', '4']] as const) {
-    const child = runNpmStart(t, providerEnv(provider, { MALLOC_ARENA_MAX: given }) as Record<string, string>)
+    const child = runNpmStart(t, providerEnv(provider, { MALLOC_ARENA_MAX: given }))
     await child.waitFor(/ready to accept requests/, 20_000)
     const environ = readFileSync(`/proc/${listenerPid(child.process.pid ?? 0)}/environ`, 'latin1').split('\0')
     t.equal(environ.find((entry) => entry.startsWith('MALLOC_ARENA_MAX=')), `MALLOC_ARENA_MAX=${expected}`, `given ${given ?? 'nothing'}`)

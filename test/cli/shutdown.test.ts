@@ -14,7 +14,7 @@ t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"slow":true}')
     return true
   })
-  const child = runCli(t, [], providerEnv(provider, { PROXY_SHUTDOWN_GRACE_SECONDS: '5', LOG_LEVEL: 'info' }) as Record<string, string>)
+  const child = runCli(t, [], providerEnv(provider, { PROXY_SHUTDOWN_GRACE_SECONDS: '5', LOG_LEVEL: 'info' }))
   await child.waitFor(/ready to accept requests/)
   const port = listeningPort(child)
   await child.waitFor(/token obtained[\s\S]*token obtained/)
@@ -44,7 +44,7 @@ t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 
 t.test('SIGTERM with a request that outlives the grace period: it is cut and the process still exits', async (t) => {
   const provider = await startProvider(t)
   provider.setUpstreamHandler(async (req) => req.url?.includes('/forever') === true)
-  const child = runCli(t, [], providerEnv(provider, { PROXY_SHUTDOWN_GRACE_SECONDS: '1' }) as Record<string, string>)
+  const child = runCli(t, [], providerEnv(provider, { PROXY_SHUTDOWN_GRACE_SECONDS: '1' }))
   await child.waitFor(/ready to accept requests/)
   await child.waitFor(/token obtained[\s\S]*token obtained/)
   const port = listeningPort(child)
@@ -60,7 +60,7 @@ t.test('SIGTERM with a request that outlives the grace period: it is cut and the
 // script, npm exited and left the proxy running without it, never drained, still on its port.
 t.test('SIGTERM to `npm start` reaches the proxy: it drains, stops, and nothing is left listening', async (t) => {
   const provider = await startProvider(t)
-  const child = runNpmStart(t, providerEnv(provider, { LOG_LEVEL: 'info' }) as Record<string, string>)
+  const child = runNpmStart(t, providerEnv(provider, { LOG_LEVEL: 'info' }))
   await child.waitFor(/ready to accept requests/, 20_000)
   const port = listeningPort(child)
   child.process.kill('SIGTERM')

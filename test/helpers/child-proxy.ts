@@ -28,7 +28,7 @@ export function runNpmStart (t: Test, env: Record<string, string | undefined>): 
 
 function run (t: Test, command: string, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
   const child = spawn(command, args, {
-    env: { PATH: process.env['PATH'], ...env } as NodeJS.ProcessEnv,
+    env: { PATH: process.env['PATH'], ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   })

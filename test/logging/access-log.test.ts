@@ -37,7 +37,7 @@ t.test('the access line is the line pino writes for the same fields', async (t) 
   }
   t.equal(ours.lines.length, records.length)
   t.same(ours.lines.map(sameTime), theirs.lines.map(sameTime))
-  for (const line of ours.lines) t.doesNotThrow(() => JSON.parse(line), 'valid JSON')
+  for (const line of ours.lines) t.doesNotThrow(() => { JSON.parse(line) }, 'valid JSON')
 })
 
 // Node's HTTP parser reads a request target as latin1, so a path cannot hold one; were it to, the

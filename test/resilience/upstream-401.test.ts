@@ -22,7 +22,7 @@ const RETRIED: Array<[string, RequestInit]> = [
   ['OPTIONS', { method: 'OPTIONS' }],
   ['POST with externalReference', { method: 'POST', headers: JSON_HEADERS, body: '{"externalReference":"ord-42","amount":1}' }],
   ['PATCH with externalReference', { method: 'PATCH', headers: JSON_HEADERS, body: '{"externalReference":"ord-43"}' }],
-  ['chunked POST with externalReference', { method: 'POST', headers: JSON_HEADERS, body: new Blob(['{"externalReference":"ord-44",', '"amount":1}']).stream(), duplex: 'half' } as RequestInit],
+  ['chunked POST with externalReference', { method: 'POST', headers: JSON_HEADERS, body: new Blob(['{"externalReference":"ord-44",', '"amount":1}']).stream(), duplex: 'half' }],
 ]
 
 for (const [name, init] of RETRIED) {

@@ -99,8 +99,8 @@ t.test('a body of exactly the default limit (1 MiB) is forwarded byte for byte, 
   const cases: Array<[string, RequestInit]> = [
     ['POST application/json with Content-Length (held for a retry)', { method: 'POST', headers: { 'content-type': 'application/json' }, body }],
     ['PUT application/octet-stream with Content-Length', { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body }],
-    ['POST chunked application/octet-stream (streamed)', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Blob([body]).stream(), duplex: 'half' } as RequestInit],
-    ['POST chunked application/json (held for a retry)', { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Blob([body]).stream(), duplex: 'half' } as RequestInit],
+    ['POST chunked application/octet-stream (streamed)', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Blob([body]).stream(), duplex: 'half' }],
+    ['POST chunked application/json (held for a retry)', { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Blob([body]).stream(), duplex: 'half' }],
   ]
   for (const [label, init] of cases) {
     const res = await fetch(`${rig.proxy.url}/production/crypto/v1/upload`, init)

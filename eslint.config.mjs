@@ -1,0 +1,26 @@
+// Type-checked lint over src/ and test/: promises that are never awaited or handed to callbacks
+// that ignore them are the bugs a proxy cannot afford (a rejected token refresh nobody sees).
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'bench/**', 'deploy/**', 'node_modules/**', 'coverage/**', '.tap/**', 'eslint.config.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // tap queues `test()` and `t.test()` itself and reports their failures: awaiting them is noise.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [{ from: 'package', package: 'tap', name: ['test'] }],
+        allowForKnownSafePromises: [{ from: 'package', package: '@tapjs/core', name: 'PromiseWithSubtest' }],
+      }],
+      // Fastify hooks and handlers are async by contract whether or not they await anything.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/only-throw-error': 'error',
+    },
+  },
+)

@@ -1,0 +1,60 @@
+/**
+ * The shared-state contract (SPEC §8–§9): idempotency claims and records, rate-limit windows and
+ * day totals. Two implementations keep it: memory (one process) and Redis (several replicas share
+ * one set of records and limits). Nothing above `state/` knows which one it talks to.
+ *
+ * Every method rejects with `StateUnavailableError` (errors.ts) when the store cannot answer
+ * promptly; callers turn that into 503 STATE_UNAVAILABLE and forward nothing unchecked.
+ * Keys are built by the callers of this interface and never contain a secret (API key, public
+ * key, token, caller key): references and body fingerprints arrive hashed. The store prefixes them.
+ */
+
+/** A definitive upstream answer, replayed to a retry with the same reference and body. */
+export interface IdempotencyRecord {
+  /** Hex SHA-256 of the request body's canonical JSON (RFC 8785). */
+  fingerprint: string
+  status: number
+  /** End-to-end response headers, as the client received them. */
+  headers: Record<string, string | string[]>
+  body: Buffer
+}
+
+export type ClaimOutcome =
+  /** This request owns the key until `finish` or `abort` with the same `owner`, or until the mark expires. */
+  | { kind: 'claimed', owner: string }
+  | { kind: 'in-flight' }
+  | { kind: 'recorded', record: IdempotencyRecord }
+
+export interface RateVerdict {
+  admitted: boolean
+  /** When not admitted: milliseconds until the next request would be. */
+  retryAfterMs: number
+}
+
+export interface StoreStatus {
+  kind: 'memory' | 'redis'
+  ready: boolean
+}
+
+export interface StateStore {
+  /** Atomically marks `key` in flight for `inFlightTtlMs`, unless it is in flight or recorded already. */
+  claim: (key: string, inFlightTtlMs: number) => Promise<ClaimOutcome>
+  /** Replaces this owner's in-flight mark with the record (kept `ttlMs`); another owner's mark is left alone. */
+  finish: (key: string, owner: string, record: IdempotencyRecord, ttlMs: number) => Promise<void>
+  /** Drops this owner's in-flight mark, so a retry is forwarded again. */
+  abort: (key: string, owner: string) => Promise<void>
+  /** Sliding window: admits and counts a request when fewer than `limit` were admitted in the last `windowMs`. */
+  hit: (key: string, limit: number, windowMs: number) => Promise<RateVerdict>
+  /**
+   * Adds `amount` to the total at `key` when the sum stays within `limit`, atomically (concurrent
+   * reservations never overshoot). Integer minor units, 0 <= amount, limit < 2^63. The total
+   * expires `ttlMs` after its first reservation.
+   */
+  reserve: (key: string, amount: bigint, limit: bigint, ttlMs: number) => Promise<boolean>
+  /** Gives back an amount reserved earlier (the provider answered 4xx: no transaction happened). */
+  release: (key: string, amount: bigint) => Promise<void>
+  status: () => StoreStatus
+  /** Resolves when the store answers a round trip (`check`, readiness). */
+  ping: () => Promise<void>
+  close: () => Promise<void>
+}
