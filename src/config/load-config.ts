@@ -11,6 +11,7 @@ import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-
 import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type EnvironmentName, type InterfaceName } from './config.js'
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
 import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
+import { resolveRedisUrl } from './redis-url.js'
 import { readSecrets, type SecretValues } from './secrets.js'
 
 /** The provider's API keys carry this vendor prefix (SPEC §1); another prefix is suspicious, not fatal. */
@@ -117,6 +118,9 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     problems.push('PROXY_HOST must be an IP address to listen on (e.g. 127.0.0.1, or 0.0.0.0 in a container)')
   }
 
+  const redis = resolveRedisUrl(settings.PROXY_REDIS_URL, settings.PROXY_REDIS_URL_FILE)
+  problems.push(...redis.problems)
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -147,8 +151,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
       keyPointer: settings.PROXY_IDEMPOTENCY_KEY_POINTER,
       ttlS: settings.PROXY_IDEMPOTENCY_TTL_SECONDS,
     },
-    // PROXY_REDIS_URL_FILE is read by the state issue's work; until then only the variable.
-    state: { redisUrl: settings.PROXY_REDIS_URL ?? null, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
+    state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && allowedClients.every(isLoopbackCidr)) {

@@ -1,0 +1,120 @@
+/**
+ * The in-process StateStore (SPEC §9 without PROXY_REDIS_URL): one replica's records and limits.
+ * lru-cache bounds it, records by bytes (a burst of large answers evicts the oldest records, never
+ * the process), windows and totals by count, and expires entries by TTL. Every operation is
+ * synchronous inside one event-loop turn, which is what makes claims and reservations atomic here.
+ * Time comes from the injected clock so tests can move it.
+ */
+import { randomUUID } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import type { Clock } from '../clock.js'
+import type { ClaimOutcome, IdempotencyRecord, RateVerdict, StateStore, StoreStatus } from './state-store.js'
+
+/** Bytes of records kept in memory; the oldest are evicted past it (a record over it is not kept). */
+export const DEFAULT_MEMORY_RECORD_BYTES = 64 * 1024 * 1024
+/** Rate windows and day totals kept; each is small, the bound is against a key explosion. */
+export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
+/** Timestamps kept per rate window: a limit above it is admitted at this rate at most. */
+export const MAX_RATE_WINDOW_ENTRIES = 100_000
+
+type Entry = { kind: 'mark', owner: string } | { kind: 'record', record: IdempotencyRecord }
+
+export interface MemoryStoreOptions {
+  clock: Clock
+  maxRecordBytes?: number
+  maxCounterKeys?: number
+}
+
+const ENTRY_OVERHEAD_BYTES = 256
+
+function entrySize (entry: Entry): number {
+  if (entry.kind === 'mark') return ENTRY_OVERHEAD_BYTES
+  let size = ENTRY_OVERHEAD_BYTES + entry.record.body.length + entry.record.fingerprint.length
+  for (const [name, value] of Object.entries(entry.record.headers)) {
+    size += name.length + (Array.isArray(value) ? value.reduce((n, v) => n + v.length, 0) : value.length)
+  }
+  return size
+}
+
+export function createMemoryStore (options: MemoryStoreOptions): StateStore {
+  const { clock } = options
+  const perf = { now: () => clock.monotonicMs() }
+  const entries = new LRUCache<string, Entry>({
+    maxSize: options.maxRecordBytes ?? DEFAULT_MEMORY_RECORD_BYTES,
+    sizeCalculation: entrySize,
+    ttlAutopurge: false,
+    perf,
+  })
+  const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
+  const windows = new LRUCache<string, number[]>({ max: maxCounterKeys, perf })
+  const totals = new LRUCache<string, { total: bigint }>({ max: maxCounterKeys, perf })
+
+  const status: StoreStatus = { kind: 'memory', ready: true }
+
+  return {
+    async claim (key, inFlightTtlMs): Promise<ClaimOutcome> {
+      const existing = entries.get(key)
+      if (existing?.kind === 'record') return { kind: 'recorded', record: existing.record }
+      if (existing?.kind === 'mark') return { kind: 'in-flight' }
+      const owner = randomUUID()
+      entries.set(key, { kind: 'mark', owner }, { ttl: inFlightTtlMs })
+      return { kind: 'claimed', owner }
+    },
+
+    async finish (key, owner, record, ttlMs) {
+      const existing = entries.get(key)
+      if (existing?.kind !== 'mark' || existing.owner !== owner) return
+      // A record too large for the byte bound is refused by lru-cache: drop the mark so a retry is forwarded.
+      entries.delete(key)
+      entries.set(key, { kind: 'record', record: copyRecord(record) }, { ttl: ttlMs })
+    },
+
+    async abort (key, owner) {
+      const existing = entries.get(key)
+      if (existing?.kind === 'mark' && existing.owner === owner) entries.delete(key)
+    },
+
+    async hit (key, limit, windowMs): Promise<RateVerdict> {
+      const now = clock.monotonicMs()
+      const since = now - windowMs
+      const kept = (windows.get(key) ?? []).filter((at) => at > since)
+      const cap = Math.min(limit, MAX_RATE_WINDOW_ENTRIES)
+      if (kept.length < cap) {
+        kept.push(now)
+        windows.set(key, kept, { ttl: windowMs })
+        return { admitted: true, retryAfterMs: 0 }
+      }
+      windows.set(key, kept, { ttl: windowMs })
+      const oldest = kept[kept.length - cap] ?? now
+      return { admitted: false, retryAfterMs: Math.max(1, Math.ceil(oldest + windowMs - now)) }
+    },
+
+    async reserve (key, amount, limit, ttlMs) {
+      const current = totals.get(key)
+      const total = (current?.total ?? 0n) + amount
+      if (total > limit) return false
+      if (current === undefined) totals.set(key, { total }, { ttl: ttlMs })
+      else current.total = total
+      return true
+    },
+
+    async release (key, amount) {
+      const current = totals.get(key)
+      if (current === undefined) return
+      current.total = current.total > amount ? current.total - amount : 0n
+    },
+
+    status: () => ({ ...status }),
+    async ping () {},
+    async close () {
+      entries.clear()
+      windows.clear()
+      totals.clear()
+    },
+  }
+}
+
+/** The caller keeps its buffers; the store keeps its own copy so a later write cannot change a record. */
+function copyRecord (record: IdempotencyRecord): IdempotencyRecord {
+  return { fingerprint: record.fingerprint, status: record.status, headers: { ...record.headers }, body: Buffer.from(record.body) }
+}

@@ -1,0 +1,84 @@
+/**
+ * A real `redis-server` per test (installed by scripts/ensure-redis.sh): a free loopback port, no
+ * persistence, a temp dir; killed at teardown. `stop` and `start` again on the same port are the
+ * outage and the recovery. DEBUG is enabled (loopback only) so a test can stall the server (DEBUG SLEEP).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Test } from 'tap'
+
+export interface RedisServer {
+  port: number
+  /** `redis://` URL (with the password when one is set). */
+  url: string
+  stop: () => Promise<void>
+  start: () => Promise<void>
+}
+
+export async function startRedis (t: Test, options: { password?: string } = {}): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-redis-'))
+  const port = await freePort()
+  let child: ChildProcess | null = null
+
+  const start = async (): Promise<void> => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--enable-debug-command', 'local']
+    if (options.password !== undefined) args.push('--requirepass', options.password)
+    const proc = spawn('redis-server', args, { stdio: 'ignore' })
+    child = proc
+    await waitForPort(port, proc)
+  }
+  const stop = async (): Promise<void> => {
+    const proc = child
+    child = null
+    if (proc === null || proc.exitCode !== null || proc.signalCode !== null) return
+    const exited = once(proc, 'exit')
+    proc.kill('SIGKILL')
+    await exited
+  }
+  t.teardown(async () => {
+    await stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await start()
+  const auth = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`
+  return { port, url: `redis://${auth}127.0.0.1:${port}`, stop, start }
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const address = server.address()
+  server.close()
+  await once(server, 'close')
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
+
+async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`)
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = new Socket()
+      socket.once('connect', () => { socket.destroy(); resolve(true) })
+      socket.once('error', () => { socket.destroy(); resolve(false) })
+      socket.connect(port, '127.0.0.1')
+    })
+    if (ok) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error('redis-server did not start within 5 s')
+}
+
+/** Waits (bounded) until a condition holds, e.g. a store reporting ready again. */
+export async function eventually (condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * One suite, two factories: every StateStore rule is checked against the memory store (fake clock)
+ * and a real redis-server (real time, short TTLs), the way lru-cache tests its modes.
+ */
+import t, { type Test } from 'tap'
+import { Redis } from 'ioredis'
+import { createMemoryStore } from '../../src/state/memory-store.js'
+import { createRedisStore } from '../../src/state/redis-store.js'
+import type { IdempotencyRecord, StateStore } from '../../src/state/state-store.js'
+import { StateUnavailableError } from '../../src/errors.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { captureLogger } from '../helpers/harness.js'
+import { eventually, startRedis } from '../helpers/redis-server.js'
+
+interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
+interface Factory { name: string, make: (t: Test) => Promise<Made> }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+const factories: Factory[] = [
+  {
+    name: 'memory',
+    async make () {
+      const clock = new FakeClock()
+      return { store: createMemoryStore({ clock }), advance: (ms) => clock.advance(ms) }
+    },
+  },
+  {
+    name: 'redis',
+    async make (t) {
+      const redis = await startRedis(t)
+      const { logger } = captureLogger()
+      const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
+      t.teardown(() => store.close())
+      await eventually(() => store.status().ready)
+      return { store, advance: sleep }
+    },
+  },
+]
+
+const record = (fingerprint: string, body = '{"ok":true}'): IdempotencyRecord => ({
+  fingerprint, status: 201, headers: { 'content-type': 'application/json', 'set-thing': ['a', 'b'] }, body: Buffer.from(body),
+})
+
+for (const factory of factories) {
+  t.test(`${factory.name} store`, async (t) => {
+    t.test('a claim marks the key in flight until finished, then replays the record', async (t) => {
+      const { store } = await factory.make(t)
+      const first = await store.claim('k1', 60_000)
+      t.equal(first.kind, 'claimed')
+      t.same(await store.claim('k1', 60_000), { kind: 'in-flight' }, 'a second claim sees the mark')
+      if (first.kind !== 'claimed') return
+      const binary = Buffer.from([0, 255, 10, 13, 128])
+      await store.finish('k1', first.owner, { ...record('fp'), body: binary }, 60_000)
+      const again = await store.claim('k1', 60_000)
+      t.equal(again.kind, 'recorded')
+      if (again.kind !== 'recorded') return
+      t.equal(again.record.fingerprint, 'fp')
+      t.equal(again.record.status, 201)
+      t.same(again.record.headers, { 'content-type': 'application/json', 'set-thing': ['a', 'b'] })
+      t.ok(again.record.body.equals(binary), 'the body bytes survive')
+    })
+
+    t.test('finish and abort by another owner leave the mark alone', async (t) => {
+      const { store } = await factory.make(t)
+      const first = await store.claim('k2', 60_000)
+      if (first.kind !== 'claimed') { t.fail('not claimed'); return }
+      await store.finish('k2', 'someone-else', record('fp'), 60_000)
+      await store.abort('k2', 'someone-else')
+      t.same(await store.claim('k2', 60_000), { kind: 'in-flight' })
+      await store.abort('k2', first.owner)
+      t.equal((await store.claim('k2', 60_000)).kind, 'claimed', 'the owner’s abort frees the key')
+    })
+
+    t.test('an in-flight mark expires on its own, and a late finish by its owner is ignored', async (t) => {
+      const { store, advance } = await factory.make(t)
+      const first = await store.claim('k3', 100)
+      if (first.kind !== 'claimed') { t.fail('not claimed'); return }
+      await advance(250)
+      const second = await store.claim('k3', 60_000)
+      t.equal(second.kind, 'claimed', 'a crashed owner never blocks the key')
+      await store.finish('k3', first.owner, record('stale'), 60_000)
+      t.same(await store.claim('k3', 60_000), { kind: 'in-flight' }, 'the new owner’s mark is kept')
+    })
+
+    t.test('a record expires after its TTL', async (t) => {
+      const { store, advance } = await factory.make(t)
+      const first = await store.claim('k4', 60_000)
+      if (first.kind !== 'claimed') { t.fail('not claimed'); return }
+      await store.finish('k4', first.owner, record('fp'), 100)
+      await advance(250)
+      t.equal((await store.claim('k4', 60_000)).kind, 'claimed')
+    })
+
+    t.test('20 concurrent reservations never overshoot the limit', async (t) => {
+      const { store } = await factory.make(t)
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.reserve('day', 100n, 500n, 60_000)))
+      t.equal(results.filter(Boolean).length, 5)
+      t.equal(await store.reserve('day', 1n, 500n, 60_000), false, 'the total is at the limit')
+      await store.release('day', 100n)
+      t.equal(await store.reserve('day', 100n, 500n, 60_000), true, 'a released amount can be reserved again')
+      t.equal(await store.reserve('day', 1n, 500n, 60_000), false)
+    })
+
+    t.test('day totals are exact in minor units beyond 2^53', async (t) => {
+      const { store } = await factory.make(t)
+      // "0.1" + "0.2" against "0.3" in minor units: exact, no float drift.
+      t.equal(await store.reserve('cents', 10n, 30n, 60_000), true)
+      t.equal(await store.reserve('cents', 20n, 30n, 60_000), true)
+      t.equal(await store.reserve('cents', 1n, 30n, 60_000), false)
+      const limit = 2n ** 62n + 1n
+      t.equal(await store.reserve('big', 2n ** 62n, limit, 60_000), true)
+      t.equal(await store.reserve('big', 1n, limit, 60_000), true, 'a total one below the limit still admits one unit')
+      t.equal(await store.reserve('big', 1n, limit, 60_000), false, 'one unit over is refused (a double would round it away)')
+      t.equal(await store.reserve('big2', limit + 1n, limit, 60_000), false, 'an amount over the limit alone')
+    })
+
+    t.test('release never takes a total below zero', async (t) => {
+      const { store } = await factory.make(t)
+      t.equal(await store.reserve('r', 10n, 10n, 60_000), true)
+      await store.release('r', 50n)
+      await store.release('missing', 5n)
+      t.equal(await store.reserve('r', 10n, 10n, 60_000), true)
+      t.equal(await store.reserve('r', 1n, 10n, 60_000), false)
+    })
+
+    t.test('the rate window admits the limit, then says when the next is admitted', async (t) => {
+      const { store, advance } = await factory.make(t)
+      for (let i = 0; i < 3; i++) t.same(await store.hit('caller', 3, 300), { admitted: true, retryAfterMs: 0 })
+      const refused = await store.hit('caller', 3, 300)
+      t.equal(refused.admitted, false)
+      t.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 300, `retryAfterMs ${refused.retryAfterMs} within the window`)
+      t.equal((await store.hit('other', 3, 300)).admitted, true, 'windows are per key')
+      await advance(350)
+      t.equal((await store.hit('caller', 3, 300)).admitted, true, 'the window slid')
+    })
+
+    t.test('status and ping', async (t) => {
+      const { store } = await factory.make(t)
+      t.same(store.status(), { kind: factory.name, ready: true })
+      await store.ping()
+    })
+  })
+}
+
+t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
+  const redis = await startRedis(t)
+  const { logger, logs } = captureLogger()
+  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
+  t.teardown(() => store.close())
+  await eventually(() => store.status().ready)
+  await redis.stop()
+  const started = Date.now()
+  for (let i = 0; i < 5; i++) {
+    await t.rejects(store.claim(`down-${i}`, 60_000), StateUnavailableError)
+    await t.rejects(store.reserve('d', 1n, 10n, 60_000), StateUnavailableError)
+    await t.rejects(store.hit('h', 1, 1000), StateUnavailableError)
+  }
+  t.ok(Date.now() - started < 2000, 'every refusal came within the SPEC’s 2 s')
+  t.equal(store.status().ready, false)
+  await sleep(1500)
+  t.equal(logs.find('state store unavailable').length, 1, 'one error line per outage, not per request or reconnect')
+  await redis.start()
+  await eventually(() => store.status().ready, 5000)
+  t.equal((await store.claim('back', 60_000)).kind, 'claimed')
+  t.equal(logs.find('state store recovered').length, 1)
+})
+
+t.test('redis store: a command that hangs fails within about a second', async (t) => {
+  const redis = await startRedis(t)
+  const { logger } = captureLogger()
+  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
+  t.teardown(() => store.close())
+  await eventually(() => store.status().ready)
+  const admin = adminClient(t, redis.url)
+  // DEBUG SLEEP blocks the server, as a stuck or overloaded Redis would.
+  const blocked = admin.call('DEBUG', 'SLEEP', '3').catch(() => null)
+  await sleep(50)
+  const started = Date.now()
+  await t.rejects(store.claim('slow', 60_000), StateUnavailableError)
+  t.ok(Date.now() - started < 2000, 'refused within 2 s')
+  await blocked
+})
+
+t.test('redis store: the password and the secrets never reach logs or keys', async (t) => {
+  const password = 'redis-pass-Zq81-marker'
+  const redis = await startRedis(t, { password })
+  const { logger, logs } = captureLogger()
+  const store = createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger })
+  t.teardown(() => store.close())
+  await eventually(() => store.status().ready)
+  const claim = await store.claim('caller:sandbox:fiat:POST:/payouts:hash', 60_000)
+  if (claim.kind === 'claimed') await store.finish('caller:sandbox:fiat:POST:/payouts:hash', claim.owner, record('fp'), 60_000)
+  await store.hit('caller', 5, 1000)
+  await store.reserve('caller:0:KES', 5n, 10n, 60_000)
+  const admin = adminClient(t, redis.url)
+  const keys = await admin.keys('*')
+  t.same(keys.sort(), ['pap:d:caller:0:KES', 'pap:i:caller:sandbox:fiat:POST:/payouts:hash', 'pap:r:caller'], 'every key carries the prefix and a kind')
+  await redis.stop()
+  await t.rejects(store.ping(), StateUnavailableError)
+  await sleep(300)
+  await redis.start()
+  await eventually(() => store.status().ready, 5000)
+  const text = logs.lines.join('\n')
+  t.ok(logs.find('state store unavailable').length >= 1, 'the outage was logged')
+  t.notMatch(text, password, 'no log line holds the password')
+  t.notMatch(text, `127.0.0.1:${redis.port}`, 'no log line holds the address from a library message')
+})
+
+t.test('redis store: a wrong password is an outage, not a crash', async (t) => {
+  const redis = await startRedis(t, { password: 'right-Zq81' })
+  const { logger, logs } = captureLogger()
+  const store = createRedisStore({ url: `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, keyPrefix: 'pap:', log: logger })
+  t.teardown(() => store.close())
+  await sleep(300)
+  t.equal(store.status().ready, false)
+  await t.rejects(store.claim('x', 1000), StateUnavailableError)
+  t.notMatch(logs.lines.join('\n'), 'wrong-Zq81')
+})
+
+/** A plain client for looking at what the store wrote; its errors (Redis stopped on purpose) are expected. */
+function adminClient (t: Test, url: string): Redis {
+  const admin = new Redis(url)
+  admin.on('error', () => {})
+  t.teardown(() => admin.disconnect())
+  return admin
+}
