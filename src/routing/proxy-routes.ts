@@ -1,23 +1,24 @@
 /**
  * One @fastify/http-proxy registration per forwarding route of the route table. Each lives in its
- * own scope with: the access check, the token-endpoint block, the body handling of
- * request-body.ts, the token lookup, and reply-from options that retry nothing but the single
- * safe 401 retry of SPEC §5 (reply-from would otherwise retry a 503 ten times).
+ * own scope with: the token-endpoint block, the body handling of request-body.ts, the token
+ * lookup, and reply-from options that retry nothing but the single safe 401 retry of SPEC §5
+ * (reply-from would otherwise retry a 503 ten times). Every route carries its RouteSpec as route
+ * config, so root-level hooks (client access, callers, idempotency) know the target before these run.
  */
 import httpProxy from '@fastify/http-proxy'
 import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Dispatcher } from 'undici'
-import type { ClientAccess } from '../access/client-access.js'
 import type { EnvironmentName } from '../config/config.js'
 import {
-  BodyTooLargeError, ClientNotAllowedError, EnvironmentNotConfiguredError, TokenEndpointBlockedError, upstreamErrorFrom,
+  BodyTooLargeError, EnvironmentNotConfiguredError, TokenEndpointBlockedError, upstreamErrorFrom,
 } from '../errors.js'
 import { buildClientResponseHeaders, buildUpstreamHeaders } from '../headers/header-policy.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { isTokenEndpointPath } from './canonical-path.js'
 import type { ProxyContext } from './proxy-context.js'
 import { declaredLength, holdBody, limitStream, shouldHoldBody } from './request-body.js'
+import type { ProxyRouteConfig, RequestTarget } from './request-target.js'
 import type { RouteSpec } from './route-table.js'
 import { createUpstreamResponseHandler, type UpstreamResponseObserver } from './upstream-response.js'
 
@@ -27,7 +28,6 @@ export const PROXIED_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT',
 export interface ProxyRoutesOptions {
   routes: RouteSpec[]
   sources: ReadonlyMap<EnvironmentName, TokenSource>
-  access: ClientAccess
   dispatcher: Dispatcher
   bodyLimitBytes: number
   observer: UpstreamResponseObserver
@@ -40,18 +40,12 @@ export async function proxyRoutes (app: FastifyInstance, options: ProxyRoutesOpt
 }
 
 function registerRoute (scope: FastifyInstance, route: RouteSpec, options: ProxyRoutesOptions): void {
-  const { access, bodyLimitBytes } = options
-  const prefixLength = route.prefix.length
+  const { bodyLimitBytes } = options
+  const config: ProxyRouteConfig = { route }
 
   // Callback-style hooks: no promise per request on the hot path.
   scope.addHook('onRequest', (request, _reply, done) => {
-    const decision = access.check(request.raw.socket.remoteAddress, request.headers)
-    if (!decision.ok) {
-      request.log.warn({ reason: decision.reason, remoteAddress: request.raw.socket.remoteAddress }, 'client refused')
-      done(new ClientNotAllowedError(`Refused: ${decision.reason}`))
-      return
-    }
-    const [path] = splitTarget(request.url)
+    const { path } = request.target as RequestTarget
     if (isTokenEndpointPath(path)) {
       request.log.warn({ path }, 'token endpoint request refused')
       done(new TokenEndpointBlockedError())
@@ -66,8 +60,8 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     // Refused in onRequest, before any body parser could answer first (415, 400).
     scope.addHook('onRequest', (_request, _reply, done) => { done(new EnvironmentNotConfiguredError(problem)) })
     const notConfigured = async (): Promise<never> => { throw new EnvironmentNotConfiguredError(problem) }
-    scope.all(route.prefix, notConfigured)
-    scope.all(`${route.prefix}/*`, notConfigured)
+    scope.all(route.prefix, { config }, notConfigured)
+    scope.all(`${route.prefix}/*`, { config }, notConfigured)
     return
   }
   const upstream = route.upstream
@@ -78,7 +72,7 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   // Fastify caches the parser it finds for a media type, but not the catch-all: naming the type
   // the provider's API speaks spares a Content-Type parse on every JSON request.
   scope.addContentTypeParser(['application/json', '*'], (request, payload, done) => {
-    if (shouldHoldBody(request.raw)) {
+    if (request.holdBody || shouldHoldBody(request.raw)) {
       holdBody(payload, bodyLimitBytes).then((body) => { done(null, body) }, done)
     } else {
       done(null, limitStream(payload, bodyLimitBytes))
@@ -101,7 +95,8 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
 
   function forward (request: FastifyRequest, reply: FastifyReply): void {
     const ctx = request.proxy as ProxyContext
-    reply.from(ctx.upstreamPath, Buffer.isBuffer(ctx.body) ? withHeldBody(ctx.body, request.headers['content-type'] as string) : fromOptions)
+    // Without a type reply-from would JSON-encode the Buffer; the provider's requests are JSON (SPEC §1).
+    reply.from(ctx.upstreamPath, Buffer.isBuffer(ctx.body) ? withHeldBody(ctx.body, request.headers['content-type'] ?? 'application/json') : fromOptions)
   }
 
   // Written out rather than `{ ...fromOptions, body }`: Node 20's V8 takes about 2 µs to spread an
@@ -119,13 +114,14 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     disableRequestLogging: true,
     proxyPayloads: false,
     httpMethods: PROXIED_METHODS,
+    config,
     preHandler: (request, _reply, done) => {
       const attach = (token: string): void => {
-        const [path, query] = splitTarget(request.url)
+        const { path, query } = request.target as RequestTarget
         request.proxy = {
           route,
           source,
-          upstreamPath: `${upstream.basePath}${path.slice(prefixLength)}`,
+          upstreamPath: `${upstream.basePath}${path}`,
           query,
           token,
           body: (request.body as ProxyContext['body'] | undefined) ?? null,
@@ -140,9 +136,4 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     },
     handler: (request, reply) => { forward(request, reply) },
   })
-}
-
-function splitTarget (url: string): [string, string] {
-  const q = url.indexOf('?')
-  return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)]
 }

@@ -1,0 +1,33 @@
+/**
+ * One access log line and one metrics observation per proxied request, after the answer is out
+ * (SPEC §7 audit: every line names the caller). The proxy's own endpoints are not counted.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { AccessLog } from './access-log.js'
+import type { ProxyMetrics } from './metrics.js'
+
+export interface RequestAuditOptions {
+  accessLog: AccessLog
+  metrics: ProxyMetrics
+}
+
+export const requestAudit = fp(async function requestAudit (app: FastifyInstance, options: RequestAuditOptions) {
+  const { accessLog, metrics } = options
+  app.addHook('onResponse', (request, reply, done) => {
+    done()
+    const ctx = request.proxy
+    if (ctx === null) return
+    metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000)
+    accessLog({
+      reqId: request.id,
+      environment: ctx.route.environment,
+      iface: ctx.route.interface,
+      method: request.method,
+      path: ctx.upstreamPath,
+      status: reply.statusCode,
+      retried: ctx.attempt > 0,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    })
+  })
+}, { name: 'request-audit' })
