@@ -1,0 +1,155 @@
+/**
+ * A JSON reader for the bodies the proxy judges (idempotency reference, amounts: SPEC §7–§8) that
+ * notices what JSON.parse hides: a member name repeated in one object. JSON.parse keeps the last,
+ * the provider's parser may keep the first, so a value read through a repeated name is ambiguous.
+ * Objects come back without a prototype (`__proto__` is an ordinary member), nesting is bounded.
+ * Pure: text in, value or reason out.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [name: string]: JsonValue }
+
+export type StrictJson =
+  | { ok: true, value: JsonValue, /** Whether any object anywhere repeats a member name. */ hasDuplicates: boolean }
+  | { ok: false, reason: 'syntax' | 'too-deep' }
+
+export type PointerRead =
+  | { kind: 'found', value: JsonValue }
+  | { kind: 'missing' }
+  /** A member name on the way (or the last one) is repeated in its object. */
+  | { kind: 'ambiguous' }
+
+/** Deeper nesting than this is refused rather than risking the stack. */
+export const MAX_JSON_DEPTH = 256
+
+const duplicatesOf = new WeakMap<object, Set<string>>()
+
+class JsonSyntaxError extends Error {
+  constructor (readonly reason: 'syntax' | 'too-deep') { super(reason) }
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
+const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
+const WHITESPACE = /[ \t\n\r]*/y
+
+export function parseStrictJson (text: string): StrictJson {
+  let at = 0
+  let hasDuplicates = false
+
+  const skip = (): void => {
+    WHITESPACE.lastIndex = at
+    WHITESPACE.test(text)
+    at = WHITESPACE.lastIndex
+  }
+  const fail = (): never => { throw new JsonSyntaxError('syntax') }
+  const token = (pattern: RegExp): string => {
+    pattern.lastIndex = at
+    const match = pattern.exec(text)
+    if (match === null) fail()
+    at = pattern.lastIndex
+    return (match as RegExpExecArray)[0]
+  }
+  const literal = (word: string, value: JsonValue): JsonValue => {
+    if (!text.startsWith(word, at)) fail()
+    at += word.length
+    return value
+  }
+  const value = (depth: number): JsonValue => {
+    if (depth > MAX_JSON_DEPTH) throw new JsonSyntaxError('too-deep')
+    skip()
+    switch (text[at]) {
+      case '{': return object(depth)
+      case '[': return array(depth)
+      case '"': return JSON.parse(token(STRING)) as string
+      case 't': return literal('true', true)
+      case 'f': return literal('false', false)
+      case 'n': return literal('null', null)
+      default: return Number(token(NUMBER))
+    }
+  }
+  const object = (depth: number): JsonValue => {
+    const result = Object.create(null) as Record<string, JsonValue>
+    at++
+    skip()
+    if (text[at] === '}') { at++; return result }
+    for (;;) {
+      skip()
+      if (text[at] !== '"') fail()
+      const name = JSON.parse(token(STRING)) as string
+      skip()
+      if (text[at] !== ':') fail()
+      at++
+      const member = value(depth + 1)
+      if (Object.hasOwn(result, name)) {
+        hasDuplicates = true
+        const names = duplicatesOf.get(result) ?? new Set<string>()
+        names.add(name)
+        duplicatesOf.set(result, names)
+      }
+      result[name] = member
+      skip()
+      if (text[at] === ',') { at++; continue }
+      if (text[at] === '}') { at++; return result }
+      fail()
+    }
+  }
+  const array = (depth: number): JsonValue => {
+    const result: JsonValue[] = []
+    at++
+    skip()
+    if (text[at] === ']') { at++; return result }
+    for (;;) {
+      result.push(value(depth + 1))
+      skip()
+      if (text[at] === ',') { at++; continue }
+      if (text[at] === ']') { at++; return result }
+      fail()
+    }
+  }
+
+  try {
+    const parsed = value(0)
+    skip()
+    if (at !== text.length) fail()
+    return { ok: true, value: parsed, hasDuplicates }
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) return { ok: false, reason: err.reason }
+    throw err
+  }
+}
+
+/** Reads bytes as UTF-8 JSON; invalid UTF-8 is a syntax problem, not a replacement character. */
+export function parseStrictJsonBytes (bytes: Buffer): StrictJson {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+  } catch {
+    return { ok: false, reason: 'syntax' }
+  }
+  return parseStrictJson(text)
+}
+
+/**
+ * RFC 6901 JSON Pointer over a value from parseStrictJson. An array index is a decimal without
+ * leading zeros; `-` (past the end) is never a value.
+ */
+export function readPointer (root: JsonValue, pointer: string): PointerRead {
+  if (pointer === '') return { kind: 'found', value: root }
+  if (!pointer.startsWith('/')) return { kind: 'missing' }
+  let current: JsonValue = root
+  for (const raw of pointer.slice(1).split('/')) {
+    const name = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (Array.isArray(current)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(name)) return { kind: 'missing' }
+      const item: JsonValue | undefined = current[Number(name)]
+      if (item === undefined) return { kind: 'missing' }
+      current = item
+    } else if (current !== null && typeof current === 'object') {
+      if (duplicatesOf.get(current)?.has(name) === true) return { kind: 'ambiguous' }
+      if (!Object.hasOwn(current, name)) return { kind: 'missing' }
+      current = current[name] as JsonValue
+    } else {
+      return { kind: 'missing' }
+    }
+  }
+  return { kind: 'found', value: current }
+}

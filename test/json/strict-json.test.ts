@@ -1,0 +1,52 @@
+import t from 'tap'
+import { MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
+
+t.test('values read as JSON.parse reads them', async (t) => {
+  const texts = [
+    '{"a":1,"b":[true,false,null],"c":{"d":"e\\u00e9\\n"}}', ' [ 1 , -2.5e3 , 0.1 ] ', '"x"', '0', '-0', '1e400', '{"__proto__":{"polluted":1}}', '{}', '[]',
+  ]
+  for (const text of texts) {
+    const read = parseStrictJson(text)
+    t.equal(read.ok, true, text)
+    if (read.ok) t.equal(JSON.stringify(read.value), JSON.stringify(JSON.parse(text)), text)
+  }
+  const proto = parseStrictJson('{"__proto__":{"polluted":1}}')
+  t.equal(({} as Record<string, unknown>)['polluted'], undefined, 'no prototype pollution')
+  if (proto.ok) t.same(readPointer(proto.value, '/__proto__/polluted'), { kind: 'found', value: 1 }, '__proto__ is an ordinary member')
+})
+
+t.test('syntax errors are reported, never thrown', async (t) => {
+  const bad = ['', '{', '{"a":1,}', '[1,]', '{"a" 1}', "{'a':1}", '01', '1.', '.5', '+1', 'NaN', 'tru', '"\u0001"', '"\\x41"', '{"a":1}x', '{a:1}', '[1 2]']
+  for (const text of bad) t.same(parseStrictJson(text), { ok: false, reason: 'syntax' }, JSON.stringify(text))
+  t.same(parseStrictJson('['.repeat(MAX_JSON_DEPTH + 2) + ']'.repeat(MAX_JSON_DEPTH + 2)), { ok: false, reason: 'too-deep' })
+  t.same(parseStrictJsonBytes(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), { ok: false, reason: 'syntax' }, 'invalid UTF-8')
+})
+
+t.test('a repeated member name makes a pointer through it ambiguous', async (t) => {
+  const cases: Array<[string, string, string]> = [
+    ['{"amount":1,"amount":50000}', '/amount', 'ambiguous'],
+    ['{"a":{"ref":"x"},"a":{"ref":"y"}}', '/a/ref', 'ambiguous'],
+    ['{"a":{"ref":"x","ref":"y"}}', '/a/ref', 'ambiguous'],
+    ['{"ref":"x","other":1,"other":2}', '/ref', 'found'],
+    ['{"ref":"x","ref\\u0000":2}', '/ref', 'found'],
+    ['{"r\\u0065f":"x","ref":"y"}', '/ref', 'ambiguous'],
+    ['{"list":[{"ref":"x"}]}', '/list/0/ref', 'found'],
+    ['{"list":[{"ref":"x"}]}', '/list/01/ref', 'missing'],
+    ['{"list":[{"ref":"x"}]}', '/list/-', 'missing'],
+    ['{"a/b":{"c~d":1}}', '/a~1b/c~0d', 'found'],
+    ['["ref"]', '/ref', 'missing'],
+    ['"ref"', '/ref', 'missing'],
+    ['{"ref":null}', '/ref', 'found'],
+  ]
+  for (const [text, pointer, kind] of cases) {
+    const read = parseStrictJson(text)
+    if (!read.ok) { t.fail(text); continue }
+    t.equal(readPointer(read.value, pointer).kind, kind, `${text} ${pointer}`)
+  }
+  const dup = parseStrictJson('{"x":1,"x":2}')
+  t.equal(dup.ok && dup.hasDuplicates, true)
+  const clean = parseStrictJson('{"x":{"y":1},"z":[{"y":2}]}')
+  t.equal(clean.ok && clean.hasDuplicates, false)
+  const found = parseStrictJson('{"a":{"b":[10,20]}}')
+  if (found.ok) t.same(readPointer(found.value, '/a/b/1'), { kind: 'found', value: 20 as JsonValue })
+})
