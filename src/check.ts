@@ -8,6 +8,7 @@ import { systemClock } from './clock.js'
 import type { Config, EnvironmentConfig } from './config/config.js'
 import { createEgressReporter } from './egress/egress-reporter.js'
 import { createDispatcher } from './outbound/dispatcher.js'
+import { checkStore } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
@@ -41,6 +42,9 @@ export async function runCheck (config: Config, out: (line: string) => void, log
         out(`ok    egress IP: ${ip}${reporter.isExpected() === true ? ' (in PROXY_EXPECTED_EGRESS_IPS)' : ' (allowlist it under Developers -> IP Addresses for production fiat payouts)'}`)
       }
     }
+    const store = await checkStore(config, log)
+    if (!store.ok) ok = false
+    out(store.line)
   } finally {
     await dispatcher.close()
   }

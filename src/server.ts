@@ -17,9 +17,12 @@ import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egr
 import { errorReply } from './http/error-reply.js'
 import { createNodeServer } from './http/node-server.js'
 import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js'
+import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
+import { createIdempotencyMetrics, noIdempotencyObserver } from './idempotency/idempotency-metrics.js'
+import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
 import { createAccessLog } from './ops/access-log.js'
 import { healthRoutes } from './ops/health-routes.js'
-import { createMetrics, type ProxyMetrics } from './ops/metrics.js'
+import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
 import { requestAudit } from './ops/request-audit.js'
 import { createDispatcher } from './outbound/dispatcher.js'
@@ -27,6 +30,9 @@ import { proxyRoutes } from './routing/proxy-routes.js'
 import { requestIdFor } from './routing/request-id.js'
 import { buildRouteTable } from './routing/route-table.js'
 import type { UpstreamResponseObserver } from './routing/upstream-response.js'
+import { createStore } from './state/create-store.js'
+import type { StateStore } from './state/state-store.js'
+import { createStoreMetrics } from './state/store-metrics.js'
 import { createTokenClient, type FetchToken } from './tokens/token-client.js'
 import type { TokenSource } from './tokens/token-source.js'
 import { createTokenSources } from './tokens/token-sources.js'
@@ -40,6 +46,8 @@ export interface ServerDeps {
   dispatcher?: Dispatcher
   fetchToken?: FetchToken
   random?: () => number
+  /** The shared state store (SPEC §9); built from config.state when absent. */
+  store?: StateStore
 }
 
 export interface ProxyServer {
@@ -48,6 +56,7 @@ export interface ProxyServer {
   dispatcher: Dispatcher
   egress: EgressReporter
   metrics: ProxyMetrics
+  store: StateStore
 }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
@@ -60,6 +69,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
+  const ownsStore = deps.store === undefined
+  const store = deps.store ?? createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
   const egress = createEgressReporter({
     url: config.egress.url,
@@ -103,7 +114,11 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })
-  await app.register(healthRoutes, { sources, egress })
+  const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
+  if (config.idempotency.enabled) {
+    await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })
+  }
+  await app.register(healthRoutes, { sources, egress, state: () => store.status() })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes: buildRouteTable(config),
@@ -111,6 +126,9 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     dispatcher,
     bodyLimitBytes: config.bodyLimitBytes,
     observer: upstreamObserver,
+    tap: config.idempotency.enabled
+      ? createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer: idempotencyObserver })
+      : undefined,
   })
 
   app.addHook('onReady', async () => {
@@ -122,7 +140,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     for (const source of sources.values()) source.close()
     egress.close()
     if (ownsDispatcher) await dispatcher.destroy()
+    if (ownsStore) await store.close()
   })
 
-  return { app, sources, dispatcher, egress, metrics }
+  return { app, sources, dispatcher, egress, metrics, store }
 }

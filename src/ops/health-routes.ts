@@ -17,6 +17,8 @@ export interface EgressView {
 export interface HealthRoutesOptions {
   sources: ReadonlyMap<EnvironmentName, TokenSource>
   egress: EgressView
+  /** The shared store (SPEC §9): shown, never a reason to report not ready (tokens decide that). */
+  state?: () => { ready: boolean }
 }
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
@@ -33,6 +35,7 @@ export async function healthRoutes (app: FastifyInstance, options: HealthRoutesO
     const body: Record<string, unknown> = { ready, environments, egressIp: options.egress.current() }
     const expected = options.egress.isExpected()
     if (expected !== null) body['egressIpExpected'] = expected
+    if (options.state !== undefined) body['state'] = { ready: options.state().ready }
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
     return body
   })

@@ -20,7 +20,7 @@ import type { ProxyContext } from './proxy-context.js'
 import { declaredLength, holdBody, limitStream, shouldHoldBody } from './request-body.js'
 import type { ProxyRouteConfig, RequestTarget } from './request-target.js'
 import type { RouteSpec } from './route-table.js'
-import { createUpstreamResponseHandler, type UpstreamResponseObserver } from './upstream-response.js'
+import { createUpstreamResponseHandler, type UpstreamResponseObserver, type UpstreamResponseTap } from './upstream-response.js'
 
 /** TRACE would echo the injected token back; CONNECT would open a tunnel. Neither is proxied. */
 export const PROXIED_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
@@ -31,6 +31,8 @@ export interface ProxyRoutesOptions {
   dispatcher: Dispatcher
   bodyLimitBytes: number
   observer: UpstreamResponseObserver
+  /** The idempotency layer's recorder (SPEC §8), when it is on. */
+  tap?: UpstreamResponseTap
 }
 
 export async function proxyRoutes (app: FastifyInstance, options: ProxyRoutesOptions): Promise<void> {
@@ -79,7 +81,7 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     }
   })
 
-  const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward })
+  const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward, tap: options.tap })
 
   // Built once per route: a request only adds its held body, if any.
   const fromOptions = {

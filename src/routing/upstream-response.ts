@@ -32,6 +32,12 @@ export interface UpstreamResponseObserver {
   ipNotAllowed(request: FastifyRequest, route: RouteSpec): void
 }
 
+/**
+ * Sees the answer that goes to the client (after any 401 retry) and may return the stream to send
+ * in its place: the idempotency layer records the answer through it (SPEC §8). Null: no change.
+ */
+export type UpstreamResponseTap = (request: FastifyRequest, reply: FastifyReply, status: number, body: NodeJS.ReadableStream) => NodeJS.ReadableStream | null
+
 interface RawResponse {
   statusCode: number
   headers: Record<string, string | string[] | undefined>
@@ -43,10 +49,12 @@ export interface UpstreamResponseHandlerOptions {
   source: TokenSource
   observer: UpstreamResponseObserver
   forward: (request: FastifyRequest, reply: FastifyReply) => void
+  tap?: UpstreamResponseTap
 }
 
 export function createUpstreamResponseHandler (options: UpstreamResponseHandlerOptions) {
   const { route, source, observer, forward } = options
+  const tap = options.tap ?? noTap
 
   return function onResponse (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
     const ctx = request.proxy as ProxyContext
@@ -66,6 +74,15 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     }
     const scan = res.statusCode >= 400 ? errorBodyScan(res) : null
     const onMarker = scan === null ? noop : (): void => { observer.ipNotAllowed(request, route) }
+    const tapped = tap(request, reply, res.statusCode, res.stream)
+    if (tapped !== null) {
+      // Streamed, never held whole: the tap ends the client's answer when it is done with it.
+      if (scan !== null) watch(res.stream, scan, onMarker)
+      // guarded() only for its listener: an upstream break before the first byte drops the headers.
+      guarded(reply, res)
+      reply.send(tapped)
+      return
+    }
     const length = bodyLength(request.method, res)
     // Fastify would label a Buffer without Content-Type as application/octet-stream; a stream it leaves alone.
     if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES && res.headers['content-type'] !== undefined) {
@@ -224,3 +241,5 @@ function errorBodyScan (res: RawResponse): MarkerScan | null {
 }
 
 function noop (): void {}
+
+function noTap (): null { return null }

@@ -1,0 +1,35 @@
+import t from 'tap'
+import { canonicalJson, fingerprintOf } from '../../src/idempotency/fingerprint.js'
+import { parseStrictJson, type JsonValue } from '../../src/json/strict-json.js'
+
+function read (text: string): JsonValue {
+  const parsed = parseStrictJson(text)
+  if (!parsed.ok) throw new Error(`not JSON: ${text}`)
+  return parsed.value
+}
+const fp = (text: string): string => fingerprintOf(read(text), Buffer.from(text))
+
+t.test('canonical JSON per RFC 8785', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['{"b":1,"a":2}', '{"a":2,"b":1}'],
+    [' { "a" : [ 1 , { "d":true, "c":null } ] } ', '{"a":[1,{"c":null,"d":true}]}'],
+    ['{"\\u00e9":1,"e":2,"\\ud83d\\ude00":3,"\\u20ac":4}', '{"e":2,"é":1,"€":4,"😀":3}'],
+    ['[1.0, 1e2, 1E-7, -0, 0.1, 100000000000000000000000, 1e21, 123456789012345680000]', '[1,100,1e-7,0,0.1,1e+23,1e+21,123456789012345680000]'],
+    ['"\\u000f\\"\\\\\\/\\t"', '"\\u000f\\"\\\\/\\t"'],
+    ['{"a":"\\u2028"}', '{"a":"\u2028"}'],
+  ]
+  for (const [input, expected] of cases) t.equal(canonicalJson(read(input)), expected, input)
+  // RFC 8785 §3.2.3 sorts by UTF-16 code units: U+1F600 (a surrogate pair, 0xD83D) sorts before U+FB33.
+  t.equal(canonicalJson(read('{"\\ufb33":1,"\\ud83d\\ude00":2}')), '{"😀":2,"\ufb33":1}')
+  t.equal(canonicalJson(read('[1e400]')), null, 'a number beyond the doubles has no canonical form')
+})
+
+t.test('fingerprints: equal for the same JSON value, different otherwise', async (t) => {
+  t.equal(fp('{"amount":"10.00","externalReference":"r1"}'), fp('{ "externalReference" : "r1",\n "amount":"10.00" }'), 'member order and whitespace')
+  t.equal(fp('{"a":1}'), fp('{"a":1.0}'), 'the same number in another spelling')
+  t.equal(fp('{"a":"é"}'), fp('{"a":"\\u00e9"}'), 'an escape and its character')
+  t.not(fp('{"a":"10.00"}'), fp('{"a":"10.0"}'), 'strings are compared exactly')
+  t.not(fp('{"a":[1,2]}'), fp('{"a":[2,1]}'), 'array order matters')
+  t.not(fp('{"a":1e400}'), fp('{"a":null}'), 'an unrepresentable number is not null')
+  t.match(fp('{"a":1}'), /^[0-9a-f]{64}$/)
+})
