@@ -76,8 +76,12 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     const onMarker = scan === null ? noop : (): void => { observer.ipNotAllowed(request, route) }
     const tapped = tap(request, reply, res.statusCode, res.stream)
     if (tapped !== null) {
-      // Streamed, never held whole: the tap ends the client's answer when it is done with it.
-      if (scan !== null) watch(res.stream, scan, onMarker)
+      // Streamed, never held whole: the tap ends the client's answer when it is done with it. The
+      // tap reads the upstream itself (watch() leaves it paused for a pipe that will not come).
+      if (scan !== null) {
+        watch(res.stream, scan, onMarker)
+        res.stream.resume()
+      }
       // guarded() only for its listener: an upstream break before the first byte drops the headers.
       guarded(reply, res)
       reply.send(tapped)
