@@ -58,7 +58,7 @@ t.test('the same reference with another body is 422 IDEMPOTENCY_KEY_REUSED, noth
   const reused = await post(proxy, '{"externalReference":"ref-2","amount":"10.01"}')
   t.equal(reused.status, 422)
   t.equal(reused.headers['x-proxy-error'], 'IDEMPOTENCY_KEY_REUSED')
-  t.equal(JSON.parse(reused.body).error.code, 'IDEMPOTENCY_KEY_REUSED')
+  t.equal((JSON.parse(reused.body) as { error: { code: string } }).error.code, 'IDEMPOTENCY_KEY_REUSED')
   t.equal(hits(), 1)
 })
 
