@@ -3,7 +3,8 @@
  * sent with other member order or spacing replays, and any other value is a reuse. RFC 8785 is
  * JSON.stringify's string and number serialisation with members sorted by UTF-16 code units.
  * A value RFC 8785 cannot represent (a number outside the doubles, such as 1e400) is fingerprinted
- * by its bytes instead: never equal to another value's canonical form by accident.
+ * by its bytes instead, as is a body repeating a member name: never equal to another value's
+ * canonical form by accident.
  */
 import { createHash } from 'node:crypto'
 import type { JsonValue } from '../json/strict-json.js'
@@ -31,8 +32,9 @@ export function canonicalJson (value: JsonValue): string | null {
   return `{${members.join(',')}}`
 }
 
-export function fingerprintOf (value: JsonValue, raw: Buffer): string {
-  const canonical = canonicalJson(value)
+/** `value` null: a body RFC 8785 does not cover (a repeated member name: I-JSON forbids it), by its bytes. */
+export function fingerprintOf (value: JsonValue | null, raw: Buffer): string {
+  const canonical = value === null ? null : canonicalJson(value)
   const hash = createHash('sha256')
   if (canonical === null) hash.update('raw:').update(raw)
   else hash.update('jcs:').update(canonical)

@@ -41,7 +41,7 @@ export function decideIdempotency (facts: RequestFacts): IdempotencyDecision {
   return {
     kind: 'check',
     key: recordKey(facts, reference.value),
-    fingerprint: fingerprintOf(parsed.value, facts.body),
+    fingerprint: fingerprintOf(parsed.hasDuplicates ? null : parsed.value, facts.body),
   }
 }
 

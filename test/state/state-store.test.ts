@@ -225,3 +225,18 @@ function adminClient (t: Test, url: string): Redis {
   t.teardown(() => admin.disconnect())
   return admin
 }
+
+t.test('two Redis stores (two replicas) share one day total, one rate window and one set of claims', async (t) => {
+  const redis = await startRedis(t)
+  const { logger } = captureLogger()
+  const stores = [0, 1].map(() => createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger }))
+  for (const store of stores) t.teardown(() => store.close())
+  await eventually(() => stores.every((s) => s.status().ready))
+  const [a, b] = stores as [StateStore, StateStore]
+  const reserved = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).reserve('payout-agent:0:KES', 100n, 500n, 60_000)))
+  t.equal(reserved.filter(Boolean).length, 5, '20 reservations across two replicas, a limit that admits 5: exactly 5')
+  const hits = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).hit('payout-agent', 4, 60_000)))
+  t.equal(hits.filter((h) => h.admitted).length, 4, 'one rate window for both')
+  const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim('same-key', 60_000)))
+  t.equal(claims.filter((c) => c.kind === 'claimed').length, 1, 'one claim wins across replicas')
+})
