@@ -71,11 +71,12 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
   // ioredis messages can carry the address or URL: only the error's code reaches the log.
   client.on('error', (err: NodeJS.ErrnoException) => { markDown(err.code ?? err.name) })
   client.on('close', () => { markDown('connection closed') })
-  client.on('ready', () => {
+  const markUp = (): void => {
     observer.up('redis', true)
     if (down) log.info('state store recovered')
     down = false
-  })
+  }
+  client.on('ready', markUp)
   // A failed first connection is reported by the 'error' listener and retried by retryStrategy.
   client.connect().catch(() => {})
 
@@ -88,6 +89,8 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     try {
       const result = await command()
       observer.command(op, (performance.now() - started) / 1000)
+      // A timeout marks an outage without closing the connection: the next answer ends it.
+      if (down) markUp()
       return result
     } catch (err) {
       observer.error(op)

@@ -168,7 +168,7 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
 
 t.test('redis store: a command that hangs fails within about a second', async (t) => {
   const redis = await startRedis(t)
-  const { logger } = captureLogger()
+  const { logger, logs } = captureLogger()
   const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
@@ -180,6 +180,10 @@ t.test('redis store: a command that hangs fails within about a second', async (t
   await t.rejects(store.claim('slow', 60_000), StateUnavailableError)
   t.ok(Date.now() - started < 2000, 'refused within 2 s')
   await blocked
+  await eventually(() => store.status().ready)
+  t.equal((await store.claim('after-stall', 60_000)).kind, 'claimed', 'answers again once the server does')
+  t.equal(logs.find('state store unavailable').length, 1)
+  t.equal(logs.find('state store recovered').length, 1, 'the stall ended with the first answer')
 })
 
 t.test('redis store: the password and the secrets never reach logs or keys', async (t) => {
