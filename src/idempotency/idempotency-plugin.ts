@@ -44,12 +44,14 @@ export const idempotency = fp(async function idempotency (app: FastifyInstance, 
     done()
   })
 
-  app.addHook('preHandler', async (request, reply) => {
+  // Callback-style: requests that are not judged (most) cost no promise.
+  app.addHook('preHandler', (request, reply, done) => {
     const target = request.target
-    if (target === null || target.route.environment === null) return
+    if (target === null || target.route.environment === null || !KEYED_METHODS.has(request.method)) { done(); return }
+    const callerId = callerIdOf(request)
     const decision = decideIdempotency({
       method: request.method,
-      callerId: callerIdOf(request),
+      callerId,
       environment: target.route.environment,
       iface: target.route.interface,
       path: target.path,
@@ -57,37 +59,40 @@ export const idempotency = fp(async function idempotency (app: FastifyInstance, 
       body: request.body,
       keyPointer,
     })
-    if (decision.kind === 'skip') return
+    if (decision.kind === 'skip') { done(); return }
     if (decision.kind === 'refuse') {
-      request.log.warn({ caller: callerIdOf(request), code: decision.error.code }, 'idempotency reference refused')
-      throw decision.error
+      request.log.warn({ caller: callerId, code: decision.error.code }, 'idempotency reference refused')
+      done(decision.error)
+      return
     }
-    let outcome
-    try {
-      outcome = await store.claim(decision.key, inFlightTtlMs)
-    } catch (err) {
-      observer.outcome('unavailable')
-      throw err instanceof StateUnavailableError ? err : new StateUnavailableError()
-    }
-    if (outcome.kind === 'in-flight') {
-      observer.outcome('in_flight')
-      throw new IdempotencyInProgressError()
-    }
-    if (outcome.kind === 'recorded') {
-      if (outcome.record.fingerprint !== decision.fingerprint) {
-        observer.outcome('reused')
-        request.log.warn({ caller: callerIdOf(request), code: 'IDEMPOTENCY_KEY_REUSED' }, 'idempotency reference reused with another body')
-        throw new IdempotencyKeyReusedError()
+    store.claim(decision.key, inFlightTtlMs).then((outcome) => {
+      if (outcome.kind === 'in-flight') {
+        observer.outcome('in_flight')
+        done(new IdempotencyInProgressError())
+        return
       }
-      observer.outcome('replayed')
-      reply.code(outcome.record.status).headers(outcome.record.headers).header('idempotent-replayed', 'true')
-      return reply.send(outcome.record.body)
-    }
-    observer.outcome('claimed')
-    const claim = { key: decision.key, owner: outcome.owner, fingerprint: decision.fingerprint, settled: false }
-    request.idempotency = claim
-    // Whatever ends this response without a recorded answer (our 502/503/504, a lost connection)
-    // frees the reference for a retry.
-    reply.raw.once('close', () => { if (!claim.settled) abort(request, claim, store) })
+      if (outcome.kind === 'recorded') {
+        if (outcome.record.fingerprint !== decision.fingerprint) {
+          observer.outcome('reused')
+          request.log.warn({ caller: callerId, code: 'IDEMPOTENCY_KEY_REUSED' }, 'idempotency reference reused with another body')
+          done(new IdempotencyKeyReusedError())
+          return
+        }
+        observer.outcome('replayed')
+        // Answered here: the route's handler, and so the provider, is never reached.
+        reply.code(outcome.record.status).headers(outcome.record.headers).header('idempotent-replayed', 'true').send(outcome.record.body)
+        return
+      }
+      observer.outcome('claimed')
+      const claim = { key: decision.key, owner: outcome.owner, fingerprint: decision.fingerprint, settled: false }
+      request.idempotency = claim
+      // Whatever ends this response without a recorded answer (our 502/503/504, a lost connection)
+      // frees the reference for a retry.
+      reply.raw.once('close', () => { if (!claim.settled) abort(request, claim, store) })
+      done()
+    }, (err: unknown) => {
+      observer.outcome('unavailable')
+      done(err instanceof StateUnavailableError ? err : new StateUnavailableError())
+    })
   })
 }, { name: 'idempotency' })

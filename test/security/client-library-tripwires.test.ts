@@ -34,7 +34,8 @@ t.test('Keep-Alive, Upgrade, TE and Expect are handled and the request forwarded
 t.test('Expect: 100-continue on a POST gets its 100 and the body arrives whole', async (t) => {
   const rig = await startRig(t)
   for (const contentType of ['application/json', 'application/octet-stream']) {
-    const body = '{"externalReference":"ref-1","amount":10}'
+    // A reference per type: the same one again would be replayed from its record (SPEC §8).
+    const body = `{"externalReference":"ref-${contentType}","amount":10}`
     rig.provider.upstreamRequests.length = 0
     const { socket } = open(rig.proxy.port)
     t.teardown(() => socket.destroy())
