@@ -3,14 +3,17 @@
  * on to the client as it arrives (backpressure respected, nothing read ahead of it), a copy is kept
  * up to a bound, and the client's response is ended only after the record is stored, so a retry
  * sent the moment the answer arrives, to any replica, finds it. A client that leaves mid-answer
- * does not stop the reading: the answer is still recorded for its retry.
+ * does not stop the reading: the answer is still recorded for its retry. A small answer of
+ * declared length, which the upstream response handler holds whole anyway, is stored before it is
+ * sent, with no stream of ours in between.
  */
 import { PassThrough } from 'node:stream'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { StateStore } from '../state/state-store.js'
 import { headersToRecord, isRecordable } from './idempotency-decision.js'
 import type { IdempotencyObserver } from './idempotency-metrics.js'
 import type { IdempotencyClaim } from './idempotency-claim.js'
+import type { ResponseRecording, UpstreamResponseTap } from '../routing/upstream-response.js'
 
 /** Answers with a body over this are passed through but not recorded (the mark is dropped). */
 export const DEFAULT_RECORD_BODY_BYTES = 256 * 1024
@@ -22,13 +25,10 @@ export interface RecorderOptions {
   observer: IdempotencyObserver
 }
 
-/** Returns the stream to send instead of `upstream`, or null when this answer is not recorded. */
-export type ResponseRecorder = (request: FastifyRequest, reply: FastifyReply, status: number, upstream: NodeJS.ReadableStream) => NodeJS.ReadableStream | null
-
-export function createResponseRecorder (options: RecorderOptions): ResponseRecorder {
+export function createResponseRecorder (options: RecorderOptions): UpstreamResponseTap {
   const { store, ttlMs, maxBodyBytes, observer } = options
 
-  return function record (request, reply, status, upstream) {
+  return function record (request, reply, status): ResponseRecording | null {
     const claim = request.idempotency
     if (claim === null || claim.settled) return null
     claim.settled = true
@@ -38,52 +38,57 @@ export function createResponseRecorder (options: RecorderOptions): ResponseRecor
       return null
     }
     const headers = headersToRecord(reply.getHeaders())
-    const out = new PassThrough()
-    const chunks: Buffer[] = []
-    let size = 0
-    let overflow = false
 
-    upstream.on('data', (chunk: Buffer) => {
-      if (!overflow) {
-        size += chunk.length
-        if (size > maxBodyBytes) {
-          overflow = true
-          chunks.length = 0
-        } else {
-          chunks.push(chunk)
-        }
-      }
-      if (out.destroyed) return
-      if (!out.write(chunk)) {
-        upstream.pause()
-        out.once('drain', () => upstream.resume())
-      }
-    })
-    // The client left while the upstream was paused for it: read on, so the answer is recorded.
-    out.once('close', () => { upstream.resume() })
-    upstream.once('error', (err: Error) => {
+    const notRecorded = (): void => {
       observer.outcome('not_recorded')
       abort(request, claim, store)
-      out.destroy(err)
-    })
-    upstream.once('end', () => {
-      if (overflow) {
+    }
+    const save = async (body: Buffer): Promise<void> => {
+      if (body.length > maxBodyBytes) {
         request.log.warn({ status, maxBodyBytes }, 'answer too large to record; a retry is forwarded again')
-        observer.outcome('not_recorded')
-        abort(request, claim, store)
-        out.end()
+        notRecorded()
         return
       }
-      const body = Buffer.concat(chunks, size)
-      store.finish(claim.key, claim.owner, { fingerprint: claim.fingerprint, status, headers, body }, ttlMs).then(() => {
+      try {
+        await store.finish(claim.key, claim.owner, { fingerprint: claim.fingerprint, status, headers, body }, ttlMs)
         observer.outcome('recorded')
-      }, () => {
+      } catch {
         // The store said why, once per outage; the mark expires on its own.
         request.log.warn({ status }, 'answer not recorded: the state store is unavailable')
         observer.outcome('not_recorded')
-      }).finally(() => { out.end() })
-    })
-    return out
+      }
+    }
+
+    return {
+      whole: save,
+      failed: notRecorded,
+      stream (upstream) {
+        const out = new PassThrough()
+        const chunks: Buffer[] = []
+        let size = 0
+        upstream.on('data', (chunk: Buffer) => {
+          // Past the bound the copy is dropped; the client still gets every byte.
+          if (size <= maxBodyBytes) chunks.push(chunk)
+          size += chunk.length
+          if (out.destroyed) return
+          if (!out.write(chunk)) {
+            upstream.pause()
+            out.once('drain', () => upstream.resume())
+          }
+        })
+        // The client left while the upstream was paused for it: read on, so the answer is recorded.
+        out.once('close', () => { upstream.resume() })
+        upstream.once('error', (err: Error) => {
+          notRecorded()
+          out.destroy(err)
+        })
+        upstream.once('end', () => {
+          const body = size > maxBodyBytes ? Buffer.alloc(maxBodyBytes + 1) : Buffer.concat(chunks, size)
+          void save(body).finally(() => { out.end() })
+        })
+        return out
+      },
+    }
   }
 }
 

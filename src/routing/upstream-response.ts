@@ -33,10 +33,19 @@ export interface UpstreamResponseObserver {
 }
 
 /**
- * Sees the answer that goes to the client (after any 401 retry) and may return the stream to send
- * in its place: the idempotency layer records the answer through it (SPEC §8). Null: no change.
+ * Sees the answer that goes to the client (after any 401 retry): the idempotency layer records it
+ * (SPEC §8) through the recording it returns, or null when the answer is not recorded.
  */
-export type UpstreamResponseTap = (request: FastifyRequest, reply: FastifyReply, status: number, body: NodeJS.ReadableStream) => NodeJS.ReadableStream | null
+export type UpstreamResponseTap = (request: FastifyRequest, reply: FastifyReply, status: number) => ResponseRecording | null
+
+export interface ResponseRecording {
+  /** A body held whole anyway (sendWhenWhole): resolves once recorded (or given up), before it is sent. */
+  whole(body: Buffer): Promise<void>
+  /** A streamed body: returns the stream to send in its place, which ends once the record is stored. */
+  stream(upstream: NodeJS.ReadableStream): NodeJS.ReadableStream
+  /** The upstream broke off: nothing to record. */
+  failed(): void
+}
 
 interface RawResponse {
   statusCode: number
@@ -74,8 +83,14 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     }
     const scan = res.statusCode >= 400 ? errorBodyScan(res) : null
     const onMarker = scan === null ? noop : (): void => { observer.ipNotAllowed(request, route) }
-    const tapped = tap(request, reply, res.statusCode, res.stream)
-    if (tapped !== null) {
+    const length = bodyLength(request.method, res)
+    const recording = tap(request, reply, res.statusCode)
+    // Fastify would label a Buffer without Content-Type as application/octet-stream; a stream it leaves alone.
+    if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES && res.headers['content-type'] !== undefined) {
+      sendWhenWhole(reply, res, length, scan, onMarker, recording)
+      return
+    }
+    if (recording !== null) {
       // Streamed, never held whole: the tap ends the client's answer when it is done with it. The
       // tap reads the upstream itself (watch() leaves it paused for a pipe that will not come).
       if (scan !== null) {
@@ -84,13 +99,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
       }
       // guarded() only for its listener: an upstream break before the first byte drops the headers.
       guarded(reply, res)
-      reply.send(tapped)
-      return
-    }
-    const length = bodyLength(request.method, res)
-    // Fastify would label a Buffer without Content-Type as application/octet-stream; a stream it leaves alone.
-    if (length !== null && length > 0 && length <= WHOLE_BODY_BYTES && res.headers['content-type'] !== undefined) {
-      sendWhenWhole(reply, res, length, scan, onMarker)
+      reply.send(recording.stream(res.stream))
       return
     }
     streamThrough(reply, res, scan, onMarker)
@@ -160,14 +169,15 @@ function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
  * with the headers in one read and goes out at once; when it trickles in, the client gets it at its
  * end rather than part by part. In exchange an upstream that breaks off in the middle of it is our
  * 502/504 rather than a 200 cut short (BAD_INPUTS: reset mid-response). A client that leaves
- * meanwhile releases the upstream.
+ * meanwhile releases the upstream, unless the answer is being recorded for its retry.
  */
-function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, scan: MarkerScan | null, onMarker: () => void): void {
+function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, scan: MarkerScan | null, onMarker: () => void, recording: ResponseRecording | null): void {
   // Gone already (a request whose body was read in full does not count as aborted, so reply-from
   // still calls us): its 'close' has fired, so the hold would never hear of it. Fastify releases
-  // the upstream of a stream sent to a closed response.
+  // the upstream of a stream sent to a closed response (a recording reads it to its end).
   if (reply.raw.destroyed) {
-    streamThrough(reply, res, scan, onMarker)
+    if (recording !== null) reply.send(recording.stream(res.stream))
+    else streamThrough(reply, res, scan, onMarker)
     return
   }
   const stream = res.stream
@@ -175,7 +185,8 @@ function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, s
   const chunks: Buffer[] = []
   let received = 0
   const onClientGone = (): void => {
-    if (decided) return
+    // An answer being recorded is read to its end for the client's retry (SPEC §8).
+    if (decided || recording !== null) return
     decided = true
     stream.destroy()
   }
@@ -188,6 +199,7 @@ function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, s
   stream.on('error', (err: Error) => {
     if (decided) return
     decide()
+    recording?.failed()
     answerBrokenUpstream(reply, res, err)
   })
   stream.on('data', (chunk: Buffer) => {
@@ -199,7 +211,13 @@ function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, s
     decide()
     const body = chunks.length === 1 ? chunk : Buffer.concat(chunks, received)
     if (scan !== null && (scan.push(body) || scan.end())) onMarker()
-    reply.send(body)
+    if (recording === null) {
+      reply.send(body)
+      return
+    }
+    // Stored before the client has it, so a retry sent the moment it arrives finds the record.
+    // whole() never rejects: a store failure is logged there and the answer still goes out.
+    void recording.whole(body).then(() => { if (!reply.raw.destroyed) reply.send(body) })
   })
   reply.raw.once('close', onClientGone)
 }

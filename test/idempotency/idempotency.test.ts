@@ -22,7 +22,8 @@ async function rig (t: Test, env: Env = {}): Promise<{ provider: FakeProvider, p
     if (!(req.url ?? '').includes('/payouts')) return false
     n++
     const text = JSON.stringify({ id: `payout-${n}`, received: body.toString('utf8') })
-    res.writeHead(201, { 'content-type': 'application/json', 'x-provider-trace': `t${n}` })
+    // A declared length: the answer is held whole (upstream-response.ts) and stored before it is sent.
+    res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-provider-trace': `t${n}` })
     res.end(text)
     return true
   })
