@@ -70,7 +70,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
   const ownsStore = deps.store === undefined
-  const store = deps.store ?? createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
+  const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
   const egress = createEgressReporter({
     url: config.egress.url,

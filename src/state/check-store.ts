@@ -4,13 +4,13 @@
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
-import { createRedisStore } from './redis-store.js'
 
 /** How long `check` gives Redis to connect and answer. */
 export const CHECK_STORE_TIMEOUT_MS = 5000
 
 export async function checkStore (config: Pick<Config, 'state'>, log: Logger): Promise<{ ok: boolean, line: string }> {
   if (config.state.redisUrl === null) return { ok: true, line: 'skip  state store: in memory (PROXY_REDIS_URL not set)' }
+  const { createRedisStore } = await import('./redis-store.js')
   const store = createRedisStore({ url: config.state.redisUrl, keyPrefix: config.state.keyPrefix, log })
   try {
     const deadline = Date.now() + CHECK_STORE_TIMEOUT_MS
