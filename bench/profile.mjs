@@ -34,7 +34,7 @@ const { values: argv } = parseArgs({
 const WORKLOADS = {
   small: { method: 'GET', path: '/bench/small' },
   large: { method: 'GET', path: '/bench/large' },
-  post: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ amount: 1500, currency: 'KES', externalReference: 'bench-ref-000001', narration: 'n'.repeat(1950) }) },
+  post: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ amount: 1500, currency: 'KES', narration: 'n'.repeat(1950) }) },
 }
 const workload = WORKLOADS[argv.workload]
 if (workload === undefined) throw new Error('--workload must be small, large or post')

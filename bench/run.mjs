@@ -306,7 +306,8 @@ function log (line) {
 }
 
 function makePostBody (size) {
-  const base = { amount: 1500, currency: 'KES', externalReference: 'bench-ref-000001', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, narration: '' }
+  // No externalReference: a fixed one would make every POST after the first a replay (SPEC §8).
+  const base = { amount: 1500, currency: 'KES', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, narration: '' }
   const text = JSON.stringify(base)
   return JSON.stringify({ ...base, narration: 'n'.repeat(size - text.length) })
 }
