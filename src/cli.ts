@@ -11,7 +11,7 @@ import { runCheck } from './check.js'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { boundedDestination, createLogger } from './logger.js'
-import { rotateCredentials, watchSecretFiles } from './ops/credential-rotation.js'
+import { watchSecretFiles } from './ops/credential-rotation.js'
 import { buildServer } from './server.js'
 
 const USAGE = `usage: payments-auth-proxy [serve | check | --help]
@@ -50,12 +50,16 @@ async function serve (): Promise<void> {
   const { config, warnings } = loadOrExit()
   const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
-  const { app, sources } = await buildServer(config, { logger: log })
+  const { app, sources, rotation } = await buildServer(config, { logger: log })
   let current: Config = config
 
+  // One rotation at a time, each on the configuration the previous one left in force.
+  let rotating: Promise<void> = Promise.resolve()
   const reload = (trigger: string): void => {
-    log.info({ trigger }, 'reloading credentials')
-    current = rotateCredentials(current, load, sources, log).config
+    rotating = rotating.then(async () => {
+      log.info({ trigger }, 'reloading credentials')
+      current = await rotation.rotate(current, load)
+    }).catch((err: unknown) => { log.error({ err }, 'credential reload failed') })
   }
   process.on('SIGHUP', () => { reload('SIGHUP') })
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })

@@ -21,6 +21,7 @@ import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
 import { createIdempotencyMetrics, noIdempotencyObserver } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
 import { createAccessLog } from './ops/access-log.js'
+import { createCredentialRotation, type CredentialRotation } from './ops/credential-rotation.js'
 import { healthRoutes } from './ops/health-routes.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
@@ -56,6 +57,7 @@ export interface ProxyServer {
   dispatcher: Dispatcher
   egress: EgressReporter
   metrics: ProxyMetrics
+  rotation: CredentialRotation
   store: StateStore
 }
 
@@ -118,7 +120,10 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   if (config.idempotency.enabled) {
     await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })
   }
-  await app.register(healthRoutes, { sources, egress, state: () => store.status() })
+  const rotation = createCredentialRotation({
+    sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
+  })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes: buildRouteTable(config),
@@ -143,5 +148,5 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, dispatcher, egress, metrics, store }
+  return { app, sources, dispatcher, egress, metrics, store, rotation }
 }

@@ -45,7 +45,7 @@ export async function startFakeProvider (opts: FakeProviderOptions = {}): Promis
   const issuer = new TokenIssuer(now, defaultLifetime)
   const api: ApiState = {
     now,
-    credentials: opts.credentials ?? DEMO_CREDENTIALS,
+    credentials: { ...(opts.credentials ?? DEMO_CREDENTIALS) },
     issuer,
     tokenRequests: [],
     upstreamRequests: [],
@@ -93,6 +93,7 @@ export async function startFakeProvider (opts: FakeProviderOptions = {}): Promis
     setEgressIp (ip) { ipEcho.egressIp = ip },
     setIpAllowlistEnforced (on) { api.ipAllowlistEnforced = on },
     setTokenLifetime (seconds) { issuer.setLifetime(seconds) },
+    setCredentials (environment, credentials) { api.credentials[environment] = credentials },
     revokeAllTokens () { issuer.revokeAll() },
     setTokenHandler (fn) { api.tokenHandler = fn },
     setUpstreamHandler (fn) { api.upstreamHandler = fn },

@@ -75,6 +75,8 @@ export interface FakeProvider {
   /** Every token ever issued (kept across reset()), for secret-leak scans. */
   issuedTokens: string[]
   setEgressIp(ip: string): void
+  /** The dashboard's key rotation: from now on only this pair obtains tokens (issued tokens stay valid). */
+  setCredentials(environment: ProviderEnvironment, credentials: ProviderCredentials): void
   /** When on, authenticated production fiat requests get 403 IP_NOT_ALLOWED. */
   setIpAllowlistEnforced(on: boolean): void
   /** Applies to tokens issued from now on; the cached token is dropped so the next token request gets the new lifetime. */

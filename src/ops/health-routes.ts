@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { EnvironmentName } from '../config/config.js'
 import type { TokenSource } from '../tokens/token-source.js'
+import type { RotationAttempt } from './credential-rotation.js'
 
 export interface EgressView {
   current(): string | null
@@ -19,17 +20,21 @@ export interface HealthRoutesOptions {
   egress: EgressView
   /** The shared store (SPEC §9): shown, never a reason to report not ready (tokens decide that). */
   state?: () => { ready: boolean }
+  /** The last credential rotation per environment: a failed one is shown, readiness is still the token's. */
+  rotation?: () => Partial<Record<EnvironmentName, RotationAttempt>>
 }
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
-    const environments: Record<string, { ready: boolean, expiresAt: number | null }> = {}
+    const environments: Record<string, { ready: boolean, expiresAt: number | null, rotation?: RotationAttempt }> = {}
+    const rotations = options.rotation?.() ?? {}
     let ready = true
     for (const [name, source] of options.sources) {
       const status = source.status()
-      environments[name] = status
+      const rotation = rotations[name]
+      environments[name] = rotation === undefined ? status : { ...status, rotation }
       ready &&= status.ready
     }
     const body: Record<string, unknown> = { ready, environments, egressIp: options.egress.current() }

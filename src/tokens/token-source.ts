@@ -182,8 +182,11 @@ export class TokenSource {
     return this.#usable(this.#clock.monotonicMs())
   }
 
-  /** New credentials (rotation): tokens of the old set are dropped and a new one is fetched. */
-  replaceEnvironment (environment: EnvironmentConfig): void {
+  /**
+   * New credentials (rotation), already proven by `grant`, a token they obtained: the old set's
+   * token is dropped only now, so a rejected key never costs the working token (SPEC §5).
+   */
+  replaceEnvironment (environment: EnvironmentConfig, grant: TokenGrant): void {
     this.#environment = environment
     this.#abort?.abort()
     this.#grant = null
@@ -195,7 +198,7 @@ export class TokenSource {
     this.#unconfirmedForced = 0
     this.#replacement = null
     this.#inflight = null
-    this.start()
+    this.#accept(grant, environment)
   }
 
   close (): void {

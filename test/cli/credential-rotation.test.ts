@@ -58,7 +58,7 @@ t.test('SIGHUP re-reads the secret files: a valid new key replaces the old one a
   await until(async () => await readyStatus(port) === 200, 'readiness after rotation', child)
   // stdout is a pipe, written asynchronously: wait for the lines rather than read them at once.
   await child.waitFor(/"trigger":"SIGHUP"/)
-  await child.waitFor(/credentials rotated; fetching new tokens/)
+  await child.waitFor(/credentials rotated: the new keys obtained a token/)
   t.pass('the SIGHUP reload rotated the credentials')
   const res = await request(`http://127.0.0.1:${port}/fiat/v1/x`)
   t.equal(res.statusCode, 200, 'requests flow with the new key')
@@ -86,4 +86,62 @@ t.test('a rewritten secret file is picked up without a signal; an invalid set is
   t.equal(res.statusCode, 200, 'the old set keeps serving')
   await res.body.dump()
   t.equal(provider.tokenRequests.length, 1, 'no token request with the refused set')
+})
+
+async function readiness (port: number): Promise<{ status: number, body: { environments: Record<string, { ready: boolean, rotation?: { ok: boolean, problem?: string } }> } }> {
+  const res = await request(`http://127.0.0.1:${port}/readyz`)
+  return { status: res.statusCode, body: await res.body.json() as never }
+}
+
+t.test('rotation to keys the provider rejects keeps the working token: requests 200, /readyz 200 and showing the failure, an error logged', async (t) => {
+  const provider = await startProvider(t)
+  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
+  const child = startWithFiles(t, provider, secrets.dir)
+  await child.waitFor(/ready to accept requests/)
+  const port = listeningPort(child)
+  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+
+  const rejected = 'HC_rejected_by_provider_0042'
+  secrets.write('api-key', `${rejected}\n`)
+  child.process.kill('SIGHUP')
+  await child.waitFor(/credential rotation failed: the new keys did not obtain a token/)
+  t.equal(provider.tokenRequests.at(-1)?.headers['api-key'], rejected, 'the new key was tried')
+  const ready = await readiness(port)
+  t.equal(ready.status, 200, '/readyz stays 200 while the old token is valid')
+  t.equal(ready.body.environments['sandbox']?.rotation?.ok, false, '/readyz reports the failed rotation')
+  for (let i = 0; i < 3; i++) {
+    const res = await request(`http://127.0.0.1:${port}/fiat/v1/x`)
+    t.equal(res.statusCode, 200, `request ${i + 1} still served with the old token`)
+    await res.body.dump()
+  }
+  const metrics = await (await request(`http://127.0.0.1:${port}/metrics`)).body.text()
+  t.match(metrics, /credential_rotations_total\{environment="sandbox",outcome="rejected"\} 1/, 'the rejected rotation is counted')
+  t.notOk(child.stdout().includes(rejected) || child.stdout().includes(DEMO_CREDENTIALS.sandbox.apiKey), 'neither key is logged')
+})
+
+t.test('two key files rewritten a second apart rotate once, to the final pair', async (t) => {
+  const provider = await startProvider(t)
+  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
+  const child = startWithFiles(t, provider, secrets.dir)
+  await child.waitFor(/ready to accept requests/)
+  const port = listeningPort(child)
+  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+  const before = provider.tokenRequests.length
+
+  const next = { apiKey: 'HC_rotated_sandbox_key_0002', publicKey: 'pk_rotated_sandbox_0002' }
+  provider.setCredentials('sandbox', next)
+  secrets.write('api-key', `${next.apiKey}\n`)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  secrets.write('public-key', `${next.publicKey}\n`)
+  await child.waitFor(/credentials rotated: the new keys obtained a token/, 10_000)
+
+  const during = provider.tokenRequests.slice(before)
+  t.equal(during.length, 1, 'one token request for the rotation')
+  t.equal(during[0]?.headers['api-key'], next.apiKey, 'with the new API key')
+  t.match(during[0]?.body ?? '', next.publicKey, 'and the new public key')
+  t.notMatch(child.stdout(), /credential rotation failed/, 'no attempt with a half-rotated pair')
+  const res = await request(`http://127.0.0.1:${port}/fiat/v1/x`)
+  t.equal(res.statusCode, 200, 'requests flow with the new token')
+  await res.body.dump()
+  t.equal((await readiness(port)).body.environments['sandbox']?.rotation?.ok, true, '/readyz reports the rotation')
 })
