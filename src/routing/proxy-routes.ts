@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Dispatcher } from 'undici'
 import type { EnvironmentName } from '../config/config.js'
 import {
-  BodyTooLargeError, EnvironmentNotConfiguredError, TokenEndpointBlockedError, upstreamErrorFrom,
+  BodyTooLargeError, EnvironmentNotConfiguredError, RouteNotFoundError, TokenEndpointBlockedError, upstreamErrorFrom,
 } from '../errors.js'
 import { buildClientResponseHeaders, buildUpstreamHeaders } from '../headers/header-policy.js'
 import type { TokenSource } from '../tokens/token-source.js'
@@ -19,7 +19,7 @@ import { isTokenEndpointPath } from './canonical-path.js'
 import type { ProxyContext } from './proxy-context.js'
 import { declaredLength, holdBody, limitStream, shouldHoldBody } from './request-body.js'
 import type { ProxyRouteConfig, RequestTarget } from './request-target.js'
-import type { RouteSpec } from './route-table.js'
+import { reachesForeignBase, type RouteSpec } from './route-table.js'
 import { createUpstreamResponseHandler, type UpstreamResponseObserver, type UpstreamResponseTap } from './upstream-response.js'
 
 /** TRACE would echo the injected token back; CONNECT would open a tunnel. Neither is proxied. */
@@ -48,6 +48,11 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   // Callback-style hooks: no promise per request on the hot path.
   scope.addHook('onRequest', (request, _reply, done) => {
     const { path } = request.target as RequestTarget
+    if (reachesForeignBase(path, route.foreignPaths)) {
+      request.log.warn({ path, environment: route.environment }, 'path reaches another environment\'s base: refused')
+      done(new RouteNotFoundError())
+      return
+    }
     if (isTokenEndpointPath(path)) {
       request.log.warn({ path }, 'token endpoint request refused')
       done(new TokenEndpointBlockedError())
