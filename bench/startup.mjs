@@ -10,7 +10,7 @@
  * --network host`, the baseline as `node -e` with the image's own Fastify; the time then includes
  * Docker's container start, for both. Peak memory under load is `npm run bench`'s figure.
  *
- * Options: --runs N (5) --idle S (5) --image TAG. Prints a markdown table, writes it with the raw
+ * Options: --runs N (5) --idle S (5) --image TAG --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
  * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -20,7 +20,9 @@ import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
 import { BENCH_CREDENTIALS, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, startUpstream } from './lib/targets.mjs'
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' } } })
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
+// Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
+const OUR_EXTRA_ENV = Object.fromEntries(argv['our-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
 const RUNS = Number(argv.runs)
 const IDLE_MS = Number(argv.idle) * 1000
 const image = argv.image
@@ -42,6 +44,7 @@ function ourEnv (port, upstreamOrigin) {
     PROXY_PORT: String(port),
     PROXY_EGRESS_IP_URL: 'off',
     LOG_LEVEL: 'info',
+    ...OUR_EXTRA_ENV,
   }
 }
 
@@ -122,7 +125,7 @@ try {
     return `| ${label} | ${o.toFixed(digits)} ${unit} | ${b.toFixed(digits)} ${unit} | ${(o / b).toFixed(2)} × |`
   }
   const table = [
-    `Startup, ${where}: median of ${RUNS} runs each, interleaved`,
+    `Startup, ${where}${argv['our-env'].length > 0 ? `, ours with ${argv['our-env'].join(' ')}` : ''}: median of ${RUNS} runs each, interleaved`,
     '',
     '| figure | payments-auth-proxy | one-route Fastify | ratio |',
     '|---|---|---|---|',
