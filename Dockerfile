@@ -62,12 +62,17 @@ COPY --from=build /app/node_modules ./node_modules
 # of this image holds them.
 COPY --from=build /app/dist-production ./dist
 # Warm the compile cache with every module of dist and the dependencies they import, under the
-# ENTRYPOINT's Node flags (V8 flags are part of the cache's key). Root-owned: read-only at run time.
+# ENTRYPOINT's Node flags and as the service user: Node keys the cache's directory by V8 flags and
+# by uid (v24.x-x64-<hash>-1000), so a cache written as root is never read at run time. Then
+# root-owned and read-only: Node reads it and skips writing, and the process cannot alter it.
 COPY scripts/warm-compile-cache.mjs /tmp/warm-compile-cache.mjs
-RUN node --heap-growing-percent=100 /tmp/warm-compile-cache.mjs /app/dist \
- && node --heap-growing-percent=100 dist/cli.js --help >/dev/null \
+RUN mkdir -m 0777 /app/.compile-cache \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 /tmp/warm-compile-cache.mjs /app/dist \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 dist/cli.js --help >/dev/null \
  && rm /tmp/warm-compile-cache.mjs \
- && test -n "$(ls -A /app/.compile-cache)"
+ && chown -R root:root /app/.compile-cache \
+ && chmod -R go-w,a+rX /app/.compile-cache \
+ && test -n "$(ls -A /app/.compile-cache/*-1000)"
 # The official node images ship user `node` as 1000:1000. Numeric, so Kubernetes `runAsNonRoot`
 # can verify it without a runAsUser.
 USER 1000:1000
