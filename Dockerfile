@@ -5,6 +5,7 @@
 #     -e PROXY_ALLOWED_CLIENTS=127.0.0.0/8,::1/128,172.17.0.1/32 payments-auth-proxy:local
 #   (host traffic through a published port arrives from the bridge gateway, 172.17.0.1 by default)
 #   docker run --rm --env-file proxy.env payments-auth-proxy:local check
+#   docker build --target demo -t payments-auth-proxy-demo:local .   # + the fake provider, for the demo
 #
 # No BuildKit-only syntax (no `# syntax=` line, no RUN --mount, no COPY --chmod): the image must
 # build with the classic builder too, which is what CI's offline Docker engine has.
@@ -18,9 +19,23 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && cp -a dist dist-production \
+ && rm -rf dist-production/fake-provider dist-production/demo.*
 
-# --- runtime: production dependencies and compiled JavaScript only --------------------------------
+# --- demo: the production image plus the fake provider (docker-compose --profile demo) -------------
+# Its own target so the production image below never carries the fake provider or the demo; built
+# only when asked for (`--target demo`), since the default target is the last stage.
+FROM node:24-bookworm-slim AS demo
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER 1000:1000
+CMD ["node", "dist/fake-provider/cli.js"]
+
+# --- runtime: production dependencies and compiled JavaScript only, no fake provider, no demo -------
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it: on
 # a 24 GiB host without a memory limit the proxy peaked at 270-290 MB under saturation, 149-151 MB
@@ -30,7 +45,11 @@ FROM node:24-bookworm-slim
 # MALLOC_ARENA_MAX=2: glibc gives each thread that allocates (V8's GC helpers among them) its own
 # malloc arena; two arenas took 10-15 MB off the peak on Node 24 for no measurable CPU per request
 # (README, Performance: Memory). npm start sets the same default.
+# NODE_COMPILE_CACHE: Node 22.1+ keeps V8's compiled code of every module there; the cache is
+# written below at build time (read-only at run time, which Node tolerates), so a start reads the
+# code instead of compiling it (docs/performance-startup.md).
 ENV NODE_ENV=production \
+    NODE_COMPILE_CACHE=/app/.compile-cache \
     NODE_OPTIONS=--max-semi-space-size=8 \
     MALLOC_ARENA_MAX=2 \
     PROXY_HOST=0.0.0.0 \
@@ -39,7 +58,21 @@ WORKDIR /app
 # Files stay owned by root and read-only to the service user: the process cannot modify its code.
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+# A copy of dist without the fake provider and the demo, made in the build stage so that no layer
+# of this image holds them.
+COPY --from=build /app/dist-production ./dist
+# Warm the compile cache with every module of dist and the dependencies they import, under the
+# ENTRYPOINT's Node flags and as the service user: Node keys the cache's directory by V8 flags and
+# by uid (v24.x-x64-<hash>-1000), so a cache written as root is never read at run time. Then
+# root-owned and read-only: Node reads it and skips writing, and the process cannot alter it.
+COPY scripts/warm-compile-cache.mjs /tmp/warm-compile-cache.mjs
+RUN mkdir -m 0777 /app/.compile-cache \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 /tmp/warm-compile-cache.mjs /app/dist \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 dist/cli.js --help >/dev/null \
+ && rm /tmp/warm-compile-cache.mjs \
+ && chown -R root:root /app/.compile-cache \
+ && chmod -R go-w,a+rX /app/.compile-cache \
+ && test -n "$(ls -A /app/.compile-cache/*-1000)"
 # The official node images ship user `node` as 1000:1000. Numeric, so Kubernetes `runAsNonRoot`
 # can verify it without a runAsUser.
 USER 1000:1000

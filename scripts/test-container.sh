@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Container test (`npm run test:container`): builds the image and runs it for real.
 #
-#   1. docker build; the image runs as a non-root numeric USER, has a HEALTHCHECK, exposes 8080,
+#   1. docker build (the production image and the `demo` target); the production image has no
+#      dist/fake-provider or demo and a warm compile cache; the image runs as a non-root numeric USER, has a HEALTHCHECK, exposes 8080,
 #      bounds V8's young generation (NODE_OPTIONS) and glibc's malloc arenas (MALLOC_ARENA_MAX)
 #   2. `docker run IMAGE check` fails clearly without configuration
-#   3. on a private docker network: the fake provider (same image, other entrypoint) and the proxy,
+#   3. on a private docker network: the fake provider (the demo target's image) and the proxy,
 #      configured as an operator would (a secret as *_FILE, the port published on 127.0.0.1 only,
 #      PROXY_ALLOWED_CLIENTS = loopback + the network's gateway, which is where host traffic through
 #      the published port comes from); `docker run IMAGE check` succeeds against the fake
@@ -19,13 +20,15 @@
 # The only outside traffic is `npm ci` inside `docker build`, which needs the npm registry.
 #
 # Needs: docker (DOCKER_HOST or the default socket), docker-compose v1 (1.28+) or `docker compose`,
-# curl, node. Environment knobs: TEST_IMAGE (default payments-auth-proxy:test), COMPOSE (the compose
+# curl, node. Environment knobs: TEST_IMAGE (default payments-auth-proxy:test), TEST_DEMO_IMAGE
+# (default payments-auth-proxy-demo:test), COMPOSE (the compose
 # command), KEEP_IMAGE=0 to remove the test image afterwards.
 set -euo pipefail
 umask 022
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 IMAGE=${TEST_IMAGE:-payments-auth-proxy:test}
+DEMO_IMAGE=${TEST_DEMO_IMAGE:-payments-auth-proxy-demo:test}
 RUN_ID="pap$$"
 NET="$RUN_ID-net"
 FAKE="$RUN_ID-fake"
@@ -65,7 +68,7 @@ cleanup() {
   if [ -n "${COMPOSE_READY:-}" ]; then compose down --volumes --remove-orphans --timeout 20 >/dev/null 2>&1; fi
   docker rm -f "$PROXY" "$FAKE" "$RUN_ID-probe" >/dev/null 2>&1
   docker network rm "$NET" >/dev/null 2>&1
-  if [ "${KEEP_IMAGE:-1}" = 0 ]; then docker rmi "$IMAGE" >/dev/null 2>&1; fi
+  if [ "${KEEP_IMAGE:-1}" = 0 ]; then docker rmi "$IMAGE" "$DEMO_IMAGE" >/dev/null 2>&1; fi
   rm -rf "$WORK"
   local took=$(( $(date +%s) - STARTED_AT ))
   if [ "$rc" -eq 0 ] && [ "$FAILED" -eq 0 ]; then
@@ -154,7 +157,17 @@ pass "preflight: engine $(docker version --format '{{.Server.Version}}'), $($COM
 begin "docker build -t $IMAGE ."
 build_started=$(date +%s)
 docker build -t "$IMAGE" . >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "docker build failed"; }
-pass "docker build ($(( $(date +%s) - build_started ))s)"
+docker build --target demo -t "$DEMO_IMAGE" . >>"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "docker build --target demo failed"; }
+pass "docker build, production and demo targets ($(( $(date +%s) - build_started ))s)"
+
+begin "the production image holds neither the fake provider nor the demo; its compile cache is warm"
+docker run --rm --entrypoint sh "$IMAGE" -c 'test ! -e dist/fake-provider && test ! -e dist/demo.js && test -f dist/cli.js' ||
+  fail "dist/fake-provider or dist/demo.js is in $IMAGE"
+docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"NODE_COMPILE_CACHE=/app/.compile-cache"' || fail "NODE_COMPILE_CACHE is not set"
+cached=$(docker run --rm --entrypoint sh "$IMAGE" -c 'find /app/.compile-cache -type f | wc -l')
+[ "$cached" -gt 50 ] || fail "compile cache holds $cached files"
+docker run --rm --entrypoint sh "$DEMO_IMAGE" -c 'test -f dist/fake-provider/cli.js' || fail "the demo image has no fake provider"
+pass "no dist/fake-provider, no dist/demo.js; $cached compiled modules cached; the demo target has the fake provider"
 
 begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS, MALLOC_ARENA_MAX"
 user=$(docker image inspect -f '{{.Config.User}}' "$IMAGE")
@@ -180,7 +193,7 @@ gateway=$(docker network inspect -f '{{(index .IPAM.Config 0).Gateway}}' "$NET")
 docker run -d --name "$FAKE" --network "$NET" --network-alias fake-provider \
   --read-only --cap-drop ALL --security-opt no-new-privileges:true \
   -e FAKE_PROVIDER_HOST=0.0.0.0 -e FAKE_PROVIDER_ADVERTISED_HOST=fake-provider \
-  --entrypoint node "$IMAGE" dist/fake-provider/cli.js >/dev/null
+  --entrypoint node "$DEMO_IMAGE" dist/fake-provider/cli.js >/dev/null
 wait_for 20 sh -c "docker logs '$FAKE' 2>&1 | grep -q 'fake provider listening'" || fail "fake provider did not start"
 pass "fake provider container (network $subnet, gateway $gateway)"
 
@@ -304,7 +317,7 @@ docker network rm "$NET" >/dev/null
 # --- 6. docker-compose --profile demo ---------------------------------------------------------------
 SIDECAR_PORT=$(free_port)
 SIDECAR_SUBNET_PREFIX=$(free_subnet_prefix) || fail "no free 172.30.x.0/24 for the compose network"
-export SIDECAR_IMAGE="$IMAGE" SIDECAR_PORT SIDECAR_SUBNET_PREFIX
+export SIDECAR_IMAGE="$IMAGE" SIDECAR_DEMO_IMAGE="$DEMO_IMAGE" SIDECAR_PORT SIDECAR_SUBNET_PREFIX
 begin "$COMPOSE_CMD --profile demo up -d --build (project $PROJECT, 127.0.0.1:$SIDECAR_PORT, $SIDECAR_SUBNET_PREFIX.0/24)"
 COMPOSE_READY=1
 compose --profile demo up -d --build >"$WORK/compose-up.log" 2>&1 || { cat "$WORK/compose-up.log"; fail "compose up failed"; }

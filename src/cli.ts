@@ -4,15 +4,17 @@
  * `check`, and owns signals: SIGTERM/SIGINT drain and exit, SIGHUP re-reads credentials.
  * The only module that touches `process`.
  */
+import { enableCompileCache } from './compile-cache.js'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { existsSync } from 'node:fs'
-import { runCheck } from './check.js'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
-import { buildServer } from './server.js'
+
+// Before the dynamic imports below, which hold most of a start's compile time.
+enableCompileCache()
 
 const USAGE = `usage: payments-auth-proxy [serve | check | --help]
   serve   run the proxy (default)
@@ -50,6 +52,8 @@ async function serve (): Promise<void> {
   const { config, warnings } = loadOrExit()
   const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
+  // Each command imports its own code: `check` never loads the server, serving never loads check.
+  const { buildServer } = await import('./server.js')
   const { app, sources, rotation } = await buildServer(config, { logger: log })
   let current: Config = config
 
@@ -85,6 +89,7 @@ async function check (): Promise<void> {
   // stdout is the report; log lines (warn and up, or all at LOG_LEVEL=debug/trace) go to stderr.
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
   for (const warning of warnings) process.stdout.write(`warn  ${warning}\n`)
+  const { runCheck } = await import('./check.js')
   const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log)
   process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n')
   process.exitCode = ok ? 0 : 1

@@ -1,0 +1,142 @@
+/**
+ * `npm run bench:startup`: how fast does the sidecar answer after a start, and how much memory does
+ * it hold when idle (issue 27)? Against a one-route Fastify server (bench/startup-baseline.mjs)
+ * measured in the same run, A B A B, so the machine's drift moves both.
+ *
+ * Per run: spawn -> first `/healthz` 200 (polled every 5 ms over loopback), then resident memory
+ * (VmRSS) after 5 s idle. Our proxy runs as `npm start` runs it (its Node options and environment
+ * default, both environments configured against the bench upstream, egress check off).
+ * With --image TAG (a Docker engine in DOCKER_HOST), the same inside the image: `docker run
+ * --network host`, the baseline as `node -e` with the image's own Fastify; the time then includes
+ * Docker's container start, for both. Peak memory under load is `npm run bench`'s figure.
+ *
+ * Options: --runs N (5) --idle S (5) --image TAG --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
+ * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { parseArgs } from 'node:util'
+import { freePort, stopAll } from './lib/processes.mjs'
+import { BENCH_CREDENTIALS, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, startUpstream } from './lib/targets.mjs'
+
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
+// Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
+const OUR_EXTRA_ENV = Object.fromEntries(argv['our-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+const RUNS = Number(argv.runs)
+const IDLE_MS = Number(argv.idle) * 1000
+const image = argv.image
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const BASELINE_INLINE = "import Fastify from 'fastify'; const app = Fastify({ logger: false }); app.get('/healthz', async () => ({ status: 'ok' })); await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) }); process.once('SIGTERM', () => { void app.close() })"
+
+function ourEnv (port, upstreamOrigin) {
+  return {
+    ...OUR_START_ENV,
+    PAYMENTS_FIAT_BASE_URL: `${upstreamOrigin}/api/b2b`,
+    PAYMENTS_CRYPTO_BASE_URL: `${upstreamOrigin}/api`,
+    PAYMENTS_PRODUCTION_API_KEY: BENCH_CREDENTIALS.production.apiKey,
+    PAYMENTS_PRODUCTION_PUBLIC_KEY: BENCH_CREDENTIALS.production.publicKey,
+    PAYMENTS_SANDBOX_API_KEY: BENCH_CREDENTIALS.sandbox.apiKey,
+    PAYMENTS_SANDBOX_PUBLIC_KEY: BENCH_CREDENTIALS.sandbox.publicKey,
+    PROXY_DEFAULT_ENVIRONMENT: 'sandbox',
+    PROXY_HOST: '127.0.0.1',
+    PROXY_PORT: String(port),
+    PROXY_EGRESS_IP_URL: 'off',
+    LOG_LEVEL: 'info',
+    ...OUR_EXTRA_ENV,
+  }
+}
+
+/** [command, args, env] that start `target` listening on `port`. */
+function commandFor (target, port, upstreamOrigin) {
+  const env = target === 'ours' ? ourEnv(port, upstreamOrigin) : { PORT: String(port) }
+  if (image === undefined) {
+    return target === 'ours'
+      ? [process.execPath, [...OUR_NODE_ARGS, 'dist/cli.js'], { PATH: process.env.PATH, ...env }]
+      : [process.execPath, ['bench/startup-baseline.mjs'], { PATH: process.env.PATH, ...env }]
+  }
+  const name = `startup-bench-${process.pid}-${port}`
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+  const args = ['run', '--rm', '--init', '--name', name, '--network', 'host', ...envArgs]
+  if (target === 'ours') args.push(image)
+  else args.push('--entrypoint', 'node', image, '--input-type=module', '-e', BASELINE_INLINE)
+  return ['docker', args, process.env, name]
+}
+
+function healthz (port) {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/healthz', timeout: 500 }, (res) => { res.resume(); resolve(res.statusCode === 200) })
+    req.once('error', () => resolve(false))
+    req.once('timeout', () => { req.destroy(); resolve(false) })
+    req.end()
+  })
+}
+
+function rssKb (pid) {
+  const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)
+  return match === null ? NaN : Number(match[1])
+}
+
+/** The pid whose memory counts: the node process itself, or the container's main process. */
+function nodePid (child, containerName) {
+  if (containerName === undefined) return child.pid
+  // With --init, the container's PID 1 is tini; node is its child.
+  const initPid = execFileSync('docker', ['inspect', '-f', '{{.State.Pid}}', containerName], { encoding: 'utf8' }).trim()
+  return Number(readFileSync(`/proc/${initPid}/task/${initPid}/children`, 'utf8').trim().split(/\s+/)[0])
+}
+
+async function once (target, upstreamOrigin) {
+  const port = await freePort()
+  const [command, args, env, containerName] = commandFor(target, port, upstreamOrigin)
+  const started = process.hrtime.bigint()
+  const child = spawn(command, args, { cwd: ROOT_DIR, env, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (s) => { stderr = (stderr + s).slice(-4096) })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const deadline = Date.now() + 30_000
+  while (!(await healthz(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${target} did not answer /healthz\n${stderr}`)
+    await sleep(5)
+  }
+  const startMs = Number(process.hrtime.bigint() - started) / 1e6
+  await sleep(IDLE_MS)
+  const idleMiB = rssKb(nodePid(child, containerName)) / 1024
+  if (containerName === undefined) child.kill('SIGTERM')
+  else execFileSync('docker', ['stop', '-t', '10', containerName], { stdio: 'ignore' })
+  await exited
+  return { startMs, idleMiB }
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
+
+try {
+  const upstream = await startUpstream('bench upstream', { core: null, tokenLifetimeS: 600 })
+  const runs = { baseline: [], ours: [] }
+  await once('baseline', upstream.origin) // warm-up: file cache, docker's first start
+  await once('ours', upstream.origin)
+  for (let i = 0; i < RUNS; i++) {
+    for (const target of ['baseline', 'ours']) runs[target].push(await once(target, upstream.origin))
+  }
+  const figure = (target, key) => median(runs[target].map((r) => r[key]))
+  const where = image === undefined ? `Node ${process.version}, this machine` : `image ${image} (docker run --init --network host)`
+  const row = (label, key, unit, digits) => {
+    const b = figure('baseline', key); const o = figure('ours', key)
+    return `| ${label} | ${o.toFixed(digits)} ${unit} | ${b.toFixed(digits)} ${unit} | ${(o / b).toFixed(2)} × |`
+  }
+  const table = [
+    `Startup, ${where}${argv['our-env'].length > 0 ? `, ours with ${argv['our-env'].join(' ')}` : ''}: median of ${RUNS} runs each, interleaved`,
+    '',
+    '| figure | payments-auth-proxy | one-route Fastify | ratio |',
+    '|---|---|---|---|',
+    row('spawn → first /healthz 200', 'startMs', 'ms', 0),
+    row(`resident memory after ${IDLE_MS / 1000} s idle`, 'idleMiB', 'MiB', 1),
+  ].join('\n')
+  process.stdout.write(`${table}\n`)
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  mkdirSync(`${ROOT_DIR}bench/results`, { recursive: true })
+  writeFileSync(`${ROOT_DIR}bench/results/startup-${stamp}.md`, `${table}\n`)
+  writeFileSync(`${ROOT_DIR}bench/results/startup-${stamp}.json`, `${JSON.stringify({ where, runs, idleMs: IDLE_MS }, null, 2)}\n`)
+} finally {
+  await stopAll()
+}
