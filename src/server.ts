@@ -15,7 +15,8 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
 import { errorReply } from './http/error-reply.js'
-import { createNodeServer } from './http/node-server.js'
+import { createClientErrorHandler } from './http/client-errors.js'
+import { createNodeServer, DEFAULT_HTTP_EDGES, type HttpEdgeSettings } from './http/node-server.js'
 import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js'
 import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
 import { createIdempotencyMetrics, noIdempotencyObserver } from './idempotency/idempotency-metrics.js'
@@ -49,6 +50,8 @@ export interface ServerDeps {
   random?: () => number
   /** The shared state store (SPEC §9); built from config.state when absent. */
   store?: StateStore
+  /** Slow-client timeouts and lingering-close bounds; tests shorten them. */
+  httpEdges?: HttpEdgeSettings
 }
 
 export interface ProxyServer {
@@ -96,6 +99,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   }
 
   let closing = false
+  const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
   // Fastify infers its logger type from this option; pino's own type would leak into every route.
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -106,13 +110,14 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     genReqId: requestIdFor,
     return503OnClosing: false,
     bodyLimit: config.bodyLimitBytes,
-    serverFactory: (handler) => createNodeServer(handler, log),
+    serverFactory: (handler) => createNodeServer(handler, log, httpEdges),
+    clientErrorHandler: createClientErrorHandler(log, httpEdges.linger),
     rewriteUrl: rewriteToCanonical,
   })
   app.decorateRequest('proxy', null)
   app.decorateRequest('caller', null)
 
-  await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes })
+  await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })

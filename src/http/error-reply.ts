@@ -6,12 +6,13 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
-  BodyTooLargeError, ERROR_STATUS, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
+  BadRequestError, BodyTooLargeError, ERROR_STATUS, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
   ProxyError, RouteNotFoundError, upstreamErrorFrom,
 } from '../errors.js'
 import { PROXIED_METHODS } from '../routing/proxy-routes.js'
+import { lingerAfterResponse, type LingerBounds } from './lingering-close.js'
 
-export const errorReply = fp(async function errorReply (app: FastifyInstance, options: { bodyLimitBytes: number }) {
+export const errorReply = fp(async function errorReply (app: FastifyInstance, options: { bodyLimitBytes: number, linger: LingerBounds }) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (reply.raw.destroyed) {
       // The client went away (timeout, cancelled call): nothing to answer, nothing to fix.
@@ -26,7 +27,11 @@ export const errorReply = fp(async function errorReply (app: FastifyInstance, op
     else if (error.statusCode >= 500) request.log.warn({ code: error.code }, 'request refused')
     reply.code(error.statusCode).header('x-proxy-error', error.code).header('cache-control', 'no-store')
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
-    if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE) reply.header('connection', 'close')
+    if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE) {
+      // Answered before the body was read: the client must still receive it (lingering-close.ts).
+      reply.header('connection', 'close')
+      lingerAfterResponse(request.raw.socket, options.linger)
+    }
     if (error.code === 'CALLER_UNAUTHENTICATED') reply.header('www-authenticate', 'Bearer realm="payments-auth-proxy"')
     return reply.send(error.toJSON())
   })
@@ -42,7 +47,9 @@ export function toProxyError (err: FastifyError, bodyLimit: number): ProxyError 
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new BodyTooLargeError(bodyLimit)
   // Every media type has a parser here (the catch-all), so only an empty or unparsable one gets this far.
   if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidHeadersError('Content-Type is empty or not a media type')
-  if (err.statusCode === 400) return new InvalidPathError('malformed request')
+  if (err.code === 'FST_ERR_BAD_URL') return new InvalidPathError('the URL is malformed')
+  if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return new BadRequestError('Content-Length does not match the body')
+  if (err.statusCode === 400) return new BadRequestError('the request could not be read')
   // An upstream stream that broke off before the first byte reached the client.
   if (typeof err.code === 'string' && (err.code.startsWith('UND_ERR_') || err.code === 'ECONNRESET')) return upstreamErrorFrom(err)
   return new InternalError(err)

@@ -1,11 +1,14 @@
 /**
- * The node:http server under Fastify, with the timeouts that defend against slow clients and the
- * answer to CONNECT, which never reaches Fastify.
+ * The node:http server under Fastify, with the timeouts that defend against slow clients, the
+ * answers Node would otherwise write bare (CONNECT, `Expect`), and `100 Continue` sent only when a
+ * route actually reads the body, so a body over the limit is refused before it is uploaded.
  */
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { MethodNotAllowedError } from '../errors.js'
+import { createExpectationHandler } from './client-errors.js'
+import { DEFAULT_LINGER, type LingerBounds } from './lingering-close.js'
 
 /** Slowloris defence: a client has this long to send its headers, and this long for the whole request. */
 export const HEADERS_TIMEOUT_MS = 10_000
@@ -15,12 +18,41 @@ const CONNECTIONS_CHECK_INTERVAL_MS = 1_000
 /** How long a refused CONNECT's socket stays open for a client that does not read the answer. */
 const CONNECT_ANSWER_TIMEOUT_MS = 5_000
 
-export function createNodeServer (handler: RequestListener, log: Logger): Server {
-  return createServer({
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
-  }, handler).on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, log) })
+export interface HttpEdgeSettings {
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  linger: LingerBounds
+}
+
+export const DEFAULT_HTTP_EDGES: HttpEdgeSettings = { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, linger: DEFAULT_LINGER }
+
+/** Requests that sent `Expect: 100-continue` and have not been told to go on yet. */
+const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>()
+
+/** Sends the pending `100 Continue`, if any: called by whatever starts reading the body. */
+export function continueIfExpected (req: IncomingMessage): void {
+  const res = awaitingContinue.get(req)
+  if (res === undefined) return
+  awaitingContinue.delete(req)
+  res.writeContinue()
+}
+
+export function createNodeServer (handler: RequestListener, log: Logger, settings: HttpEdgeSettings = DEFAULT_HTTP_EDGES): Server {
+  const server = createServer({
+    headersTimeout: settings.headersTimeoutMs,
+    requestTimeout: settings.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_INTERVAL_MS, settings.headersTimeoutMs),
+    // Node's own answer to a Host-less HTTP/1.1 request is a bare 400; request-refusal.ts answers it in our shape.
+    requireHostHeader: false,
+  }, handler)
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, log) })
+  // With a listener, Node sends no automatic 100 Continue: the route decides (body-limit and access checks first).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    awaitingContinue.set(req, res)
+    server.emit('request', req, res)
+  })
+  server.on('checkExpectation', createExpectationHandler(log, settings.linger))
+  return server
 }
 
 /**

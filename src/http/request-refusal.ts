@@ -6,7 +6,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import { HeadersTooLargeError, InvalidHeadersError, InvalidPathError, ShuttingDownError, type ProxyError } from '../errors.js'
+import { BadRequestError, HeadersTooLargeError, InvalidHeadersError, InvalidPathError, ShuttingDownError, type ProxyError } from '../errors.js'
 import { requestHeaderProblem } from '../headers/header-policy.js'
 import { canonicalizeTarget } from '../routing/canonical-path.js'
 import { splitTarget } from '../routing/request-target.js'
@@ -34,6 +34,10 @@ export interface RequestRefusalOptions {
 export const requestRefusal = fp(async function requestRefusal (app: FastifyInstance, options: RequestRefusalOptions) {
   function refusal (request: FastifyRequest): ProxyError | undefined {
     if (options.isClosing() && !ALWAYS_ANSWERED.has(splitTarget(request.url)[0])) return new ShuttingDownError()
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      request.log.warn({ remoteAddress: request.raw.socket.remoteAddress }, 'request without Host refused')
+      return new BadRequestError('an HTTP/1.1 request needs a Host header')
+    }
     const problem = (request.raw as MarkedRequest)[kPathProblem]
     if (problem !== undefined) {
       request.log.warn({ reason: problem }, 'request path refused')

@@ -15,6 +15,7 @@ import {
 } from '../errors.js'
 import { buildClientResponseHeaders, buildUpstreamHeaders } from '../headers/header-policy.js'
 import type { TokenSource } from '../tokens/token-source.js'
+import { continueIfExpected } from '../http/node-server.js'
 import { isTokenEndpointPath } from './canonical-path.js'
 import type { ProxyContext } from './proxy-context.js'
 import { declaredLength, holdBody, limitStream, shouldHoldBody } from './request-body.js'
@@ -79,6 +80,8 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   // Fastify caches the parser it finds for a media type, but not the catch-all: naming the type
   // the provider's API speaks spares a Content-Type parse on every JSON request.
   scope.addContentTypeParser(['application/json', '*'], (request, payload, done) => {
+    // The body is wanted now: a client waiting on `Expect: 100-continue` may send it.
+    continueIfExpected(request.raw)
     if (request.holdBody || shouldHoldBody(request.raw)) {
       holdBody(payload, bodyLimitBytes).then((body) => { done(null, body) }, done)
     } else {

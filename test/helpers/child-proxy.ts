@@ -43,7 +43,7 @@ function run (t: Test, command: string, args: string[], env: Record<string, stri
     stdout: () => out,
     stderr: () => err,
     exited,
-    async waitFor (pattern, timeoutMs = 10_000) {
+    async waitFor (pattern, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs
       while (!pattern.test(out + err)) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(pattern)}; output:\n${out}${err}`)
