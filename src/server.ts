@@ -11,6 +11,10 @@ import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
+import { readCallersFile } from './callers/callers-file.js'
+import { callersPlugin } from './callers/callers-plugin.js'
+import { indexCallers } from './callers/judge-caller.js'
+import { ConfigError } from './config/load-config.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
@@ -113,6 +117,12 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
+  if (config.callers.file !== null) {
+    const load = readCallersFile(config.callers.file)
+    if (!load.ok) throw new ConfigError(load.problems)
+    const callers = indexCallers(load.callers)
+    await app.register(callersPlugin, { callers: () => callers, store, keyPointer: config.idempotency.keyPointer, registry: metrics.registry, metricPrefix: METRIC_PREFIX })
+  }
   await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })
   const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
   if (config.idempotency.enabled) {
