@@ -11,10 +11,8 @@ import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
-import { readCallersFile } from './callers/callers-file.js'
+import { createCallersHolder, type CallersHolder } from './callers/callers-holder.js'
 import { callersPlugin } from './callers/callers-plugin.js'
-import { indexCallers } from './callers/judge-caller.js'
-import { ConfigError } from './config/load-config.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
@@ -61,11 +59,15 @@ export interface ProxyServer {
   egress: EgressReporter
   metrics: ProxyMetrics
   store: StateStore
+  /** The callers file in force (SPEC §7), null without one; cli.ts reloads it. */
+  callers: CallersHolder | null
 }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger
+  // First, so an invalid callers file stops the start before anything is opened.
+  const callers = config.callers.file === null ? null : createCallersHolder(config.callers.file, log)
   const ownsDispatcher = deps.dispatcher === undefined
   const dispatcher = deps.dispatcher ?? createDispatcher(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
@@ -117,11 +119,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  if (config.callers.file !== null) {
-    const load = readCallersFile(config.callers.file)
-    if (!load.ok) throw new ConfigError(load.problems)
-    const callers = indexCallers(load.callers)
-    await app.register(callersPlugin, { callers: () => callers, store, keyPointer: config.idempotency.keyPointer, registry: metrics.registry, metricPrefix: METRIC_PREFIX })
+  if (callers !== null) {
+    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, registry: metrics.registry, metricPrefix: METRIC_PREFIX })
   }
   await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })
   const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
@@ -153,5 +152,5 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, dispatcher, egress, metrics, store }
+  return { app, sources, dispatcher, egress, metrics, store, callers }
 }
