@@ -12,7 +12,8 @@ import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
 import { createCallersHolder, type CallersHolder } from './callers/callers-holder.js'
-import { callersPlugin } from './callers/callers-plugin.js'
+import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
+import { callersPlugin, createRefusalCounter } from './callers/callers-plugin.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
@@ -119,14 +120,17 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  if (callers !== null) {
-    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, registry: metrics.registry, metricPrefix: METRIC_PREFIX })
+  const callerRefusals = callers === null ? null : createRefusalCounter(metrics.registry, METRIC_PREFIX)
+  if (callers !== null && callerRefusals !== null) {
+    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refusals: callerRefusals })
   }
   await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })
   const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
   if (config.idempotency.enabled) {
     await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })
   }
+  // After idempotency (SPEC §7 order): a replay, 409 or 422 costs no amount.
+  if (callerRefusals !== null) await app.register(amountLimitsPlugin, { store, clock, refusals: callerRefusals })
   await app.register(healthRoutes, { sources, egress, state: () => store.status() })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {

@@ -27,8 +27,8 @@ export interface CallersPluginOptions {
   callers: () => CallerIndex
   store: StateStore
   keyPointer: string
-  registry: Registry
-  metricPrefix: string
+  /** createRefusalCounter's counter, shared with the amount step. */
+  refusals: Counter
 }
 
 declare module 'fastify' {
@@ -47,13 +47,17 @@ function authorizationsOf (request: FastifyRequest): string[] {
   return values
 }
 
-export const callersPlugin = fp(async function callersPlugin (app: FastifyInstance, options: CallersPluginOptions) {
-  const refusals = new Counter({
-    name: `${options.metricPrefix}caller_refusals_total`,
+export function createRefusalCounter (registry: Registry, metricPrefix: string): Counter {
+  return new Counter({
+    name: `${metricPrefix}caller_refusals_total`,
     help: 'Requests refused by a caller rule (SPEC §7), by caller and code',
     labelNames: ['caller', 'code'],
-    registers: [options.registry],
+    registers: [registry],
   })
+}
+
+export const callersPlugin = fp(async function callersPlugin (app: FastifyInstance, options: CallersPluginOptions) {
+  const { refusals } = options
   app.decorateRequest('callerSpec', null)
 
   function refuse (request: FastifyRequest, callerId: string, error: ProxyError): ProxyError {
