@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseCallersText } from '../../src/callers/callers-file.js'
+import { parseCallersText, readCallersFile } from '../../src/callers/callers-file.js'
 import { compilePathRule } from '../../src/callers/path-rules.js'
 
 const KEY = 'a'.repeat(64)
@@ -46,4 +46,10 @@ t.test('path globs: segment edges, ** depth, case and trailing slash', async (t)
     ['/wallets/1', true], ['/wallets/1/2', false], ['/wallets', false],
   ]
   for (const [path, expected] of cases) t.equal(rule(path), expected, path)
+})
+
+t.test('deploy/callers.example.yaml loads', async (t) => {
+  const load = readCallersFile(new URL('../../deploy/callers.example.yaml', import.meta.url).pathname)
+  t.ok(load.ok, load.ok ? '' : load.problems.join('\n'))
+  if (load.ok) t.same(load.callers.map((c) => c.id), ['payout-agent', 'reporting'])
 })
