@@ -3,6 +3,7 @@
  * configuration, fetches one token per enabled environment (prints `expiresAt` and the lifetime,
  * never the token) and the egress IP, and exits non-zero with a reason when anything is wrong.
  */
+import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
 import { systemClock } from './clock.js'
 import type { Config, EnvironmentConfig } from './config/config.js'
@@ -41,6 +42,11 @@ export async function runCheck (config: Config, out: (line: string) => void, log
       } else {
         out(`ok    egress IP: ${ip}${reporter.isExpected() === true ? ' (in PROXY_EXPECTED_EGRESS_IPS)' : ' (allowlist it under Developers -> IP Addresses for production fiat payouts)'}`)
       }
+    }
+    if (config.callers.file !== null) {
+      const callers = readCallersFile(config.callers.file)
+      if (callers.ok) out(`ok    callers file: ${callers.callers.length} callers`)
+      else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
     }
     const store = await checkStore(config, log)
     if (!store.ok) ok = false

@@ -16,8 +16,9 @@ import { watchSecretFiles } from './ops/credential-rotation.js'
 // Before the dynamic imports below, which hold most of a start's compile time.
 enableCompileCache()
 
-const USAGE = `usage: payments-auth-proxy [serve | check | --help]
+const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
   serve   run the proxy (default)
+  caller-key  print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
   check   validate configuration, fetch a token per environment and the egress IP; exit 0 when all is well
 Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
@@ -29,12 +30,16 @@ function loadOrExit (): LoadedConfig {
   try {
     return load()
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`payments-auth-proxy: invalid configuration (nothing was started)\n${err.problems.map((p) => `  - ${p}\n`).join('')}`)
-      process.exit(1)
-    }
-    throw err
+    return exitOnConfigError(err)
   }
+}
+
+function exitOnConfigError (err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`payments-auth-proxy: invalid configuration (nothing was started)\n${err.problems.map((p) => `  - ${p}\n`).join('')}`)
+    process.exit(1)
+  }
+  throw err
 }
 
 const DROP_NOTICE_INTERVAL_MS = 60_000
@@ -54,7 +59,7 @@ async function serve (): Promise<void> {
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   // Each command imports its own code: `check` never loads the server, serving never loads check.
   const { buildServer } = await import('./server.js')
-  const { app, sources, rotation } = await buildServer(config, { logger: log })
+  const { app, sources, rotation, callers } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
   let current: Config = config
 
   // One rotation at a time, each on the configuration the previous one left in force.
@@ -66,6 +71,8 @@ async function serve (): Promise<void> {
     }).catch((err: unknown) => { log.error({ err }, 'credential reload failed') })
   }
   process.on('SIGHUP', () => { reload('SIGHUP') })
+  process.on('SIGHUP', () => { callers?.reload('SIGHUP') })
+  const stopWatchingCallers = callers?.watch()
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
   const graceMs = config.shutdownGraceS * 1000
@@ -73,6 +80,7 @@ async function serve (): Promise<void> {
     if (err !== undefined) log.error({ err }, 'fatal error; shutting down')
     log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
     stopWatching()
+    stopWatchingCallers?.()
     // In-flight requests get the grace period; whatever is still open after it is cut.
     const cut = setTimeout(() => { app.server.closeAllConnections() }, graceMs)
     await app.close()
@@ -98,6 +106,7 @@ async function check (): Promise<void> {
 const command = process.argv[2] ?? 'serve'
 if (command === 'serve') await serve()
 else if (command === 'check') await check()
+else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
 else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
 else {
   process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)

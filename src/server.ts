@@ -11,6 +11,9 @@ import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
+import { createCallersHolder, type CallersHolder } from './callers/callers-holder.js'
+import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
+import { callersPlugin, createRefusalCounter } from './callers/callers-plugin.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
@@ -62,11 +65,15 @@ export interface ProxyServer {
   metrics: ProxyMetrics
   rotation: CredentialRotation
   store: StateStore
+  /** The callers file in force (SPEC §7), null without one; cli.ts reloads it. */
+  callers: CallersHolder | null
 }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger
+  // First, so an invalid callers file stops the start before anything is opened.
+  const callers = config.callers.file === null ? null : createCallersHolder(config.callers.file, log)
   const ownsDispatcher = deps.dispatcher === undefined
   const dispatcher = deps.dispatcher ?? createDispatcher(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
@@ -120,11 +127,17 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
+  const callerRefusals = callers === null ? null : createRefusalCounter(metrics.registry, METRIC_PREFIX)
+  if (callers !== null && callerRefusals !== null) {
+    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refusals: callerRefusals })
+  }
   await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })
   const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
   if (config.idempotency.enabled) {
     await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })
   }
+  // After idempotency (SPEC §7 order): a replay, 409 or 422 costs no amount.
+  if (callerRefusals !== null) await app.register(amountLimitsPlugin, { store, clock, refusals: callerRefusals })
   const rotation = createCredentialRotation({
     sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
   })
@@ -153,5 +166,5 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, dispatcher, egress, metrics, store, rotation }
+  return { app, sources, dispatcher, egress, metrics, store, rotation, callers }
 }

@@ -33,7 +33,13 @@ const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
 const WHITESPACE = /[ \t\n\r]*/y
 
-export function parseStrictJson (text: string): StrictJson {
+export interface StrictJsonOptions {
+  /** 'text' returns every number as its exact source text (amounts: `1e400` and `-5` stay visible). */
+  numbers?: 'value' | 'text'
+}
+
+export function parseStrictJson (text: string, options: StrictJsonOptions = {}): StrictJson {
+  const numberAsText = options.numbers === 'text'
   let at = 0
   let hasDuplicates = false
 
@@ -70,7 +76,7 @@ export function parseStrictJson (text: string): StrictJson {
       case 't': return literal('true', true)
       case 'f': return literal('false', false)
       case 'n': return literal('null', null)
-      default: return Number(token(NUMBER))
+      default: return numberAsText ? token(NUMBER) : Number(token(NUMBER))
     }
   }
   const object = (depth: number): JsonValue => {
@@ -125,14 +131,14 @@ export function parseStrictJson (text: string): StrictJson {
 }
 
 /** Reads bytes as UTF-8 JSON; invalid UTF-8 is a syntax problem, not a replacement character. */
-export function parseStrictJsonBytes (bytes: Buffer): StrictJson {
+export function parseStrictJsonBytes (bytes: Buffer, options: StrictJsonOptions = {}): StrictJson {
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
   } catch {
     return { ok: false, reason: 'syntax' }
   }
-  return parseStrictJson(text)
+  return parseStrictJson(text, options)
 }
 
 /**

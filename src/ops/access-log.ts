@@ -21,6 +21,8 @@ export interface AccessRecord {
   status: number
   retried: boolean
   durationMs: number
+  /** SPEC §7 audit: a caller id from the callers file, or `anonymous`. */
+  caller: string
 }
 
 export type AccessLog = (record: AccessRecord) => void
@@ -42,6 +44,6 @@ export function createAccessLog (logger: Logger): AccessLog {
   const bindings = internals[pino.symbols.chindingsSym] as string
   return function accessLog (r: AccessRecord): void {
     if (!logger.isLevelEnabled('info')) return
-    stream.write(`{"level":30${time()}${bindings},"reqId":${json(r.reqId)},"environment":${json(r.environment)},"interface":${json(r.iface)},"method":${json(r.method)},"path":${json(r.path)},"status":${r.status},"retried":${r.retried},"durationMs":${Number.isFinite(r.durationMs) ? r.durationMs : null},"msg":"proxied request"}\n`)
+    stream.write(`{"level":30${time()}${bindings},"reqId":${json(r.reqId)},"environment":${json(r.environment)},"interface":${json(r.iface)},"method":${json(r.method)},"path":${json(r.path)},"status":${r.status},"retried":${r.retried},"durationMs":${Number.isFinite(r.durationMs) ? r.durationMs : null},"caller":${json(r.caller)},"msg":"proxied request"}\n`)
   }
 }

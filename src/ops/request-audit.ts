@@ -4,6 +4,7 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { callerIdOf } from '../callers/caller.js'
 import type { AccessLog } from './access-log.js'
 import type { ProxyMetrics } from './metrics.js'
 
@@ -28,6 +29,7 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
       status: reply.statusCode,
       retried: ctx.attempt > 0,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      caller: callerIdOf(request),
     })
   })
 }, { name: 'request-audit' })

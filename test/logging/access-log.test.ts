@@ -13,11 +13,11 @@ function capture (): { stream: Writable, lines: string[] } {
 const sameTime = (line: string): string => line.replace(/"time":"[^"]*"/, '"time":"T"')
 
 const base: AccessRecord = {
-  reqId: '0b9f3a52-5f86-4f6e-9d5b-2f0c1c7e8a11', environment: 'sandbox', iface: 'fiat', method: 'GET', path: '/api/sandbox/b2b/v1/payouts', status: 200, retried: false, durationMs: 12.34,
+  reqId: '0b9f3a52-5f86-4f6e-9d5b-2f0c1c7e8a11', environment: 'sandbox', iface: 'fiat', method: 'GET', path: '/api/sandbox/b2b/v1/payouts', status: 200, retried: false, durationMs: 12.34, caller: 'anonymous',
 }
 const records: AccessRecord[] = [
   base,
-  { ...base, environment: 'production', iface: 'crypto', method: 'POST', status: 502, retried: true, durationMs: 0 },
+  { ...base, environment: 'production', iface: 'crypto', method: 'POST', status: 502, retried: true, durationMs: 0, caller: 'payout-agent' },
   { ...base, reqId: 'app-123.abc:x@y', environment: null, method: 'OPTIONS', durationMs: Number.NaN },
   { ...base, path: '/api/b2b/say "hi"\\back\tand\u0001ctl' },
   { ...base, path: '/api/b2b/Zürich/東京/🚀' },
@@ -32,7 +32,7 @@ t.test('the access line is the line pino writes for the same fields', async (t) 
   for (const r of records) {
     accessLog(r)
     logger.child({ reqId: r.reqId }).info({
-      environment: r.environment, interface: r.iface, method: r.method, path: r.path, status: r.status, retried: r.retried, durationMs: r.durationMs,
+      environment: r.environment, interface: r.iface, method: r.method, path: r.path, status: r.status, retried: r.retried, durationMs: r.durationMs, caller: r.caller,
     }, 'proxied request')
   }
   t.equal(ours.lines.length, records.length)

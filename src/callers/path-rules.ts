@@ -1,0 +1,25 @@
+/**
+ * Path globs of allow rules and amount limits (SPEC §7), compiled once with picomatch. They are
+ * matched on the canonical path below the interface base (request-target.ts: already decoded and
+ * normalised, so an encoded `..` or `/` cannot escape a prefix), lower-cased and without a trailing
+ * slash, so a limit cannot be dodged by spelling.
+ */
+import picomatch from 'picomatch'
+
+export type PathRule = (canonicalPath: string) => boolean
+
+export function normalisePath (path: string): string {
+  const lower = path.toLowerCase()
+  const trimmed = lower.length > 1 && lower.endsWith('/') ? lower.replace(/\/+$/, '') : lower
+  return trimmed === '' ? '/' : trimmed
+}
+
+export function compilePathRule (globs: string[]): PathRule {
+  // `/payouts/**` also matches `/payouts` (SPEC): picomatch's `**` needs the slash before it.
+  const patterns = globs.flatMap((glob) => {
+    const g = normalisePath(glob)
+    return g.endsWith('/**') ? [g, g.slice(0, -3) === '' ? '/' : g.slice(0, -3)] : [g]
+  })
+  const match = picomatch(patterns, { dot: true, nocase: true, noextglob: true, nobrace: true })
+  return (path) => match(normalisePath(path))
+}

@@ -1,0 +1,120 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { request } from 'undici'
+import { judgeAmounts, toUnits } from '../../src/callers/amount-limits.js'
+import { parseCallersText } from '../../src/callers/callers-file.js'
+import { keySha256 } from '../../src/callers/judge-caller.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+
+const KEY = 'pak_amount-agent-key-0123456789abcdefghijklmnopqrstuv'
+
+function limitsOf (yaml: string): Parameters<typeof judgeAmounts>[0] {
+  const load = parseCallersText(`callers:\n  - id: a\n    keySha256: ${'a'.repeat(64)}\n    allow: [{}]\n    amountLimits:\n${yaml}`, '.yaml')
+  if (!load.ok) throw new Error(load.problems.join('\n'))
+  return load.callers[0]?.amountLimits ?? []
+}
+
+t.test('toUnits: plain decimals only, rounding that can only refuse', async (t) => {
+  t.equal(toUnits('0.1', 'up'), 10_000_000n)
+  t.equal(toUnits('10', 'up'), 1_000_000_000n)
+  t.equal(toUnits('0.000000001', 'up'), 1n, 'more decimals than the scale round an amount up')
+  t.equal(toUnits('0.000000001', 'down'), 0n, 'and a limit down')
+  for (const bad of ['-5', '1e400', '1,000', ' 1', '01', '1.', '.5', '+1', '']) t.equal(toUnits(bad, 'up'), null, JSON.stringify(bad))
+})
+
+t.test('judgeAmounts: unreadable, exceeded and within', async (t) => {
+  const limits = limitsOf(`      - paths: ["/payouts/**"]
+        amount: /amount
+        currency: /currency
+        perRequest: { KES: 100, USD: "0.3" }
+        perDay: { KES: 500 }
+`)
+  const judge = (body: string, path = '/payouts', contentEncoding?: string): string => {
+    const v = judgeAmounts(limits, { path, body: Buffer.from(body), contentEncoding })
+    return v.kind === 'within' ? `within:${v.reservations.map((r) => `${r.currency}=${r.units}`).join(',')}` : v.kind
+  }
+  const cases: Array<[string, string, string, string?]> = [
+    ['a number', '{"amount":100,"currency":"KES"}', 'within:KES=10000000000'],
+    ['a decimal string', '{"amount":"99.5","currency":"KES"}', 'within:KES=9950000000'],
+    ['0.3 against a limit of "0.3"', '{"amount":"0.3","currency":"USD"}', 'within:'],
+    ['over per request', '{"amount":"100.01","currency":"KES"}', 'exceeded'],
+    ['unlisted currency', '{"amount":1,"currency":"EUR"}', 'exceeded'],
+    ['negative', '{"amount":-5,"currency":"KES"}', 'unreadable'],
+    ['exponent', '{"amount":1e400,"currency":"KES"}', 'unreadable'],
+    ['small exponent', '{"amount":1e1,"currency":"KES"}', 'unreadable'],
+    ['separator', '{"amount":"1,000","currency":"KES"}', 'unreadable'],
+    ['missing amount', '{"currency":"KES"}', 'unreadable'],
+    ['missing currency', '{"amount":1}', 'unreadable'],
+    ['repeated member', '{"amount":1,"amount":1000,"currency":"KES"}', 'unreadable'],
+    ['repeated currency', '{"amount":1,"currency":"KES","currency":"USD"}', 'unreadable'],
+    ['not JSON', 'amount=1&currency=KES', 'unreadable'],
+    ['compressed', '{"amount":1,"currency":"KES"}', 'unreadable', 'gzip'],
+    ['path the entry does not name', '{"amount":"nope"}', 'within:', '/balances'],
+  ]
+  for (const [name, body, expected, extra] of cases) {
+    const got = extra === undefined ? judge(body) : extra.startsWith('/') ? judge(body, extra) : judge(body, '/payouts', extra)
+    t.equal(got, expected, name)
+  }
+})
+
+function callersFile (): string {
+  const dir = mkdtempSync(join(tmpdir(), 'amounts-'))
+  const file = join(dir, 'callers.yaml')
+  writeFileSync(file, `callers:
+  - id: payout-agent
+    keySha256: ${keySha256(KEY)}
+    allow: [{ environments: [sandbox], interfaces: [fiat], methods: [POST], paths: ["/payouts/**"] }]
+    amountLimits:
+      - amount: /amount
+        currency: /currency
+        perRequest: { KES: 100, USD: "0.3" }
+        perDay: { KES: 500, USD: "0.3" }
+`)
+  return file
+}
+
+async function payout (url: string, amount: string, currency = 'KES', ref = `r-${Math.random()}`): Promise<{ status: number, code: unknown }> {
+  const res = await request(`${url}/sandbox/fiat/payouts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'text/plain' },
+    body: `{"amount":${amount},"currency":"${currency}","externalReference":"${ref}"}`,
+  })
+  await res.body.text()
+  return { status: res.statusCode, code: res.headers['x-proxy-error'] }
+}
+
+t.test('day totals: exact decimals, given back on 4xx, reset at UTC midnight, whatever the Content-Type', async (t) => {
+  const clock = new FakeClock(Date.UTC(2026, 10, 22, 23, 59, 0))
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: callersFile() }), { clock })
+  await waitReady(proxy)
+  t.equal((await payout(proxy.url, '"0.1"', 'USD')).status, 200)
+  t.equal((await payout(proxy.url, '"0.2"', 'USD')).status, 200, '"0.1" + "0.2" is exactly "0.3", within the limit')
+  t.same(await payout(proxy.url, '"0.00000001"', 'USD'), { status: 403, code: 'AMOUNT_LIMIT_EXCEEDED' }, 'and nothing more fits')
+  const forwarded = provider.upstreamRequests.length
+  t.same(await payout(proxy.url, '101'), { status: 403, code: 'AMOUNT_LIMIT_EXCEEDED' }, 'over the per-request limit')
+  t.same(await payout(proxy.url, '"1e2"'), { status: 400, code: 'AMOUNT_UNREADABLE' })
+  t.equal(provider.upstreamRequests.length, forwarded, 'refusals reach no upstream')
+
+  provider.setUpstreamHandler(async (_req, res) => { res.writeHead(422, { 'content-type': 'application/json' }).end('{"success":false}'); return true })
+  t.equal((await payout(proxy.url, '100')).status, 422, 'the provider refused the payout')
+  provider.setUpstreamHandler(null)
+  for (let i = 0; i < 5; i++) t.equal((await payout(proxy.url, '100')).status, 200, `payout ${i + 1} of 5 fits: the 4xx one was given back`)
+  t.same(await payout(proxy.url, '1'), { status: 403, code: 'AMOUNT_LIMIT_EXCEEDED' }, 'the day is full')
+  await clock.advance(61_000)
+  t.equal((await payout(proxy.url, '100')).status, 200, 'a new UTC day starts from zero')
+})
+
+t.test('20 parallel payouts never exceed the day limit', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: callersFile() }))
+  await waitReady(proxy)
+  const results = await Promise.all(Array.from({ length: 20 }, async () => await payout(proxy.url, '60')))
+  const admitted = results.filter((r) => r.status === 200).length
+  t.equal(admitted, 8, '8 × 60 = 480 <= 500; a 9th would be 540')
+  t.equal(results.filter((r) => r.code === 'AMOUNT_LIMIT_EXCEEDED').length, 12)
+  t.equal(provider.upstreamRequests.length, admitted, 'only the admitted ones reached the provider')
+})

@@ -1,0 +1,55 @@
+import t from 'tap'
+import { parseCallersText, readCallersFile } from '../../src/callers/callers-file.js'
+import { compilePathRule } from '../../src/callers/path-rules.js'
+
+const KEY = 'a'.repeat(64)
+
+t.test('problems are named by their field path', async (t) => {
+  const cases: Array<[string, unknown, string]> = [
+    ['bad method', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'b', keySha256: KEY, allow: [{ methods: ['FETCH'] }] }] }, 'callers[1].allow[0].methods[0]: "FETCH" is not an HTTP method'],
+    ['duplicate id', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'a', keySha256: KEY, allow: [] }] }, 'callers[1].id: "a" is not unique'],
+    ['bad id', { callers: [{ id: 'A!', keySha256: KEY, allow: [] }] }, 'callers[0].id: must match'],
+    ['short hash', { callers: [{ id: 'a', keySha256: 'abc', allow: [] }] }, 'callers[0].keySha256: must be 64'],
+    ['no key nor sources', { callers: [{ id: 'a', allow: [] }] }, 'callers[0]: needs keySha256, sources or both'],
+    ['bad CIDR', { callers: [{ id: 'a', sources: ['10.0.0.0/33'], allow: [] }] }, 'callers[0].sources[0]: must be an IP'],
+    ['overlapping key-less sources', { callers: [{ id: 'a', sources: ['10.0.0.0/8'], allow: [] }, { id: 'b', sources: ['10.1.0.0/16'], allow: [] }] }, 'callers[1].sources: overlaps'],
+    ['zero rate', { callers: [{ id: 'a', keySha256: KEY, allow: [], rateLimit: { requests: 0, perSeconds: 1 } }] }, 'callers[0].rateLimit.requests: must be a positive integer'],
+    ['signed decimal', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/amount', currency: '/currency', perRequest: { KES: '-5' } }] }] }, 'callers[0].amountLimits[0].perRequest.KES: must be a plain decimal'],
+    ['bad pointer', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: 'amount', currency: '/c' }] }] }, 'callers[0].amountLimits[0].amount: must be a JSON Pointer'],
+  ]
+  for (const [name, document, problem] of cases) {
+    const load = parseCallersText(JSON.stringify(document), '.json')
+    t.notOk(load.ok, name)
+    if (!load.ok) t.ok(load.problems.some((p) => p.startsWith(problem)), `${name}: ${load.problems.join('; ')}`)
+  }
+})
+
+t.test('defaults: both environments and interfaces, every method, every path; key hash lower-cased', async (t) => {
+  const load = parseCallersText(`callers:\n  - id: a\n    keySha256: ${KEY.toUpperCase()}\n    allow: [{}]\n`, '.yaml')
+  t.ok(load.ok)
+  if (!load.ok) return
+  const [caller] = load.callers
+  t.equal(caller?.keySha256, KEY)
+  t.same([...caller?.allow[0]?.environments ?? []], ['sandbox', 'production'])
+  t.same([...caller?.allow[0]?.interfaces ?? []], ['fiat', 'crypto'])
+  t.equal(caller?.allow[0]?.methods.size, 7)
+  t.equal(caller?.allow[0]?.paths, null)
+  t.equal(caller?.rateLimit, null)
+  t.equal(caller?.requireExternalReference, false)
+})
+
+t.test('path globs: segment edges, ** depth, case and trailing slash', async (t) => {
+  const rule = compilePathRule(['/payouts/**', '/balances', '/wallets/*'])
+  const cases: Array<[string, boolean]> = [
+    ['/balances', true], ['/balances/', true], ['/BALANCES', true], ['/balancesX', false], ['/balances/x', false],
+    ['/payouts', true], ['/payouts/1', true], ['/payouts/1/2/3', true], ['/payoutsX', false],
+    ['/wallets/1', true], ['/wallets/1/2', false], ['/wallets', false],
+  ]
+  for (const [path, expected] of cases) t.equal(rule(path), expected, path)
+})
+
+t.test('deploy/callers.example.yaml loads', async (t) => {
+  const load = readCallersFile(new URL('../../deploy/callers.example.yaml', import.meta.url).pathname)
+  t.ok(load.ok, load.ok ? '' : load.problems.join('\n'))
+  if (load.ok) t.same(load.callers.map((c) => c.id), ['payout-agent', 'reporting'])
+})

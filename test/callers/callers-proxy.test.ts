@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { request } from 'undici'
+import { keySha256 } from '../../src/callers/judge-caller.js'
+import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+
+const AGENT_KEY = 'pak_agent-key-for-tests-0123456789abcdefghijklmnop'
+const OTHER_KEY = 'pak_unknown-key-for-tests-0123456789abcdefghijkl'
+
+function callersFile (): string {
+  const dir = mkdtempSync(join(tmpdir(), 'callers-'))
+  const file = join(dir, 'callers.yaml')
+  writeFileSync(file, `callers:
+  - id: payout-agent
+    keySha256: ${keySha256(AGENT_KEY).toUpperCase()}
+    allow:
+      - environments: [sandbox]
+        interfaces: [fiat]
+        methods: [GET, POST]
+        paths: ["/payouts/**", "/balances"]
+    rateLimit: { requests: 2, perSeconds: 60 }
+    requireExternalReference: true
+  - id: local-service
+    sources: [127.0.0.1]
+    allow:
+      - methods: [GET]
+        paths: ["/status"]
+`)
+  return file
+}
+
+t.test('callers file: every §7 refusal in the contract shape, none reaching the provider', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: callersFile() }))
+  await waitReady(proxy)
+  const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` })
+  const cases: Array<[string, string, Record<string, string>, number, string | null]> = [
+    ['key-less source caller, permitted path', '/sandbox/fiat/status', {}, 200, null],
+    ['key-less source caller, other path', '/sandbox/fiat/balances', {}, 403, 'CALLER_NOT_PERMITTED'],
+    ['unknown key from a source caller address is not downgraded', '/sandbox/fiat/status', bearer(OTHER_KEY), 401, 'CALLER_UNAUTHENTICATED'],
+    ['agent on its prefix, with ** matching the bare prefix', '/sandbox/fiat/payouts', bearer(AGENT_KEY), 200, null],
+    ['agent glob edge /balancesX', '/sandbox/fiat/balancesX', bearer(AGENT_KEY), 403, 'CALLER_NOT_PERMITTED'],
+    ['agent production refused', '/production/fiat/balances', bearer(AGENT_KEY), 403, 'CALLER_NOT_PERMITTED'],
+    ['short route judged as its environment (sandbox)', '/fiat/BALANCES/?x=1', bearer(AGENT_KEY), 200, null],
+    ['an encoded .. never escapes a permitted prefix', '/sandbox/fiat/payouts/%2e%2e/status', bearer(AGENT_KEY), -1, null],
+    ['an encoded / never escapes a permitted prefix', '/sandbox/fiat/payouts%2f..%2fstatus', bearer(AGENT_KEY), -1, null],
+    ['a key in the query string is not a credential', `/sandbox/fiat/balances?access_token=${AGENT_KEY}`, {}, 403, 'CALLER_NOT_PERMITTED'],
+    ['agent over its rate limit', '/sandbox/fiat/balances', bearer(AGENT_KEY), 429, 'CALLER_RATE_LIMITED'],
+  ]
+  for (const [name, path, headers, status, code] of cases) {
+    const before = provider.upstreamRequests.length
+    const res = await request(proxy.url + path, { headers })
+    const text = await res.body.text()
+    if (status === -1) {
+      t.not(res.statusCode, 200, name)
+      t.equal(provider.upstreamRequests.length, before, `${name}: upstream not contacted`)
+      continue
+    }
+    t.equal(res.statusCode, status, name)
+    if (code === null) continue
+    t.equal(res.headers['x-proxy-error'], code, `${name}: header`)
+    t.equal((JSON.parse(text) as { error: { code: string } }).error.code, code, `${name}: body`)
+    t.equal(provider.upstreamRequests.length, before, `${name}: upstream not contacted`)
+    if (status === 401) t.match(res.headers['www-authenticate'], /^Bearer realm=/, `${name}: WWW-Authenticate`)
+    if (status === 429) t.ok(Number(res.headers['retry-after']) >= 1, `${name}: Retry-After in whole seconds`)
+  }
+  t.notOk(provider.upstreamRequests.some((r) => JSON.stringify(r).includes(AGENT_KEY)), 'the caller key never reached the provider')
+  t.notOk(proxy.logs.lines.some((l) => l.includes(AGENT_KEY) || l.includes(OTHER_KEY)), 'no caller key in any log line')
+  const access = proxy.logs.find('proxied request')
+  t.ok(access.some((r) => r.caller === 'payout-agent') && access.some((r) => r.caller === 'local-service'), 'the access line names the caller')
+  t.ok(proxy.logs.records.some((r) => r.msg === 'caller refused' && r.callerId === 'payout-agent' && r.code === 'CALLER_RATE_LIMITED'), 'refusals logged with caller and code')
+})
+
+t.test('requireExternalReference refuses a POST without a reference', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: callersFile(), PROXY_IDEMPOTENCY: 'off' }))
+  await waitReady(proxy)
+  const res = await request(`${proxy.url}/sandbox/fiat/payouts`, {
+    method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}`, 'content-type': 'application/json' }, body: '{"amount":"10"}',
+  })
+  await res.body.text()
+  t.equal(res.statusCode, 400)
+  t.equal(res.headers['x-proxy-error'], 'EXTERNAL_REFERENCE_REQUIRED')
+  t.equal(provider.upstreamRequests.length, 0, 'upstream not contacted')
+})
+
+t.test('two Authorization headers are refused, never "the first wins"', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: callersFile() }))
+  await waitReady(proxy)
+  const res = await request(`${proxy.url}/sandbox/fiat/balances`, { headers: ['authorization', `Bearer ${AGENT_KEY}`, 'authorization', 'Bearer x'] })
+  await res.body.text()
+  t.equal(res.statusCode, 401)
+  t.equal(res.headers['x-proxy-error'], 'CALLER_UNAUTHENTICATED')
+})

@@ -1,0 +1,68 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { request } from 'undici'
+import { newCallerKey } from '../../src/callers/caller-key-command.js'
+import { keySha256 } from '../../src/callers/judge-caller.js'
+import { ConfigError } from '../../src/config/load-config.js'
+import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+
+const fileWith = (dir: string, paths: string): string => {
+  const file = join(dir, 'callers.json')
+  writeFileSync(file, JSON.stringify({ callers: [{ id: 'svc', sources: ['127.0.0.1'], allow: [{ paths: [paths] }] }] }))
+  return file
+}
+
+t.test('reload: a good file takes effect, a bad one is refused with the old callers kept', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'callers-reload-'))
+  const file = fileWith(dir, '/a')
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: file }))
+  await waitReady(proxy)
+  const status = async (path: string): Promise<number> => { const res = await request(proxy.url + path); await res.body.text(); return res.statusCode }
+  t.equal(await status('/sandbox/fiat/a'), 200)
+  t.equal(await status('/sandbox/fiat/b'), 403)
+  fileWith(dir, '/b')
+  t.equal(proxy.callers?.reload('SIGHUP'), true, 'good file accepted')
+  t.equal(await status('/sandbox/fiat/b'), 200, 'new rules in force')
+  writeFileSync(file, JSON.stringify({ callers: [{ id: 'svc', sources: ['127.0.0.1'], allow: [{ methods: ['FETCH'] }] }] }))
+  t.equal(proxy.callers?.reload('SIGHUP'), false, 'bad file refused')
+  t.equal(await status('/sandbox/fiat/b'), 200, 'old rules still in force')
+  const refused = proxy.logs.find('callers file refused; the previous callers stay in force')
+  t.match(JSON.stringify(refused), /callers\[0\]\.allow\[0\]\.methods\[0\]/, 'the error names the field')
+})
+
+t.test('a changed file is picked up by the watcher within 2 s', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'callers-watch-'))
+  const file = fileWith(dir, '/a')
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: file }))
+  const stop = proxy.callers?.watch()
+  t.teardown(() => stop?.())
+  fileWith(dir, '/b')
+  for (let i = 0; i < 40 && proxy.logs.find('callers file reloaded').length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(proxy.logs.find('callers file reloaded').length > 0, true, 'reloaded')
+})
+
+t.test('an invalid callers file at start names the file and field', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'callers-bad-'))
+  const file = join(dir, 'callers.yaml')
+  writeFileSync(file, 'callers:\n  - id: a\n    sources: [127.0.0.1]\n    allow: []\n  - id: b\n    keySha256: abc\n    allow: [{ methods: [FETCH] }]\n')
+  const provider = await startProvider(t)
+  const { logger } = captureLogger()
+  await t.rejects(startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: file }), { logger }), ConfigError)
+  try { await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: file }), { logger }) } catch (err) {
+    const problems = (err as ConfigError).problems
+    t.ok(problems.includes(`${file}: callers[1].allow[0].methods[0]: "FETCH" is not an HTTP method`), problems.join('\n'))
+    t.ok(problems.some((p) => p.startsWith(`${file}: callers[1].keySha256`)))
+  }
+})
+
+t.test('caller-key: pak_ and 256 random bits in base64url, with its SHA-256', async (t) => {
+  const a = newCallerKey()
+  const b = newCallerKey()
+  t.match(a.key, /^pak_[A-Za-z0-9_-]{43}$/)
+  t.not(a.key, b.key)
+  t.equal(a.keySha256, keySha256(a.key))
+})
