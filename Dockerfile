@@ -39,12 +39,12 @@ CMD ["node", "dist/fake-provider/cli.js"]
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it: on
 # a 24 GiB host without a memory limit the proxy peaked at 270-290 MB under saturation, 149-151 MB
-# with 8 MB semi-spaces, which also cost less CPU per request (README, Performance: Memory).
+# with 8 MB semi-spaces, which also cost less CPU per request (docs/performance.md, Memory).
 # npm start passes the same option (a test keeps the two equal). Setting NODE_OPTIONS at run time
 # replaces this value.
 # MALLOC_ARENA_MAX=2: glibc gives each thread that allocates (V8's GC helpers among them) its own
 # malloc arena; two arenas took 10-15 MB off the peak on Node 24 for no measurable CPU per request
-# (README, Performance: Memory). npm start sets the same default.
+# (docs/performance.md, Memory). npm start sets the same default.
 # NODE_COMPILE_CACHE: Node 22.1+ keeps V8's compiled code of every module there; the cache is
 # written below at build time (read-only at run time, which Node tolerates), so a start reads the
 # code instead of compiling it (docs/performance-startup.md).
@@ -88,7 +88,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
 # limit of about 3 GiB (the 256Mi of deploy/kubernetes among them) V8 let the old generation grow
 # so little past its live size that it collected it every 150-200 ms: a third fewer 64 KiB
 # responses per CPU-second, a tenth fewer small ones. Growing it to twice the live size keeps the
-# limit's cap and restores the throughput (README, Performance: Memory-limited containers). It is
+# limit's cap and restores the throughput (docs/performance.md, Memory-limited containers). It is
 # a V8 option Node refuses in NODE_OPTIONS, hence here; npm start passes it too.
 ENTRYPOINT ["node", "--heap-growing-percent=100", "dist/cli.js"]
 # `docker run IMAGE check` validates the configuration and fetches a token per environment.

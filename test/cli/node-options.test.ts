@@ -7,7 +7,7 @@ const root = new URL('../../', import.meta.url)
 
 // The young-generation cap halves peak RSS under load and lowers CPU per request on large
 // responses; the fixed old-generation growth keeps a memory-limited container from collecting
-// continuously (README, Performance: Memory). npm start and the image must run with the same
+// continuously (docs/performance.md, Memory). npm start and the image must run with the same
 // options: the image carries the first in NODE_OPTIONS, the second (refused there) in its ENTRYPOINT.
 t.test('npm start and the Docker image give Node the same options', async (t) => {
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }
@@ -22,7 +22,7 @@ t.test('npm start and the Docker image give Node the same options', async (t) =>
 })
 
 // Two malloc arenas instead of one per allocating thread: the peak RSS budget on Node 24
-// (README, Performance: Memory). An operator's own value wins.
+// (docs/performance.md, Memory). An operator's own value wins.
 t.test('npm start runs the proxy with MALLOC_ARENA_MAX=2 unless the environment sets it', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const provider = await startProvider(t)
   for (const [given, expected] of [[undefined, '2'], ['4', '4']] as const) {

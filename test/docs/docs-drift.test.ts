@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { KNOWN_VARIABLES } from '../../src/config/schema.js'
+import { ERROR_STATUS } from '../../src/errors.js'
+
+const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
+
+t.test('docs/configuration.md names every setting the schema knows, and no other', async (t) => {
+  const page = read('docs/configuration.md')
+  for (const name of KNOWN_VARIABLES) {
+    const documented = page.includes(`\`${name}\``) || (name.endsWith('_FILE') && page.includes('_FILE`'))
+    t.ok(documented, `${name} is documented`)
+  }
+  const named = new Set([...page.matchAll(/`((?:PAYMENTS|PROXY)_[A-Z0-9_]+)`/g)].map((m) => m[1] as string))
+  for (const name of named) t.ok(KNOWN_VARIABLES.has(name), `${name} is a real setting`)
+})
+
+t.test('docs/operations.md lists every error code', async (t) => {
+  const page = read('docs/operations.md')
+  for (const code of Object.keys(ERROR_STATUS)) t.ok(page.includes(`\`${code}\``), `${code} is listed`)
+})
+
+t.test('every docs page is linked from the README', async (t) => {
+  const readme = read('README.md')
+  for (const page of ['configuration', 'callers', 'idempotency', 'token-lifecycle', 'security', 'http-edges', 'operations', 'deploy', 'performance']) {
+    t.ok(readme.includes(`(docs/${page}.md)`), `docs/${page}.md is linked`)
+  }
+  t.ok(readme.split('\n').length <= 200, `the README stays short (${readme.split('\n').length} lines)`)
+})
