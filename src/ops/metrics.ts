@@ -14,7 +14,7 @@ export const METRIC_PREFIX = 'payments_auth_proxy_'
 export interface ProxyMetrics {
   registry: Registry
   tokenObserver: TokenObserver
-  requestCompleted(environment: string, iface: string, status: number, durationS: number): void
+  requestCompleted(environment: string, iface: string, status: number, durationS: number, caller: string): void
   ipNotAllowed(environment: string, iface: string): void
   egressIp(ip: string | null, expected: boolean | null): void
 }
@@ -74,7 +74,7 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
       requestEnded: (environment) => { inflight.dec({ environment }) },
       waited: (environment, ms) => { tokenWait.observe({ environment }, ms / 1000) },
     },
-    requestCompleted (environment, iface, status, durationS) { requests.record(environment, iface, status, durationS) },
+    requestCompleted (environment, iface, status, durationS, caller) { requests.record(environment, iface, status, durationS, caller) },
     ipNotAllowed (environment, iface) { ipNotAllowed.inc({ environment, interface: iface }) },
     egressIp (ip, expected) {
       egressInfo.reset()

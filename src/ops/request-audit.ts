@@ -19,7 +19,7 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
     done()
     const ctx = request.proxy
     if (ctx === null) return
-    metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000)
+    metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000, callerIdOf(request))
     accessLog({
       reqId: request.id,
       environment: ctx.route.environment,

@@ -1,5 +1,5 @@
 /**
- * The two metrics every proxied request moves, `requests_total` (by status class) and
+ * The two metrics every proxied request moves, `requests_total` (by status class and caller) and
  * `upstream_duration_seconds`, counted in plain arrays and handed to prom-client when scraped.
  *
  * Why not prom-client's own Counter and Histogram on the hot path: they validate and hash the label
@@ -13,8 +13,8 @@ import { Counter, type Registry } from 'prom-client'
 interface Series {
   environment: string
   iface: string
-  /** Requests by status class: index 2 for 2xx. */
-  byClass: number[]
+  /** Requests by caller (SPEC §7 audit; ids from the callers file only), then by status class: index 2 for 2xx. */
+  byCaller: Map<string, number[]>
   /** Non-cumulative: observations per bucket, the last one past every bound (+Inf). */
   buckets: number[]
   sum: number
@@ -43,13 +43,15 @@ export class RequestMetrics {
     new Counter({
       name: options.requestsName,
       help: options.requestsHelp,
-      labelNames: ['environment', 'interface', 'status_class'],
+      labelNames: ['environment', 'interface', 'status_class', 'caller'],
       registers: [options.registry],
       collect () {
         this.reset()
         for (const s of all) {
-          s.byClass.forEach((n, statusClass) => {
-            if (n > 0) this.inc({ environment: s.environment, interface: s.iface, status_class: `${statusClass}xx` }, n)
+          s.byCaller.forEach((byClass, caller) => {
+            byClass.forEach((n, statusClass) => {
+              if (n > 0) this.inc({ environment: s.environment, interface: s.iface, status_class: `${statusClass}xx`, caller }, n)
+            })
           })
         }
       },
@@ -76,10 +78,15 @@ export class RequestMetrics {
     } as never)
   }
 
-  record (environment: string, iface: string, status: number, seconds: number): void {
+  record (environment: string, iface: string, status: number, seconds: number, caller: string): void {
     const s = this.#seriesFor(environment, iface)
     const statusClass = Math.floor(status / 100)
-    s.byClass[statusClass] = (s.byClass[statusClass] ?? 0) + 1
+    let byClass = s.byCaller.get(caller)
+    if (byClass === undefined) {
+      byClass = []
+      s.byCaller.set(caller, byClass)
+    }
+    byClass[statusClass] = (byClass[statusClass] ?? 0) + 1
     const bounds = this.#bounds
     let i = 0
     while (i < bounds.length && seconds > (bounds[i] as number)) i++
@@ -96,7 +103,7 @@ export class RequestMetrics {
     }
     let s = byIface.get(iface)
     if (s === undefined) {
-      s = { environment, iface, byClass: [], buckets: new Array<number>(this.#bounds.length + 1).fill(0), sum: 0, count: 0 }
+      s = { environment, iface, byCaller: new Map(), buckets: new Array<number>(this.#bounds.length + 1).fill(0), sum: 0, count: 0 }
       byIface.set(iface, s)
       this.#all.push(s)
     }

@@ -11,11 +11,11 @@ const NAMES = {
 }
 
 /** prom-client's own Counter and Histogram, fed the same requests: the reference exposition. */
-function reference (registry: Registry): (environment: string, iface: string, status: number, seconds: number) => void {
-  const requests = new Counter({ name: NAMES.requestsName, help: NAMES.requestsHelp, labelNames: ['environment', 'interface', 'status_class'], registers: [registry] })
+function reference (registry: Registry): (environment: string, iface: string, status: number, seconds: number, caller: string) => void {
+  const requests = new Counter({ name: NAMES.requestsName, help: NAMES.requestsHelp, labelNames: ['environment', 'interface', 'status_class', 'caller'], registers: [registry] })
   const duration = new Histogram({ name: NAMES.durationName, help: NAMES.durationHelp, labelNames: ['environment', 'interface'], buckets: BUCKETS, registers: [registry] })
-  return (environment, iface, status, seconds) => {
-    requests.inc({ environment, interface: iface, status_class: `${Math.floor(status / 100)}xx` })
+  return (environment, iface, status, seconds, caller) => {
+    requests.inc({ environment, interface: iface, status_class: `${Math.floor(status / 100)}xx`, caller })
     duration.observe({ environment, interface: iface }, seconds)
   }
 }
@@ -37,13 +37,14 @@ t.test('the exposition is the one prom-client gives for the same requests', asyn
   values.forEach((seconds, i) => {
     const [environment, iface] = series[i % series.length] as [string, string]
     const status = statuses[i % statuses.length] as number
-    metrics.record(environment, iface, status, seconds)
-    record(environment, iface, status, seconds)
+    const caller = ['anonymous', 'payout-agent', 'ledger'][i % 3] as string
+    metrics.record(environment, iface, status, seconds, caller)
+    record(environment, iface, status, seconds, caller)
   })
   const after = await lines(ours)
   t.same(after, await lines(theirs), 'after requests in four series')
   t.ok(after.some((l) => l.startsWith('x_upstream_duration_seconds_bucket{le="0.005",environment="sandbox",interface="fiat"}')), 'buckets exposed')
-  t.ok(after.some((l) => /^x_requests_total\{environment="production",interface="crypto",status_class="2xx"\} \d+$/.test(l)), 'counts exposed')
+  t.ok(after.some((l) => /^x_requests_total\{environment="production",interface="crypto",status_class="2xx",caller="[a-z-]+"\} \d+$/.test(l)), 'counts exposed')
 
   t.same(await lines(ours), await lines(theirs), 'a second scrape does not count twice')
 })
