@@ -1,0 +1,41 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+
+const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
+const HISTOGRAM_PARTS = /_(bucket|sum|count)$/
+
+function usedNames (text: string): Set<string> {
+  return new Set([...text.matchAll(/payments_auth_proxy_[a-z_]+/g)].map((m) => m[0]))
+}
+
+t.test('every metric the dashboard and the alert rules use is one the proxy exports', async (t) => {
+  const provider = await startProvider(t)
+  const dir = mkdtempSync(join(tmpdir(), 'pap-observability-'))
+  const callersFile = join(dir, 'callers.json')
+  writeFileSync(callersFile, JSON.stringify({ callers: [{ id: 'agent', keySha256: 'a'.repeat(64), allow: [{}] }] }))
+  // Every optional part on, so that every metric is registered.
+  const proxy = await startProxy(t, providerEnv(provider, {
+    PROXY_CALLERS_FILE: callersFile,
+    PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
+    PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7',
+  }))
+  await waitReady(proxy)
+  const exposition = await (await fetch(`${proxy.url}/metrics`)).text()
+  const exported = new Set([...exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => m[1] as string))
+  const histograms = new Set([...exposition.matchAll(/^# TYPE (\S+) histogram$/gm)].map((m) => m[1] as string))
+
+  const sources = { 'deploy/grafana/payments-auth-proxy.json': read('deploy/grafana/payments-auth-proxy.json'), 'deploy/prometheus/alerts.yml': read('deploy/prometheus/alerts.yml') }
+  for (const [file, text] of Object.entries(sources)) {
+    const names = usedNames(text)
+    t.ok(names.size > 5, `${file} uses ${names.size} metrics`)
+    for (const name of names) {
+      const base = name.replace(HISTOGRAM_PARTS, '')
+      const known = exported.has(name) || (base !== name && histograms.has(base))
+      t.ok(known, `${file}: ${name} is exported`)
+    }
+  }
+  t.doesNotThrow(() => JSON.parse(sources['deploy/grafana/payments-auth-proxy.json']) as unknown, 'the dashboard is JSON')
+})
