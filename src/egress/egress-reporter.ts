@@ -8,7 +8,6 @@ import { isIP } from 'node:net'
 import type { Logger } from 'pino'
 import { request, type Dispatcher } from 'undici'
 import type { Clock, TimerHandle } from '../clock.js'
-import type { EgressView } from '../ops/health-routes.js'
 
 const CHECK_TIMEOUT_MS = 5_000
 const MAX_BODY_BYTES = 256
@@ -22,6 +21,13 @@ export interface EgressReporterOptions {
   clock: Clock
   log: Logger
   onUpdate?: (ip: string | null, expected: boolean | null) => void
+}
+
+/** What readiness shows of the egress IP. */
+export interface EgressView {
+  current(): string | null
+  /** null when PROXY_EXPECTED_EGRESS_IPS is not set. */
+  isExpected(): boolean | null
 }
 
 export interface EgressReporter extends EgressView {

@@ -7,13 +7,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { EnvironmentName } from '../config/config.js'
 import type { TokenSource } from '../tokens/token-source.js'
+import type { EgressView } from '../egress/egress-reporter.js'
 import type { RotationAttempt } from './credential-rotation.js'
-
-export interface EgressView {
-  current(): string | null
-  /** null when PROXY_EXPECTED_EGRESS_IPS is not set. */
-  isExpected(): boolean | null
-}
 
 export interface HealthRoutesOptions {
   sources: ReadonlyMap<EnvironmentName, TokenSource>
