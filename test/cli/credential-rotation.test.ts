@@ -44,6 +44,17 @@ function startWithFiles (t: Parameters<typeof runCli>[0], provider: Awaited<Retu
   }))
 }
 
+/** A proxy on the demo sandbox keys, read from files, holding its first token. */
+async function startReadyWithDemoKeys (t: Parameters<typeof runCli>[0]): Promise<{ provider: Awaited<ReturnType<typeof startProvider>>, secrets: ReturnType<typeof secretsDir>, child: Child, port: number }> {
+  const provider = await startProvider(t)
+  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
+  const child = startWithFiles(t, provider, secrets.dir)
+  await child.waitFor(/ready to accept requests/)
+  const port = listeningPort(child)
+  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+  return { provider, secrets, child, port }
+}
+
 t.test('SIGHUP re-reads the secret files: a valid new key replaces the old one and its token', async (t) => {
   const provider = await startProvider(t)
   const secrets = secretsDir('HC_revoked_key_0000')
@@ -69,12 +80,7 @@ t.test('SIGHUP re-reads the secret files: a valid new key replaces the old one a
 })
 
 t.test('a rewritten secret file is picked up without a signal; an invalid set is refused and the old one keeps serving', async (t) => {
-  const provider = await startProvider(t)
-  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
-  const child = startWithFiles(t, provider, secrets.dir)
-  await child.waitFor(/ready to accept requests/)
-  const port = listeningPort(child)
-  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+  const { provider, secrets, child, port } = await startReadyWithDemoKeys(t)
 
   secrets.write('api-key', '')
   await child.waitFor(/credential reload refused: keeping the current credentials/, 10_000)
@@ -94,12 +100,7 @@ async function readiness (port: number): Promise<{ status: number, body: { envir
 }
 
 t.test('rotation to keys the provider rejects keeps the working token: requests 200, /readyz 200 and showing the failure, an error logged', async (t) => {
-  const provider = await startProvider(t)
-  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
-  const child = startWithFiles(t, provider, secrets.dir)
-  await child.waitFor(/ready to accept requests/)
-  const port = listeningPort(child)
-  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+  const { provider, secrets, child, port } = await startReadyWithDemoKeys(t)
 
   const rejected = 'HC_rejected_by_provider_0042'
   secrets.write('api-key', `${rejected}\n`)
@@ -120,12 +121,7 @@ t.test('rotation to keys the provider rejects keeps the working token: requests 
 })
 
 t.test('two key files rewritten a second apart rotate once, to the final pair', async (t) => {
-  const provider = await startProvider(t)
-  const secrets = secretsDir(DEMO_CREDENTIALS.sandbox.apiKey)
-  const child = startWithFiles(t, provider, secrets.dir)
-  await child.waitFor(/ready to accept requests/)
-  const port = listeningPort(child)
-  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+  const { provider, secrets, child, port } = await startReadyWithDemoKeys(t)
   const before = provider.tokenRequests.length
 
   const next = { apiKey: 'HC_rotated_sandbox_key_0002', publicKey: 'pk_rotated_sandbox_0002' }
