@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { MethodNotAllowedError } from '../errors.js'
 import { createExpectationHandler } from './client-errors.js'
+import { awaitContinue } from '../routing/request-body.js'
 import { DEFAULT_LINGER, type LingerBounds } from './lingering-close.js'
 
 /** Slowloris defence: a client has this long to send its headers, and this long for the whole request. */
@@ -26,17 +27,6 @@ export interface HttpEdgeSettings {
 
 export const DEFAULT_HTTP_EDGES: HttpEdgeSettings = { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, linger: DEFAULT_LINGER }
 
-/** Requests that sent `Expect: 100-continue` and have not been told to go on yet. */
-const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>()
-
-/** Sends the pending `100 Continue`, if any: called by whatever starts reading the body. */
-export function continueIfExpected (req: IncomingMessage): void {
-  const res = awaitingContinue.get(req)
-  if (res === undefined) return
-  awaitingContinue.delete(req)
-  res.writeContinue()
-}
-
 export function createNodeServer (handler: RequestListener, log: Logger, settings: HttpEdgeSettings = DEFAULT_HTTP_EDGES): Server {
   const server = createServer({
     headersTimeout: settings.headersTimeoutMs,
@@ -48,7 +38,7 @@ export function createNodeServer (handler: RequestListener, log: Logger, setting
   server.on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, log) })
   // With a listener, Node sends no automatic 100 Continue: the route decides (body-limit and access checks first).
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    awaitingContinue.set(req, res)
+    awaitContinue(req, res)
     server.emit('request', req, res)
   })
   server.on('checkExpectation', createExpectationHandler(log, settings.linger))

@@ -8,7 +8,7 @@
  *   limit is crossed (chunked bodies have no length to check up front).
  */
 import { Transform, type TransformCallback } from 'node:stream'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BodyTooLargeError } from '../errors.js'
 
 /** Methods whose request may be repeated after a 401 (RFC 9110 §9.2.2 idempotent methods). */
@@ -17,6 +17,21 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
 const KEYED = new Set(['POST', 'PATCH'])
 
 export type ProxiedBody = Buffer | Transform
+
+/** Requests that sent `Expect: 100-continue` and have not been told to go on yet (http/node-server.ts). */
+const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>()
+
+export function awaitContinue (req: IncomingMessage, res: ServerResponse): void {
+  awaitingContinue.set(req, res)
+}
+
+/** Sends the pending `100 Continue`, if any: called when the route starts reading the body. */
+export function continueIfExpected (req: IncomingMessage): void {
+  const res = awaitingContinue.get(req)
+  if (res === undefined) return
+  awaitingContinue.delete(req)
+  res.writeContinue()
+}
 
 export function declaredLength (req: IncomingMessage): number | null {
   const value = req.headers['content-length']
