@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
-import { BENCH_CREDENTIALS, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, startUpstream } from './lib/targets.mjs'
+import { OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
 
 const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
 // Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
@@ -31,21 +31,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const BASELINE_INLINE = "import Fastify from 'fastify'; const app = Fastify({ logger: false }); app.get('/healthz', async () => ({ status: 'ok' })); await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) }); process.once('SIGTERM', () => { void app.close() })"
 
 function ourEnv (port, upstreamOrigin) {
-  return {
-    ...OUR_START_ENV,
-    PAYMENTS_FIAT_BASE_URL: `${upstreamOrigin}/api/b2b`,
-    PAYMENTS_CRYPTO_BASE_URL: `${upstreamOrigin}/api`,
-    PAYMENTS_PRODUCTION_API_KEY: BENCH_CREDENTIALS.production.apiKey,
-    PAYMENTS_PRODUCTION_PUBLIC_KEY: BENCH_CREDENTIALS.production.publicKey,
-    PAYMENTS_SANDBOX_API_KEY: BENCH_CREDENTIALS.sandbox.apiKey,
-    PAYMENTS_SANDBOX_PUBLIC_KEY: BENCH_CREDENTIALS.sandbox.publicKey,
-    PROXY_DEFAULT_ENVIRONMENT: 'sandbox',
-    PROXY_HOST: '127.0.0.1',
-    PROXY_PORT: String(port),
-    PROXY_EGRESS_IP_URL: 'off',
-    LOG_LEVEL: 'info',
-    ...OUR_EXTRA_ENV,
-  }
+  return { ...ourProxyEnv(port, upstreamOrigin), ...OUR_EXTRA_ENV }
 }
 
 /** [command, args, env] that start `target` listening on `port`. */

@@ -52,10 +52,9 @@ export async function startReferenceProxy (name, script, { core, upstreamOrigin,
  * Our proxy, both environments enabled, sandbox as the default one, run in `cwd` (a scratch
  * directory, so a developer's `.env` cannot change what is measured) with a clean environment.
  */
-export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = OUR_NODE_ARGS, logLevel = 'info' }) {
-  const port = await freePort()
-  const env = {
-    PATH: process.env.PATH,
+/** Our proxy's variables in front of the bench upstream: both environments, sandbox default, no egress check. */
+export function ourProxyEnv (port, upstreamOrigin, logLevel = 'info') {
+  return {
     ...OUR_START_ENV,
     PAYMENTS_FIAT_BASE_URL: `${upstreamOrigin}/api/b2b`,
     PAYMENTS_CRYPTO_BASE_URL: `${upstreamOrigin}/api`,
@@ -67,8 +66,16 @@ export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upst
     PROXY_HOST: '127.0.0.1',
     PROXY_PORT: String(port),
     PROXY_EGRESS_IP_URL: 'off',
-    PROXY_TOKEN_REFRESH_MARGIN_SECONDS: String(refreshMarginS),
     LOG_LEVEL: logLevel,
+  }
+}
+
+export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = OUR_NODE_ARGS, logLevel = 'info' }) {
+  const port = await freePort()
+  const env = {
+    PATH: process.env.PATH,
+    ...ourProxyEnv(port, upstreamOrigin, logLevel),
+    PROXY_TOKEN_REFRESH_MARGIN_SECONDS: String(refreshMarginS),
   }
   const fd = openSync(logFile, 'a')
   const proc = start(name, process.execPath, node(cli, nodeArgs), { core, env, cwd, stdout: fd })
