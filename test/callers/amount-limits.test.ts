@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
+import type { IncomingHttpHeaders } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -7,6 +8,7 @@ import { judgeAmounts, toUnits } from '../../src/callers/amount-limits.js'
 import { parseCallersText } from '../../src/callers/callers-file.js'
 import { keySha256 } from '../../src/callers/judge-caller.js'
 import { FakeClock } from '../helpers/fake-clock.js'
+import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 
 const KEY = 'pak_amount-agent-key-0123456789abcdefghijklmnopqrstuv'
@@ -76,14 +78,13 @@ function callersFile (): string {
   return file
 }
 
-async function payout (url: string, amount: string, currency = 'KES', ref = `r-${Math.random()}`): Promise<{ status: number, code: unknown }> {
+async function payout (url: string, amount: string, currency = 'KES', ref = `r-${Math.random()}`): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
   const res = await request(`${url}/sandbox/fiat/payouts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${KEY}`, 'content-type': 'text/plain' },
     body: `{"amount":${amount},"currency":"${currency}","externalReference":"${ref}"}`,
   })
-  await res.body.text()
-  return { status: res.statusCode, code: res.headers['x-proxy-error'] }
+  return { status: res.statusCode, headers: res.headers, body: await res.body.text() }
 }
 
 t.test('day totals: exact decimals, given back on 4xx, reset at UTC midnight, whatever the Content-Type', async (t) => {
@@ -93,17 +94,17 @@ t.test('day totals: exact decimals, given back on 4xx, reset at UTC midnight, wh
   await waitReady(proxy)
   t.equal((await payout(proxy.url, '"0.1"', 'USD')).status, 200)
   t.equal((await payout(proxy.url, '"0.2"', 'USD')).status, 200, '"0.1" + "0.2" is exactly "0.3", within the limit')
-  t.same(await payout(proxy.url, '"0.00000001"', 'USD'), { status: 403, code: 'AMOUNT_LIMIT_EXCEEDED' }, 'and nothing more fits')
+  await assertProxyError(t, await payout(proxy.url, '"0.00000001"', 'USD'), 403, 'AMOUNT_LIMIT_EXCEEDED', 'and nothing more fits')
   const forwarded = provider.upstreamRequests.length
-  t.same(await payout(proxy.url, '101'), { status: 403, code: 'AMOUNT_LIMIT_EXCEEDED' }, 'over the per-request limit')
-  t.same(await payout(proxy.url, '"1e2"'), { status: 400, code: 'AMOUNT_UNREADABLE' })
+  await assertProxyError(t, await payout(proxy.url, '101'), 403, 'AMOUNT_LIMIT_EXCEEDED', 'over the per-request limit')
+  await assertProxyError(t, await payout(proxy.url, '"1e2"'), 400, 'AMOUNT_UNREADABLE', 'an exponent is not a plain decimal')
   t.equal(provider.upstreamRequests.length, forwarded, 'refusals reach no upstream')
 
   provider.setUpstreamHandler(async (_req, res) => { res.writeHead(422, { 'content-type': 'application/json' }).end('{"success":false}'); return true })
   t.equal((await payout(proxy.url, '100')).status, 422, 'the provider refused the payout')
   provider.setUpstreamHandler(null)
   for (let i = 0; i < 5; i++) t.equal((await payout(proxy.url, '100')).status, 200, `payout ${i + 1} of 5 fits: the 4xx one was given back`)
-  t.same(await payout(proxy.url, '1'), { status: 403, code: 'AMOUNT_LIMIT_EXCEEDED' }, 'the day is full')
+  await assertProxyError(t, await payout(proxy.url, '1'), 403, 'AMOUNT_LIMIT_EXCEEDED', 'the day is full')
   await clock.advance(61_000)
   t.equal((await payout(proxy.url, '100')).status, 200, 'a new UTC day starts from zero')
 })
@@ -115,6 +116,8 @@ t.test('20 parallel payouts never exceed the day limit', async (t) => {
   const results = await Promise.all(Array.from({ length: 20 }, async () => await payout(proxy.url, '60')))
   const admitted = results.filter((r) => r.status === 200).length
   t.equal(admitted, 8, '8 × 60 = 480 <= 500; a 9th would be 540')
-  t.equal(results.filter((r) => r.code === 'AMOUNT_LIMIT_EXCEEDED').length, 12)
+  const refused = results.filter((r) => r.status !== 200)
+  t.equal(refused.length, 12)
+  for (const r of refused) await assertProxyError(t, r, 403, 'AMOUNT_LIMIT_EXCEEDED', 'a payout past the day limit')
   t.equal(provider.upstreamRequests.length, admitted, 'only the admitted ones reached the provider')
 })

@@ -1,9 +1,11 @@
 import t from 'tap'
-import { request } from 'undici'
 import { connect } from 'node:net'
+import { request as undiciRequest } from 'undici'
 import { listeningPort, runCli, runNpmStart } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { deferred } from '../helpers/deferred.js'
+import { assertProxyError } from '../helpers/proxy-error.js'
+import { open, parseResponses, request } from '../security/raw-client.js'
 
 t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 0 before the grace deadline', async (t) => {
   const provider = await startProvider(t)
@@ -19,22 +21,30 @@ t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 
   const port = listeningPort(child)
   await child.waitFor(/token obtained[\s\S]*token obtained/)
 
-  const inflight = request(`http://127.0.0.1:${port}/fiat/v1/slow`)
+  // One kept-alive connection carries the slow request, and a second one pipelined after SIGTERM:
+  // the server cannot close it as idle, so the second request is answered, and it must be refused.
+  const { socket, closed } = open(port)
+  t.teardown(() => socket.destroy())
+  socket.write(request('GET', '/fiat/v1/slow'))
   for (let i = 0; i < 200 && !provider.upstreamRequests.some((r) => r.url.includes('/slow')); i++) await new Promise((resolve) => setTimeout(resolve, 10))
   const started = Date.now()
   child.process.kill('SIGTERM')
   await child.waitFor(/shutting down: draining in-flight requests/)
-
-  const late = await request(`http://127.0.0.1:${port}/fiat/v1/after`).then(
-    async (res) => ({ status: res.statusCode, code: res.headers['x-proxy-error'], body: await res.body.text() }),
-    (err: NodeJS.ErrnoException) => ({ status: 0, code: err.code, body: '' }),
-  )
-  t.ok(late.status === 503 ? late.code === 'SHUTTING_DOWN' : late.code === 'ECONNREFUSED', `a new request is refused (${late.status} ${String(late.code)})`)
+  socket.write(request('GET', '/fiat/v1/after'))
+  const fresh = await fetch(`http://127.0.0.1:${port}/fiat/v1/fresh`).then((res) => `${res.status}`, (err: Error & { cause?: { code?: string } }) => err.cause?.code ?? err.message)
+  t.equal(fresh, 'ECONNREFUSED', 'a new connection is refused: the listener is closed')
 
   release()
-  const res = await inflight
-  t.equal(res.statusCode, 200, 'the in-flight request completed')
-  t.same(await res.body.json(), { slow: true })
+  const [slow, after, ...more] = parseResponses((await closed).raw)
+  t.equal(slow?.status, 200, 'the in-flight request completed')
+  t.same(JSON.parse(slow?.body ?? 'null'), { slow: true })
+  if (after === undefined) t.fail('no answer to the request sent on the kept-alive connection during shutdown')
+  else {
+    await assertProxyError(t, after, 503, 'SHUTTING_DOWN', 'a request on a kept-alive connection after SIGTERM')
+    t.equal(after.headers['retry-after'], '1', 'Retry-After')
+  }
+  t.same(more, [], 'nothing else on the connection')
+  t.notOk(provider.upstreamRequests.some((r) => r.url.includes('/after') || r.url.includes('/fresh')), 'neither refused request was forwarded')
   const { code } = await child.exited
   t.equal(code, 0, 'exit 0')
   t.ok(Date.now() - started < 5_000, 'stopped before the grace deadline')
@@ -48,7 +58,7 @@ t.test('SIGTERM with a request that outlives the grace period: it is cut and the
   await child.waitFor(/ready to accept requests/)
   await child.waitFor(/token obtained[\s\S]*token obtained/)
   const port = listeningPort(child)
-  const stuck = request(`http://127.0.0.1:${port}/fiat/v1/forever`).then((r) => r.statusCode, () => 'cut')
+  const stuck = undiciRequest(`http://127.0.0.1:${port}/fiat/v1/forever`).then((r) => r.statusCode, () => 'cut')
   for (let i = 0; i < 200 && !provider.upstreamRequests.some((r) => r.url.includes('/forever')); i++) await new Promise((resolve) => setTimeout(resolve, 10))
   child.process.kill('SIGTERM')
   const { code } = await child.exited

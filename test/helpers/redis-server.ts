@@ -1,12 +1,14 @@
 /**
  * A real `redis-server` per test (installed by scripts/ensure-redis.sh): a free loopback port, no
  * persistence, a temp dir; killed at teardown. `stop` and `start` again on the same port are the
- * outage and the recovery. DEBUG is enabled (loopback only) so a test can stall the server (DEBUG SLEEP).
+ * outage and the recovery. While stopped, the port is held by a listener that closes every connection
+ * at once: otherwise another test's server, started meanwhile, could take the free port and end the
+ * outage early. DEBUG is enabled (loopback only) so a test can stall the server (DEBUG SLEEP).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, Socket } from 'node:net'
+import { createServer, Socket, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
@@ -23,8 +25,15 @@ export async function startRedis (t: Test, options: { password?: string } = {}):
   const dir = mkdtempSync(join(tmpdir(), 'pap-redis-'))
   const port = await freePort()
   let child: ChildProcess | null = null
+  let holder: Server | null = null
 
   const start = async (): Promise<void> => {
+    if (holder !== null) {
+      const closing = once(holder, 'close')
+      holder.close()
+      await closing
+      holder = null
+    }
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--enable-debug-command', 'local']
     if (options.password !== undefined) args.push('--requirepass', options.password)
     const proc = spawn('redis-server', args, { stdio: 'ignore' })
@@ -38,14 +47,25 @@ export async function startRedis (t: Test, options: { password?: string } = {}):
     const exited = once(proc, 'exit')
     proc.kill('SIGKILL')
     await exited
+    holder = await holdPort(port)
   }
   t.teardown(async () => {
     await stop()
+    holder?.close()
     rmSync(dir, { recursive: true, force: true })
   })
   await start()
   const auth = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`
   return { port, url: `redis://${auth}127.0.0.1:${port}`, stop, start }
+}
+
+/** A listener on `port` that drops each connection, or null when someone else took the port first. */
+async function holdPort (port: number): Promise<Server | null> {
+  const server = createServer((socket) => { socket.destroy() })
+  return await new Promise((resolve) => {
+    server.once('error', () => { resolve(null) })
+    server.listen(port, '127.0.0.1', () => { resolve(server) })
+  })
 }
 
 async function freePort (): Promise<number> {

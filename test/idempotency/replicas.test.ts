@@ -11,6 +11,7 @@ import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { deferred } from '../helpers/deferred.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { assertProxyError } from '../helpers/proxy-error.js'
 
 const PATH = '/sandbox/fiat/v1/payouts'
 
@@ -55,13 +56,13 @@ t.test('50 concurrent duplicates across two replicas reach the provider exactly 
   const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => post(i % 2 === 0 ? a.url : b.url, body)))
   t.equal(hits(), 1, 'one request reached the provider')
   t.equal(answers.filter((r) => r.status === 201).length >= 1, true, 'the claimant got the answer')
-  t.ok(answers.every((r) => r.status === 201 || (r.status === 409 && r.headers['x-proxy-error'] === 'IDEMPOTENCY_IN_PROGRESS')), 'the others: 409 or a replay')
+  for (const r of answers.filter((r) => r.status !== 201)) await assertProxyError(t, r, 409, 'IDEMPOTENCY_IN_PROGRESS', 'the others: 409 or a replay')
   const fromA = await post(a.url, body)
   const fromB = await post(b.url, '{ "amount": "5.00", "externalReference": "shared-1" }')
   t.equal(fromA.headers['idempotent-replayed'], 'true')
   t.equal(fromB.headers['idempotent-replayed'], 'true', 'the other replica replays the same record')
   t.equal(fromB.body, fromA.body)
-  t.equal((await post(b.url, '{"externalReference":"shared-1","amount":"6.00"}')).status, 422, 'reuse is refused on either replica')
+  await assertProxyError(t, await post(b.url, '{"externalReference":"shared-1","amount":"6.00"}'), 422, 'IDEMPOTENCY_KEY_REUSED', 'reuse is refused on either replica')
   t.equal(hits(), 1)
 })
 
@@ -76,7 +77,8 @@ t.test('Redis killed mid-load: keyed requests fail closed with 503 STATE_UNAVAIL
   const started = Date.now()
   const during = await Promise.all(Array.from({ length: 20 }, (_, i) => post(a.url, `{"externalReference":"down-${i}"}`)))
   t.ok(Date.now() - started < 2000, 'every refusal within 2 s')
-  t.ok(during.every((r) => r.status === 503 && r.headers['x-proxy-error'] === 'STATE_UNAVAILABLE' && r.headers['retry-after'] === '1'), '503 STATE_UNAVAILABLE with Retry-After')
+  for (const r of during) await assertProxyError(t, r, 503, 'STATE_UNAVAILABLE', 'while Redis is down')
+  t.ok(during.every((r) => r.headers['retry-after'] === '1'), 'each with Retry-After: 1')
   t.equal(hits(), before, 'nothing forwarded unchecked')
   const get = await request(`${a.url}/sandbox/fiat/v1/balances`)
   await get.body.text()
@@ -122,7 +124,7 @@ t.test('a replica killed mid-request: its mark expires on its own and another re
   for (let i = 0; i < 200 && n === 0; i++) await sleep(10)
   a.child.process.kill('SIGKILL')
   await lost
-  t.equal((await post(b.url, body)).status, 409, 'in flight while the mark lives')
+  await assertProxyError(t, await post(b.url, body), 409, 'IDEMPOTENCY_IN_PROGRESS', 'in flight while the mark lives')
   let retry = await post(b.url, body)
   const deadline = Date.now() + 12_000
   while (retry.status === 409 && Date.now() < deadline) {

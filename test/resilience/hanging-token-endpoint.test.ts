@@ -3,6 +3,7 @@ import { startProvider, startProxy, providerEnv, waitReady } from '../helpers/ha
 import { SANDBOX_ONLY, send } from '../tokens/token-kit.js'
 import { hangingTokenEndpoint } from './token-faults.js'
 import { TOKEN_WAIT_MS } from '../../src/tokens/token-source.js'
+import { assertProxyError } from '../helpers/proxy-error.js'
 
 // Real time: the point is that a socket which never answers is cut off by the token timeout, and
 // that requests do not wait for it.
@@ -23,7 +24,8 @@ t.test('a token endpoint that accepts and never answers: fast 503s, and the toke
     const res = await send(proxy, '/sandbox/fiat/v1/a')
     return { res, ms: performance.now() - sent }
   }))
-  t.ok(waiting.every(({ res }) => res.status === 503 && res.headers.get('x-proxy-error') === 'TOKEN_UNAVAILABLE' && res.headers.get('retry-after') !== null), 'waiting requests get 503 TOKEN_UNAVAILABLE with Retry-After')
+  for (const { res } of waiting) await assertProxyError(t, res, 503, 'TOKEN_UNAVAILABLE', 'a request waiting for the first token')
+  t.ok(waiting.every(({ res }) => res.headers.get('retry-after') !== null), 'each with Retry-After')
   const longestS = Math.max(...waiting.map((w) => w.ms)) / 1000
   t.comment(`answered within ${longestS.toFixed(2)} s; the token request times out after ${TOKEN_TIMEOUT_S} s`)
   t.ok(waiting.every(({ ms }) => ms >= TOKEN_WAIT_MS * 0.9 && ms < TOKEN_WAIT_MS + 500), `each waited about TOKEN_WAIT_MS (${TOKEN_WAIT_MS} ms), not the token timeout`)
@@ -32,12 +34,12 @@ t.test('a token endpoint that accepts and never answers: fast 503s, and the toke
   await until(() => proxy.logs.find('token refresh failed').length === 1, (TOKEN_TIMEOUT_S + 2) * 1000)
   t.match(proxy.logs.find('token refresh failed'), [{ reason: 'timeout' }], 'the token request was aborted, logged as a timeout')
   let sent = performance.now()
-  t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 503)
+  await assertProxyError(t, await send(proxy, '/sandbox/fiat/v1/a'), 503, 'TOKEN_UNAVAILABLE', 'while backing off')
   t.ok(performance.now() - sent < 250, 'while backing off, refused at once')
 
   await until(() => provider.tokenRequests.length === 2, 5_000)
   sent = performance.now()
-  t.equal((await send(proxy, '/sandbox/fiat/v1/a')).status, 503)
+  await assertProxyError(t, await send(proxy, '/sandbox/fiat/v1/a'), 503, 'TOKEN_UNAVAILABLE', 'while the retry hangs')
   t.ok(performance.now() - sent < 250, 'while the retry hangs in its turn, refused at once too')
 
   hang.off()

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import t from 'tap'
 import { request } from 'undici'
+import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 
 interface Echo { environment: string, interface: string, method: string, path: string, query: string, headers: Record<string, string>, bodyLength: number, bodySha256: string, body: string | null }
@@ -137,11 +138,8 @@ t.test('short routes without a default environment answer ENVIRONMENT_NOT_CONFIG
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_DEFAULT_ENVIRONMENT: undefined }))
   const res = await request(`${proxy.url}/fiat/v1/balance`)
-  t.equal(res.statusCode, 404)
-  t.equal(res.headers['x-proxy-error'], 'ENVIRONMENT_NOT_CONFIGURED')
-  const body = await res.body.json() as { error: { code: string, message: string } }
-  t.equal(body.error.code, 'ENVIRONMENT_NOT_CONFIGURED')
-  t.match(body.error.message, /PROXY_DEFAULT_ENVIRONMENT/)
+  const body = await assertProxyError(t, res, 404, 'ENVIRONMENT_NOT_CONFIGURED')
+  t.match(body?.error.message, /PROXY_DEFAULT_ENVIRONMENT/)
   t.equal(provider.upstreamRequests.length, 0)
 })
 
@@ -149,14 +147,10 @@ t.test('an environment without credentials answers ENVIRONMENT_NOT_CONFIGURED; u
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PAYMENTS_PRODUCTION_API_KEY: undefined, PAYMENTS_PRODUCTION_PUBLIC_KEY: undefined, PROXY_DEFAULT_ENVIRONMENT: undefined }))
   const res = await request(`${proxy.url}/production/fiat/v1/balance`)
-  t.equal(res.statusCode, 404)
-  t.equal(res.headers['x-proxy-error'], 'ENVIRONMENT_NOT_CONFIGURED')
-  t.match((await res.body.json() as { error: { message: string } }).error.message, /PAYMENTS_PRODUCTION_API_KEY/)
+  const body = await assertProxyError(t, res, 404, 'ENVIRONMENT_NOT_CONFIGURED')
+  t.match(body?.error.message, /PAYMENTS_PRODUCTION_API_KEY/)
   for (const path of ['/', '/v1/balance', '/production/fiatX/v1', '/Production/Fiat/v1', '/staging/fiat/v1']) {
-    const r = await request(proxy.url + path)
-    t.equal(r.statusCode, 404, path)
-    t.equal(r.headers['x-proxy-error'], 'ROUTE_NOT_FOUND', path)
-    await r.body.dump()
+    await assertProxyError(t, await request(proxy.url + path), 404, 'ROUTE_NOT_FOUND', path)
   }
   t.equal(provider.upstreamRequests.length, 0)
 })
@@ -176,8 +170,6 @@ t.test('a body sent to an unconfigured environment gets ENVIRONMENT_NOT_CONFIGUR
   const proxy = await startProxy(t, providerEnv(provider, { PAYMENTS_PRODUCTION_API_KEY: undefined, PAYMENTS_PRODUCTION_PUBLIC_KEY: undefined }))
   for (const contentType of ['text/xml', 'application/json']) {
     const res = await request(`${proxy.url}/production/fiat/v1/payouts`, { method: 'POST', body: '{not json', headers: { 'content-type': contentType } })
-    t.equal(res.statusCode, 404, contentType)
-    t.equal(res.headers['x-proxy-error'], 'ENVIRONMENT_NOT_CONFIGURED', contentType)
-    await res.body.dump()
+    await assertProxyError(t, res, 404, 'ENVIRONMENT_NOT_CONFIGURED', contentType)
   }
 })

@@ -18,7 +18,7 @@ t.test('a client outside PROXY_ALLOWED_CLIENTS gets 403 CLIENT_NOT_ALLOWED and n
   ]
   for (const [label, bytes] of cases) {
     const res = await send(rig, bytes, { localAddress: '127.0.0.1' })
-    assertProxyError(t, res, 403, 'CLIENT_NOT_ALLOWED', label)
+    await assertProxyError(t, res, 403, 'CLIENT_NOT_ALLOWED', label)
     assertNothingForwarded(t, rig, label)
     await assertStillServes(t, rig, label, { localAddress: '127.0.0.2' })
   }

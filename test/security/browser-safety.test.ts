@@ -45,7 +45,7 @@ t.test('DNS rebinding: a Host that is not an allowed name gets 403 CLIENT_NOT_AL
     await assertRefused(t, rig, raw(host), 403, 'CLIENT_NOT_ALLOWED', `Host: ${host}`)
   }
   const http10 = await send(rig, 'POST /production/fiat/v1/payouts HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}')
-  assertProxyError(t, http10, 403, 'CLIENT_NOT_ALLOWED', 'HTTP/1.0 without Host')
+  await assertProxyError(t, http10, 403, 'CLIENT_NOT_ALLOWED', 'HTTP/1.0 without Host')
   assertNothingForwarded(t, rig, 'HTTP/1.0 without Host')
 })
 
@@ -70,11 +70,11 @@ t.test('PROXY_ALLOWED_HOSTS adds names (e.g. the sidecar\'s service name) and no
   rig.provider.upstreamRequests.length = 0
   for (const host of ['payments-proxy.evil.example', 'evil-payments-proxy', 'payments-proxy.default']) {
     const res = await send(rig, raw(host))
-    assertProxyError(t, res, 403, 'CLIENT_NOT_ALLOWED', `Host: ${host}`)
+    await assertProxyError(t, res, 403, 'CLIENT_NOT_ALLOWED', `Host: ${host}`)
     assertNothingForwarded(t, rig, `Host: ${host}`)
   }
   const withOrigin = await send(rig, raw('payments-proxy', ['Origin: https://evil.example']))
-  assertProxyError(t, withOrigin, 403, 'CLIENT_NOT_ALLOWED', 'an allowed Host with an Origin')
+  await assertProxyError(t, withOrigin, 403, 'CLIENT_NOT_ALLOWED', 'an allowed Host with an Origin')
   await assertStillServes(t, rig, 'PROXY_ALLOWED_HOSTS')
 })
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { assertProxyError } from '../helpers/proxy-error.js'
 import { assertStillServes, get, send, startRig } from './rig.js'
 import { open, readResponse, request } from './raw-client.js'
 
@@ -24,6 +25,8 @@ t.test('Keep-Alive, Upgrade, TE and Expect are handled and the request forwarded
     rig.provider.upstreamRequests.length = 0
     const res = await send(rig, get('/sandbox/fiat/v1/ping', headers))
     t.equal(res.status, 200, `${label}: forwarded`)
+    t.equal(res.headers['x-proxy-error'], undefined, `${label}: the provider's answer, not one of ours`)
+    t.match(JSON.parse(res.body), { success: true, environment: 'sandbox', method: 'GET' }, `${label}: the provider's echo of the forwarded request`)
     const [forwarded] = rig.provider.upstreamRequests
     for (const name of ['keep-alive', 'upgrade', 'te', 'expect', 'http2-settings']) t.equal(forwarded?.headers[name], undefined, `${label}: no ${name} upstream`)
     t.equal(forwarded?.tokenValid, true, `${label}: token arrived`)
@@ -44,7 +47,9 @@ t.test('Expect: 100-continue on a POST gets its 100 and the body arrives whole',
     t.match(interim, /^HTTP\/1\.1 100 Continue\r\n/, `${contentType}: 100 Continue before the body`)
     const response = readResponse(socket)
     socket.write(body)
-    t.equal((await response).status, 200, `${contentType}: forwarded`)
+    const answer = await response
+    t.equal(answer.status, 200, `${contentType}: forwarded`)
+    t.equal(answer.headers['x-proxy-error'], undefined, `${contentType}: the provider's answer, not one of ours`)
     const [forwarded] = rig.provider.upstreamRequests
     t.equal(forwarded?.body.toString('utf8'), body, `${contentType}: body byte for byte`)
     t.equal(forwarded?.headers.expect, undefined, `${contentType}: no Expect upstream`)
@@ -55,7 +60,7 @@ t.test('Expect: 100-continue on a POST gets its 100 and the body arrives whole',
 t.test('an Expect the proxy cannot meet gets 417, not a 500', async (t) => {
   const rig = await startRig(t)
   const res = await send(rig, request('POST', '/sandbox/fiat/v1/payouts', ['Expect: something-else', 'Content-Length: 2'], '{}'))
-  t.equal(res.status, 417)
+  await assertProxyError(t, res, 417, 'EXPECTATION_FAILED', 'Expect: something-else')
   t.same(rig.provider.upstreamRequests, [], 'nothing forwarded')
   await assertStillServes(t, rig, 'Expect: something-else')
 })

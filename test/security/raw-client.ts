@@ -56,6 +56,11 @@ export function open (port: number, localAddress?: string): { socket: Socket, cl
   return { socket, closed }
 }
 
+/** Every final response in `raw`, read from a pipelined connection whose bodies hold no status line. */
+export function parseResponses (raw: string): RawResponse[] {
+  return raw.split(/(?=HTTP\/1\.1 \d{3} )/).map((part) => parse(part)).filter((res): res is RawResponse => res !== null)
+}
+
 /** The first final (non-1xx) response in `raw`; with `complete`, null until its body is whole. */
 function parse (raw: string, complete = false): RawResponse | null {
   let rest = raw

@@ -8,7 +8,10 @@ import type { Test } from 'tap'
 import type { Env } from '../../src/config/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { DEMO_CREDENTIALS, providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
+import { assertProxyError } from '../helpers/proxy-error.js'
 import { exchange, request, type RawOptions, type RawResponse } from './raw-client.js'
+
+export { assertProxyError }
 
 export interface Rig {
   provider: FakeProvider
@@ -32,13 +35,6 @@ export function send (rig: Rig, bytes: string | Buffer, options?: RawOptions): P
 /** `GET <target>` from loopback, exactly as written. */
 export function get (target: string, headers: string[] = []): string {
   return request('GET', target, headers)
-}
-
-/** The proxy answered itself with its JSON error shape and code. */
-export function assertProxyError (t: Test, res: RawResponse, status: number, code: string, label: string): void {
-  t.equal(res.status, status, `${label}: status`)
-  t.equal(res.headers['x-proxy-error'], code, `${label}: x-proxy-error`)
-  t.match(JSON.parse(res.body), { error: { code, message: String } }, `${label}: error body`)
 }
 
 /** Nothing reached the fiat/crypto servers and no client path reached the token endpoint. */
@@ -72,7 +68,7 @@ export async function assertStillServes (t: Test, rig: Rig, label: string, optio
 /** The common row of the catalog: sent raw, answered by the proxy with `code`, nothing forwarded, next request served. */
 export async function assertRefused (t: Test, rig: Rig, bytes: string | Buffer, status: number, code: string, label: string): Promise<void> {
   const res = await send(rig, bytes)
-  assertProxyError(t, res, status, code, label)
+  await assertProxyError(t, res, status, code, label)
   assertNothingForwarded(t, rig, label)
   await assertStillServes(t, rig, label)
 }

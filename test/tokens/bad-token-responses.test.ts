@@ -5,6 +5,7 @@ import { MAX_TIMER_MS } from '../../src/clock.js'
 import { signJwt, type TokenHandler } from '../../src/fake-provider/index.js'
 import { DEMO_CREDENTIALS } from '../helpers/harness.js'
 import { send, startTimed } from './token-kit.js'
+import { assertProxyError } from '../helpers/proxy-error.js'
 
 /** Appears in every bad body and bad token: no log line may ever contain it. */
 const MARKER = 'BODY-MARKER-7f3a'
@@ -61,8 +62,7 @@ for (const [name, bad, reason] of BAD) {
     const ready = await send(proxy, '/readyz')
     t.equal(ready.status, 503, '/readyz says not ready')
     const res = await send(proxy, '/sandbox/fiat/v1/a')
-    t.equal(res.status, 503, 'requests get 503')
-    t.equal(res.headers.get('x-proxy-error'), 'TOKEN_UNAVAILABLE')
+    await assertProxyError(t, res, 503, 'TOKEN_UNAVAILABLE', 'requests get 503')
     t.notOk(res.body.includes(MARKER), 'nor does the error body')
     t.equal(provider.upstreamRequests.length, 0, 'nothing was forwarded with the bad token')
 
