@@ -8,16 +8,16 @@ import type { Logger } from 'pino'
 import { systemClock } from './clock.js'
 import type { Config, EnvironmentConfig } from './config/config.js'
 import { createEgressReporter } from './egress/egress-reporter.js'
-import { createDispatcher } from './outbound/dispatcher.js'
+import { createOutbound } from './outbound/outbound-agents.js'
 import { checkStore } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
 export async function runCheck (config: Config, out: (line: string) => void, log: Logger): Promise<boolean> {
-  const dispatcher = createDispatcher(config)
+  const outbound = createOutbound(config)
   let ok = true
   try {
-    const fetchToken = createTokenClient({ dispatcher, clock: systemClock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS })
+    const fetchToken = createTokenClient({ dispatcher: outbound.tokens, clock: systemClock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS })
     for (const env of Object.values(config.environments)) {
       try {
         const grant = await fetchToken(env)
@@ -30,7 +30,7 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     if (config.egress.url === null) {
       out('skip  egress IP: PROXY_EGRESS_IP_URL=off')
     } else {
-      const reporter = createEgressReporter({ url: config.egress.url, intervalMs: 0, expectedIps: config.egress.expectedIps, dispatcher, clock: systemClock, log })
+      const reporter = createEgressReporter({ url: config.egress.url, intervalMs: 0, expectedIps: config.egress.expectedIps, dispatcher: outbound.upstream, clock: systemClock, log })
       const ip = await reporter.check()
       if (ip === null) {
         const required = config.egress.expectedIps.length > 0
@@ -52,7 +52,7 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     if (!store.ok) ok = false
     out(store.line)
   } finally {
-    await dispatcher.close()
+    await outbound.close()
   }
   return ok
 }

@@ -7,7 +7,6 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
-import type { Dispatcher } from 'undici'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
@@ -30,7 +29,7 @@ import { healthRoutes } from './ops/health-routes.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
 import { requestAudit } from './ops/request-audit.js'
-import { createDispatcher } from './outbound/dispatcher.js'
+import { createOutbound, type Outbound } from './outbound/outbound-agents.js'
 import { proxyRoutes } from './routing/proxy-routes.js'
 import { requestIdFor } from './routing/request-id.js'
 import { buildRouteTable } from './routing/route-table.js'
@@ -48,7 +47,7 @@ export { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './http/node-server.js'
 export interface ServerDeps {
   logger: Logger
   clock?: Clock
-  dispatcher?: Dispatcher
+  outbound?: Outbound
   fetchToken?: FetchToken
   random?: () => number
   /** The shared state store (SPEC §9); built from config.state when absent. */
@@ -60,7 +59,7 @@ export interface ServerDeps {
 export interface ProxyServer {
   app: FastifyInstance
   sources: ReadonlyMap<EnvironmentName, TokenSource>
-  dispatcher: Dispatcher
+  outbound: Outbound
   egress: EgressReporter
   metrics: ProxyMetrics
   rotation: CredentialRotation
@@ -74,10 +73,10 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   const log = deps.logger
   // First, so an invalid callers file stops the start before anything is opened.
   const callers = config.callers.file === null ? null : createCallersHolder(config.callers.file, log)
-  const ownsDispatcher = deps.dispatcher === undefined
-  const dispatcher = deps.dispatcher ?? createDispatcher(config)
+  const ownsOutbound = deps.outbound === undefined
+  const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
-    dispatcher, clock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
+    dispatcher: outbound.tokens, clock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
   })
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
@@ -88,7 +87,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     url: config.egress.url,
     intervalMs: config.egress.intervalS * 1000,
     expectedIps: config.egress.expectedIps,
-    dispatcher,
+    dispatcher: outbound.upstream,
     clock,
     log,
     onUpdate: (ip, expected) => { metrics.egressIp(ip, expected) },
@@ -146,7 +145,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(proxyRoutes, {
     routes: buildRouteTable(config),
     sources,
-    dispatcher,
+    dispatcher: outbound.upstream,
     bodyLimitBytes: config.bodyLimitBytes,
     observer: upstreamObserver,
     tap: config.idempotency.enabled
@@ -162,9 +161,9 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   app.addHook('onClose', async () => {
     for (const source of sources.values()) source.close()
     egress.close()
-    if (ownsDispatcher) await dispatcher.destroy()
+    if (ownsOutbound) await outbound.destroy()
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, dispatcher, egress, metrics, store, rotation, callers }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers }
 }

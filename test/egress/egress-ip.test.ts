@@ -1,7 +1,7 @@
 import t from 'tap'
 import { brotliCompressSync, gzipSync } from 'node:zlib'
 import { request } from 'undici'
-import { createDispatcher } from '../../src/outbound/dispatcher.js'
+import { agentOptions, TOKEN_LANE_CONNECTIONS } from '../../src/outbound/outbound-agents.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 
@@ -157,14 +157,13 @@ t.test('IP_NOT_ALLOWED is found in a compressed error body, which goes back as i
   }
 })
 
-t.test('outbound connections are pinned to IPv4 by default, configurable', async (t) => {
-  const pinned = createDispatcher({ upstream: { timeoutS: 5, connections: 4, ipFamily: 'ipv4' } })
-  const any = createDispatcher({ upstream: { timeoutS: 5, connections: 4, ipFamily: 'any' } })
-  t.teardown(async () => { await pinned.close(); await any.close() })
-  const optionsOf = (agent: object): Record<string, unknown> => {
-    const symbol = Object.getOwnPropertySymbols(agent).find((s) => s.description === 'options')
-    return (symbol === undefined ? {} : (agent as Record<symbol, Record<string, unknown>>)[symbol]) ?? {}
+t.test('outbound connections are pinned to IPv4 by default, configurable; token requests get their own pool and timeout', async (t) => {
+  const pinned = agentOptions({ upstream: { timeoutS: 5, connections: 4, ipFamily: 'ipv4' }, token: { timeoutS: 2 } })
+  const any = agentOptions({ upstream: { timeoutS: 5, connections: 4, ipFamily: 'any' }, token: { timeoutS: 2 } })
+  for (const lane of ['upstream', 'tokens'] as const) {
+    t.match(pinned[lane].connect, { family: 4, autoSelectFamily: false }, `${lane}: IPv4 only`)
+    t.notMatch(any[lane].connect, { family: 4 }, `${lane}: any family when configured`)
   }
-  t.match(optionsOf(pinned)['connect'], { family: 4, autoSelectFamily: false })
-  t.notMatch(optionsOf(any)['connect'], { family: 4 })
+  t.match(pinned.upstream, { connections: 4, headersTimeout: 5000, bodyTimeout: 5000 }, 'upstream: its pool size and the upstream timeout')
+  t.match(pinned.tokens, { connections: TOKEN_LANE_CONNECTIONS, headersTimeout: 2000, bodyTimeout: 2000 }, 'tokens: a pool of their own and the token timeout')
 })
