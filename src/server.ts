@@ -23,7 +23,6 @@ import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js'
 import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
 import { createIdempotencyMetrics, noIdempotencyObserver } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
-import { createAccessLog } from './ops/access-log.js'
 import { createCredentialRotation, type CredentialRotation } from './ops/credential-rotation.js'
 import { healthRoutes } from './ops/health-routes.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
@@ -130,7 +129,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   if (callers !== null && callerRefusals !== null) {
     await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refusals: callerRefusals })
   }
-  await app.register(requestAudit, { accessLog: createAccessLog(log), metrics })
+  await app.register(requestAudit, { metrics })
   const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
   if (config.idempotency.enabled) {
     await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })

@@ -1,35 +1,33 @@
 /**
  * One access log line and one metrics observation per proxied request, after the answer is out
- * (SPEC §7 audit: every line names the caller). The proxy's own endpoints are not counted.
+ * (SPEC §7 audit: every line names the caller). The proxy's own endpoints are not counted. The path
+ * is the upstream path without its query string, which may carry references or personal data.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { callerIdOf } from '../callers/caller.js'
-import type { AccessLog } from './access-log.js'
 import type { ProxyMetrics } from './metrics.js'
 
 export interface RequestAuditOptions {
-  accessLog: AccessLog
   metrics: ProxyMetrics
 }
 
 export const requestAudit = fp(async function requestAudit (app: FastifyInstance, options: RequestAuditOptions) {
-  const { accessLog, metrics } = options
+  const { metrics } = options
   app.addHook('onResponse', (request, reply, done) => {
     done()
     const ctx = request.proxy
     if (ctx === null) return
     metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000, callerIdOf(request))
-    accessLog({
-      reqId: request.id,
+    request.log.info({
       environment: ctx.route.environment,
-      iface: ctx.route.interface,
+      interface: ctx.route.interface,
       method: request.method,
       path: ctx.upstreamPath,
       status: reply.statusCode,
       retried: ctx.attempt > 0,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       caller: callerIdOf(request),
-    })
+    }, 'proxied request')
   })
 }, { name: 'request-audit' })

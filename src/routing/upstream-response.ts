@@ -145,7 +145,7 @@ function guarded (reply: FastifyReply, res: RawResponse): NodeJS.ReadableStream 
   res.stream.once('error', (err: Error & { code?: unknown }) => {
     if (!reply.raw.headersSent) dropUpstreamHeaders(reply, res)
     // A client that left first had the upstream stream destroyed for it: not the upstream's doing.
-    // Fastify's own line for this is request logging, which is off here (access-log.ts).
+    // Fastify's own line for this is request logging, which is off here (request-audit.ts writes its own line).
     else if (!reply.raw.destroyed) reply.log.warn({ code: err.code }, 'upstream response broke off after its headers: the client sees it cut')
   })
   return res.stream
