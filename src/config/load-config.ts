@@ -12,7 +12,7 @@ import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type Env
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
 import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
-import { readSecrets, type SecretValues } from './secrets.js'
+import { readSecrets, type SecretsResult } from './secrets.js'
 
 /** The provider's API keys carry this vendor prefix (SPEC §1); another prefix is suspicious, not fatal. */
 export const API_KEY_PREFIX = 'HC_'
@@ -57,13 +57,14 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const data = { ...knownValues(fromFile), ...knownValues(env) }
   const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
   let settings: RawSettings
+  const invalid = new Set<string>()
   try {
     settings = validate(data)
   } catch (err) {
     const found = schemaProblems(err)
     problems.push(...found.map((f) => f.problem))
     // Go on without the invalid variables (defaults apply) so every other problem is reported too.
-    const invalid = new Set(found.map((f) => f.variable))
+    for (const f of found) invalid.add(f.variable)
     settings = validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))))
   }
   for (const name of Object.keys(variables)) {
@@ -75,14 +76,14 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   // A sandbox-only deployment may name its sandbox base alone; production, or deriving the sandbox base, needs it.
   const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined || secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined
   const fiatBaseNeeded = productionKeys || settings.PAYMENTS_FIAT_SANDBOX_BASE_URL === undefined
-  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !problems.some((p) => p.startsWith('PAYMENTS_FIAT_BASE_URL'))) {
+  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !invalid.has('PAYMENTS_FIAT_BASE_URL')) {
     problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
   }
 
   const baseUrls = resolveBaseUrls(settings, problems, warnings)
-  const environments = resolveEnvironments(secrets.values, baseUrls, problems, warnings)
+  const { environments, halfConfigured } = resolveEnvironments(secrets, baseUrls, problems, warnings)
   const enabled = ENVIRONMENTS.filter((e) => environments[e] !== undefined)
-  if (enabled.length === 0 && secrets.problems.length === 0 && !problems.some((p) => p.includes('needs both keys'))) {
+  if (enabled.length === 0 && secrets.problems.length === 0 && halfConfigured === 0) {
     problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)')
   }
 
@@ -185,17 +186,20 @@ function resolveBaseUrls (settings: RawSettings, problems: string[], warnings: s
   }
 }
 
-function resolveEnvironments (secrets: SecretValues, baseUrls: Config['baseUrls'], problems: string[], warnings: string[]): Config['environments'] {
+/** The environments with both keys; `halfConfigured` counts those with one key only, each reported. */
+function resolveEnvironments (secrets: SecretsResult, baseUrls: Config['baseUrls'], problems: string[], warnings: string[]): { environments: Config['environments'], halfConfigured: number } {
   const environments: Partial<Record<EnvironmentName, EnvironmentConfig>> = {}
+  let halfConfigured = 0
   for (const name of ENVIRONMENTS) {
-    const prefix = `PAYMENTS_${name.toUpperCase()}`
-    const apiKey = secrets[`${prefix}_API_KEY` as keyof SecretValues]
-    const publicKey = secrets[`${prefix}_PUBLIC_KEY` as keyof SecretValues]
+    const prefix = `PAYMENTS_${name.toUpperCase() as Uppercase<EnvironmentName>}` as const
+    const apiKey = secrets.values[`${prefix}_API_KEY`]
+    const publicKey = secrets.values[`${prefix}_PUBLIC_KEY`]
     if (apiKey === undefined && publicKey === undefined) continue
     if (apiKey === undefined || publicKey === undefined) {
-      const missing = apiKey === undefined ? `${prefix}_API_KEY` : `${prefix}_PUBLIC_KEY`
+      halfConfigured++
+      const missing = apiKey === undefined ? `${prefix}_API_KEY` as const : `${prefix}_PUBLIC_KEY` as const
       // A value that was set but refused (unreadable file, bad characters) has its own line already.
-      if (!problems.some((p) => p.startsWith(missing))) problems.push(`${missing} is missing: ${name} needs both keys (or neither)`)
+      if (!secrets.refused.has(missing)) problems.push(`${missing} is missing: ${name} needs both keys (or neither)`)
       continue
     }
     if (!apiKey.startsWith(API_KEY_PREFIX)) warnings.push(`${prefix}_API_KEY does not start with the provider's prefix ${API_KEY_PREFIX}: check it is an API key, not a public key`)
@@ -213,7 +217,7 @@ function resolveEnvironments (secrets: SecretValues, baseUrls: Config['baseUrls'
     if (urls.crypto !== undefined) interfaces.crypto = urls.crypto
     environments[name] = { name, credentials: { apiKey, publicKey }, baseUrls: interfaces, tokenUrl: `${urls.fiat}${TOKEN_PATH}` }
   }
-  return environments
+  return { environments, halfConfigured }
 }
 
 function knownValues (env: Env): Record<string, string> {

@@ -12,6 +12,8 @@ export interface SecretsResult {
   /** `<NAME>_FILE` paths in use, watched for rotation. */
   files: string[]
   problems: string[]
+  /** Variables that were set but refused (each has its line in `problems`). */
+  refused: ReadonlySet<SecretVariable>
 }
 
 // Header values cannot carry control characters; a key with a stray space is a copy-paste accident.
@@ -21,11 +23,16 @@ export function readSecrets (env: Readonly<Record<string, unknown>>): SecretsRes
   const values: SecretValues = {}
   const files: string[] = []
   const problems: string[] = []
+  const refused = new Set<SecretVariable>()
+  const refuse = (name: SecretVariable, problem: string): void => {
+    refused.add(name)
+    problems.push(problem)
+  }
   for (const name of SECRET_VARIABLES) {
     const direct = nonEmpty(env[name])
     const file = nonEmpty(env[`${name}_FILE`])
     if (direct !== undefined && file !== undefined) {
-      problems.push(`${name} and ${name}_FILE are both set: use one`)
+      refuse(name, `${name} and ${name}_FILE are both set: use one`)
       continue
     }
     let value = direct
@@ -35,22 +42,22 @@ export function readSecrets (env: Readonly<Record<string, unknown>>): SecretsRes
         // Secret files conventionally end with a newline (echo, kubectl create secret --from-file).
         value = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
       } catch (err) {
-        problems.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+        refuse(name, `${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
         continue
       }
       if (value === '') {
-        problems.push(`${name}_FILE: ${file} is empty`)
+        refuse(name, `${name}_FILE: ${file} is empty`)
         continue
       }
     }
     if (value === undefined) continue
     if (!SAFE_SECRET.test(value)) {
-      problems.push(`${name}: must be printable ASCII without spaces or line breaks`)
+      refuse(name, `${name}: must be printable ASCII without spaces or line breaks`)
       continue
     }
     values[name] = value
   }
-  return { values, files, problems }
+  return { values, files, problems, refused }
 }
 
 function nonEmpty (value: unknown): string | undefined {
