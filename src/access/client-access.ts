@@ -8,7 +8,8 @@
  *   own name now resolves to 127.0.0.1 still sends its own name as Host).
  */
 import { LRUCache } from 'lru-cache'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import { blockListOf, peerIn } from '../config/network-lists.js'
 import type { Config } from '../config/config.js'
 
 export type AccessDecision = { ok: true } | { ok: false, reason: string }
@@ -22,16 +23,10 @@ export interface ClientAccess {
 }
 
 export function createClientAccess (config: Pick<Config, 'access' | 'listen'>): ClientAccess {
-  const clients = new BlockList()
-  for (const cidr of config.access.allowedClients) clients.addSubnet(cidr.address, cidr.prefix, cidr.family)
+  const clients = blockListOf(config.access.allowedClients)
   const hosts = new Set([...LOOPBACK_NAMES, ...config.access.allowedHosts])
   if (!WILDCARD_BINDS.has(config.listen.host)) hosts.add(isIP(config.listen.host) === 6 ? `[${config.listen.host}]` : config.listen.host)
 
-  function isAllowedPeer (address: string): boolean {
-    const peer = unmapIpv4(address)
-    const family = isIP(peer)
-    return family !== 0 && clients.check(peer, family === 4 ? 'ipv4' : 'ipv6')
-  }
   // BlockList.check() builds a SocketAddress per call; a sidecar sees a handful of peers, and the
   // LRU bound keeps a scan of many addresses from growing the cache.
   const peers = new LRUCache<string, boolean>({ max: PEER_CACHE_SIZE })
@@ -41,7 +36,7 @@ export function createClientAccess (config: Pick<Config, 'access' | 'listen'>): 
       const address = remoteAddress ?? ''
       let allowed = peers.get(address)
       if (allowed === undefined) {
-        allowed = isAllowedPeer(address)
+        allowed = peerIn(clients, address)
         peers.set(address, allowed)
       }
       if (!allowed) return { ok: false, reason: 'client address is not in PROXY_ALLOWED_CLIENTS' }
@@ -53,11 +48,6 @@ export function createClientAccess (config: Pick<Config, 'access' | 'listen'>): 
       return { ok: true }
     },
   }
-}
-
-/** `::ffff:127.0.0.1` is how an IPv4 peer looks on a dual-stack socket. */
-function unmapIpv4 (address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address
 }
 
 /** The name part of a Host header, lower-cased: `Example:8080` -> `example`, `[::1]:80` -> `[::1]`. */

@@ -3,7 +3,8 @@
  * loaded callers and the facts of one request, so every branch is table-tested without sockets.
  */
 import { createHash } from 'node:crypto'
-import { BlockList, isIP } from 'node:net'
+import type { BlockList } from 'node:net'
+import { blockListOf, peerIn } from '../config/network-lists.js'
 import type { CallerSpec } from './callers-file.js'
 
 export interface CallerIndex {
@@ -27,18 +28,12 @@ export type Verdict =
   | { kind: 'not-permitted', caller: CallerSpec }
   | { kind: 'permitted', caller: CallerSpec }
 
-function blockListOf (spec: CallerSpec): BlockList | null {
-  if (spec.sources === null) return null
-  const list = new BlockList()
-  for (const cidr of spec.sources) list.addSubnet(cidr.address, cidr.prefix, cidr.family)
-  return list
-}
 
 export function indexCallers (callers: CallerSpec[]): CallerIndex {
   const byKey = new Map<string, { spec: CallerSpec, sources: BlockList | null }>()
   const keyless: Array<{ spec: CallerSpec, sources: BlockList }> = []
   for (const spec of callers) {
-    const sources = blockListOf(spec)
+    const sources = spec.sources === null ? null : blockListOf(spec.sources)
     if (spec.keySha256 !== null) byKey.set(spec.keySha256, { spec, sources })
     else if (sources !== null) keyless.push({ spec, sources })
   }
@@ -47,12 +42,6 @@ export function indexCallers (callers: CallerSpec[]): CallerIndex {
 
 export function keySha256 (key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex')
-}
-
-function fromSources (sources: BlockList, peer: string): boolean {
-  const address = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer
-  const family = isIP(address)
-  return family !== 0 && sources.check(address, family === 4 ? 'ipv4' : 'ipv6')
 }
 
 const BEARER = /^bearer +(\S+) *$/i
@@ -66,10 +55,10 @@ export function identify (index: CallerIndex, facts: RequestFacts): CallerSpec |
     // A presented key that matches no caller is refused, never downgraded to a key-less caller.
     const entry = index.byKey.get(keySha256(key))
     if (entry === undefined) return 'unknown caller key'
-    if (entry.sources !== null && !fromSources(entry.sources, facts.peer)) return 'caller key used from outside its sources'
+    if (entry.sources !== null && !peerIn(entry.sources, facts.peer)) return 'caller key used from outside its sources'
     return entry.spec
   }
-  const keyless = index.keyless.find((c) => fromSources(c.sources, facts.peer))
+  const keyless = index.keyless.find((c) => peerIn(c.sources, facts.peer))
   return keyless?.spec ?? 'no caller key'
 }
 

@@ -1,5 +1,5 @@
 /** Parsing of the comma-separated address settings (CIDRs, host names, IPs). */
-import { isIP } from 'node:net'
+import { BlockList, isIP } from 'node:net'
 
 export interface Cidr { address: string, prefix: number, family: 'ipv4' | 'ipv6' }
 
@@ -25,4 +25,18 @@ const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0
 export function isHostName (text: string): boolean {
   if (text.startsWith('[') && text.endsWith(']')) return isIP(text.slice(1, -1)) === 6
   return isIP(text) === 4 || HOSTNAME.test(text)
+}
+
+/** The CIDRs as a node:net BlockList, built once per list. */
+export function blockListOf (cidrs: readonly Cidr[]): BlockList {
+  const list = new BlockList()
+  for (const cidr of cidrs) list.addSubnet(cidr.address, cidr.prefix, cidr.family)
+  return list
+}
+
+/** Whether a socket's peer address is in `list`; `::ffff:10.0.0.1` (an IPv4 peer on a dual-stack socket) counts as `10.0.0.1`. */
+export function peerIn (list: BlockList, peer: string): boolean {
+  const address = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer
+  const family = isIP(address)
+  return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6')
 }
