@@ -46,7 +46,8 @@ export class ProxyError extends Error {
 
   constructor (code: ProxyErrorCode, message: string, options: { cause?: unknown, retryAfterSeconds?: number } = {}) {
     super(message, { cause: options.cause })
-    this.name = 'ProxyError'
+    // Each subclass's own name (TokenUnavailableError, …) in stack traces and logs.
+    this.name = new.target.name
     this.code = code
     this.statusCode = ERROR_STATUS[code]
     this.retryAfterSeconds = options.retryAfterSeconds
@@ -60,91 +61,78 @@ export class ProxyError extends Error {
 export class RouteNotFoundError extends ProxyError {
   constructor () {
     super('ROUTE_NOT_FOUND', 'No route: use /{production|sandbox}/{fiat|crypto}/<path>, /fiat/<path> or /crypto/<path>')
-    this.name = 'RouteNotFoundError'
   }
 }
 
 export class EnvironmentNotConfiguredError extends ProxyError {
   constructor (message: string) {
     super('ENVIRONMENT_NOT_CONFIGURED', message)
-    this.name = 'EnvironmentNotConfiguredError'
   }
 }
 
 export class InvalidPathError extends ProxyError {
   constructor (reason: string) {
     super('INVALID_PATH', `Request path refused: ${reason}`)
-    this.name = 'InvalidPathError'
   }
 }
 
 export class MethodNotAllowedError extends ProxyError {
   constructor (method: string) {
     super('METHOD_NOT_ALLOWED', `Method ${method} is not proxied`)
-    this.name = 'MethodNotAllowedError'
   }
 }
 
 export class ClientNotAllowedError extends ProxyError {
   constructor (message: string) {
     super('CLIENT_NOT_ALLOWED', message)
-    this.name = 'ClientNotAllowedError'
   }
 }
 
 export class TokenEndpointBlockedError extends ProxyError {
   constructor () {
     super('TOKEN_ENDPOINT_BLOCKED', 'The token endpoint is reachable only by the proxy itself')
-    this.name = 'TokenEndpointBlockedError'
   }
 }
 
 export class BodyTooLargeError extends ProxyError {
   constructor (limitBytes: number) {
     super('BODY_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes (PROXY_BODY_LIMIT_BYTES)`)
-    this.name = 'BodyTooLargeError'
   }
 }
 
 export class InvalidHeadersError extends ProxyError {
   constructor (reason: string) {
     super('INVALID_HEADERS', `Request headers refused: ${reason}`)
-    this.name = 'InvalidHeadersError'
   }
 }
 
 export class HeadersTooLargeError extends ProxyError {
   constructor (reason: string) {
     super('HEADERS_TOO_LARGE', `Request headers refused: ${reason}`)
-    this.name = 'HeadersTooLargeError'
   }
 }
 
 export class TokenUnavailableError extends ProxyError {
   constructor (environment: string, retryAfterSeconds: number, cause?: unknown) {
     super('TOKEN_UNAVAILABLE', `No valid ${environment} token: the token endpoint is failing; retry shortly`, { cause, retryAfterSeconds })
-    this.name = 'TokenUnavailableError'
   }
 }
 
 export class ShuttingDownError extends ProxyError {
   constructor () {
     super('SHUTTING_DOWN', 'The proxy is shutting down; retry on another instance', { retryAfterSeconds: 1 })
-    this.name = 'ShuttingDownError'
   }
 }
 
 export class UpstreamUnavailableError extends ProxyError {
   constructor (cause?: unknown) {
     super('UPSTREAM_UNAVAILABLE', 'The payments API could not be reached', { cause })
-    this.name = 'UpstreamUnavailableError'
   }
 }
 
 export class UpstreamTimeoutError extends ProxyError {
   constructor (cause?: unknown) {
     super('UPSTREAM_TIMEOUT', 'The payments API did not answer in time (PROXY_UPSTREAM_TIMEOUT_SECONDS)', { cause })
-    this.name = 'UpstreamTimeoutError'
   }
 }
 
@@ -152,84 +140,72 @@ export class UpstreamTimeoutError extends ProxyError {
 export class InternalError extends ProxyError {
   constructor (cause?: unknown) {
     super('INTERNAL_ERROR', 'The proxy failed to handle the request', { cause })
-    this.name = 'InternalError'
   }
 }
 
 export class BadRequestError extends ProxyError {
   constructor (reason: string) {
     super('BAD_REQUEST', `Malformed request: ${reason}`)
-    this.name = 'BadRequestError'
   }
 }
 
 export class RequestTimeoutError extends ProxyError {
   constructor () {
     super('REQUEST_TIMEOUT', 'The request was not received in time')
-    this.name = 'RequestTimeoutError'
   }
 }
 
 export class ExpectationFailedError extends ProxyError {
   constructor () {
     super('EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported')
-    this.name = 'ExpectationFailedError'
   }
 }
 
 export class CallerUnauthenticatedError extends ProxyError {
   constructor (reason: string) {
     super('CALLER_UNAUTHENTICATED', `Caller not identified: ${reason}`)
-    this.name = 'CallerUnauthenticatedError'
   }
 }
 
 export class CallerNotPermittedError extends ProxyError {
   constructor (message: string) {
     super('CALLER_NOT_PERMITTED', message)
-    this.name = 'CallerNotPermittedError'
   }
 }
 
 export class CallerRateLimitedError extends ProxyError {
   constructor (retryAfterSeconds: number) {
     super('CALLER_RATE_LIMITED', 'This caller\'s request rate limit is reached; retry after the time in Retry-After', { retryAfterSeconds })
-    this.name = 'CallerRateLimitedError'
   }
 }
 
 export class ExternalReferenceRequiredError extends ProxyError {
   constructor (message: string) {
     super('EXTERNAL_REFERENCE_REQUIRED', message)
-    this.name = 'ExternalReferenceRequiredError'
   }
 }
 
 export class AmountUnreadableError extends ProxyError {
   constructor (reason: string) {
     super('AMOUNT_UNREADABLE', `Amount or currency cannot be read unambiguously: ${reason}`)
-    this.name = 'AmountUnreadableError'
   }
 }
 
 export class AmountLimitExceededError extends ProxyError {
   constructor (message: string) {
     super('AMOUNT_LIMIT_EXCEEDED', message)
-    this.name = 'AmountLimitExceededError'
   }
 }
 
 export class IdempotencyInProgressError extends ProxyError {
   constructor () {
     super('IDEMPOTENCY_IN_PROGRESS', 'A request with this externalReference is still in flight; retry shortly', { retryAfterSeconds: 1 })
-    this.name = 'IdempotencyInProgressError'
   }
 }
 
 export class IdempotencyKeyReusedError extends ProxyError {
   constructor () {
     super('IDEMPOTENCY_KEY_REUSED', 'This externalReference was already used with a different body; use a new reference for a new transaction')
-    this.name = 'IdempotencyKeyReusedError'
   }
 }
 
@@ -237,7 +213,6 @@ export class IdempotencyKeyReusedError extends ProxyError {
 export class StateUnavailableError extends ProxyError {
   constructor (cause?: unknown) {
     super('STATE_UNAVAILABLE', 'The shared state store is unreachable; retry shortly', { cause, retryAfterSeconds: 1 })
-    this.name = 'StateUnavailableError'
   }
 }
 

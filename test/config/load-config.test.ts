@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ConfigError, loadConfig, type Env } from '../../src/config/load-config.js'
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_REFRESH_MARGIN_S } from '../../src/config/schema.js'
+import { problemsOf } from '../helpers/config-problems.js'
 
 const SECRET = 'HC_marker_api_key_Zq81'
 const PUBLIC = 'pk_marker_public_Zq81'
@@ -12,16 +13,6 @@ const base: Env = {
   PAYMENTS_CRYPTO_BASE_URL: 'https://crypto.example.com/api',
   PAYMENTS_SANDBOX_API_KEY: SECRET,
   PAYMENTS_SANDBOX_PUBLIC_KEY: PUBLIC,
-}
-
-function problemsOf (env: Env): readonly string[] {
-  try {
-    loadConfig(env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
 }
 
 t.test('defaults, derived sandbox URLs and the single environment as default', async (t) => {
@@ -122,13 +113,7 @@ function dotenvFile (content: string): string {
 }
 
 function problemsWithDotenv (env: Env, content: string): readonly string[] {
-  try {
-    loadConfig(env, { dotenvPath: dotenvFile(content) })
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
+  return problemsOf(env, { dotenvPath: dotenvFile(content) })
 }
 
 const baseDotenv = Object.entries(base).map(([k, v]) => `${k}=${v ?? ''}\n`).join('')

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { ConfigError, loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { problemsOf } from '../helpers/config-problems.js'
 
 const base: Env = {
   PAYMENTS_FIAT_BASE_URL: 'https://fiat.example.com/api/b2b',
@@ -11,16 +12,6 @@ const base: Env = {
   PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_marker_public_Zq81',
 }
 const SECRET_URL = 'redis://:pw-marker-Zq81@redis.internal:6379/0'
-
-function problemsOf (env: Env): readonly string[] {
-  try {
-    loadConfig(env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
-}
 
 t.test('no Redis setting means the memory store', async (t) => {
   t.equal(loadConfig(base).config.state.redisUrl, null)

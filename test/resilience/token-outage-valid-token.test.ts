@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { DEFAULT_TOKEN_RETRY_MIN_S } from '../../src/config/schema.js'
 import { unusableAtMs } from '../../src/tokens/refresh-policy.js'
 import type { TokenGrant } from '../../src/tokens/token-grant.js'
@@ -11,6 +11,16 @@ function startGrant ({ proxy }: TimedSetup): TokenGrant {
   const grant = proxy.sources.get('sandbox')?.currentGrant()
   if (grant === undefined || grant === null) throw new Error('no start-up token')
   return grant
+}
+
+/** The token endpoint went down and the scheduled refresh failed a minute ago: the source backs off while its token still serves. */
+async function startAfterFailedRefresh (t: Test): Promise<TimedSetup & { grant: TokenGrant, outage: ReturnType<typeof tokenOutage> }> {
+  const setup = await startTimed(t)
+  const grant = startGrant(setup)
+  const outage = tokenOutage(setup.provider)
+  outage.on()
+  await setup.driver.advanceTo(grant.expiresAtMs - MARGIN_MS + 60_000)
+  return { ...setup, grant, outage }
 }
 
 t.test('while the token endpoint is down the current token keeps serving and retries back off within its life', async (t) => {
@@ -53,12 +63,7 @@ t.test('while the token endpoint is down the current token keeps serving and ret
 })
 
 t.test('when the token endpoint comes back, one request gets the new token: no burst', async (t) => {
-  const setup = await startTimed(t)
-  const { driver, provider, proxy } = setup
-  const grant = startGrant(setup)
-  const outage = tokenOutage(provider)
-  outage.on()
-  await driver.advanceTo(grant.expiresAtMs - MARGIN_MS + 60_000)
+  const { driver, provider, proxy, grant, outage } = await startAfterFailedRefresh(t)
   const duringOutage = provider.tokenRequests.length
   // Many requests waiting in the application cannot turn into token requests.
   const burst = await Promise.all(Array.from({ length: 50 }, async () => await send(proxy, '/sandbox/fiat/v1/a')))
@@ -78,13 +83,7 @@ t.test('when the token endpoint comes back, one request gets the new token: no b
 })
 
 t.test('an upstream 401 while refreshes are backing off asks for a new token at once', async (t) => {
-  const setup = await startTimed(t)
-  const { driver, provider, proxy } = setup
-  const grant = startGrant(setup)
-  const outage = tokenOutage(provider)
-  outage.on()
-  // A failed scheduled refresh: the source now backs off while its token still serves.
-  await driver.advanceTo(grant.expiresAtMs - MARGIN_MS + 60_000)
+  const { provider, proxy, outage } = await startAfterFailedRefresh(t)
   outage.off()
   provider.revokeAllTokens()
   const before = provider.tokenRequests.length

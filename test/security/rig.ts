@@ -66,11 +66,12 @@ export async function assertStillServes (t: Test, rig: Rig, label: string, optio
 }
 
 /** The common row of the catalog: sent raw, answered by the proxy with `code`, nothing forwarded, next request served. */
-export async function assertRefused (t: Test, rig: Rig, bytes: string | Buffer, status: number, code: string, label: string): Promise<void> {
+export async function assertRefused (t: Test, rig: Rig, bytes: string | Buffer, status: number, code: string, label: string): Promise<RawResponse> {
   const res = await send(rig, bytes)
   await assertProxyError(t, res, status, code, label)
   assertNothingForwarded(t, rig, label)
   await assertStillServes(t, rig, label)
+  return res
 }
 
 /** A listening socket standing in for a host the proxy must never connect to; counts connections. */
