@@ -7,6 +7,7 @@ import { newCallerKey } from '../../src/callers/caller-key-command.js'
 import { keySha256 } from '../../src/callers/judge-caller.js'
 import { ConfigError } from '../../src/config/load-config.js'
 import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fileWith = (dir: string, paths: string): string => {
   const file = join(dir, 'callers.json')
@@ -41,7 +42,7 @@ t.test('a changed file is picked up by the watcher within 2 s', async (t) => {
   const stop = proxy.callers?.watch()
   t.teardown(() => stop?.())
   fileWith(dir, '/b')
-  for (let i = 0; i < 40 && proxy.logs.find('callers file reloaded').length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  await eventually(() => proxy.logs.find('callers file reloaded').length > 0, { what: 'the callers file to reload', everyMs: 50 })
   t.equal(proxy.logs.find('callers file reloaded').length > 0, true, 'reloaded')
 })
 

@@ -5,6 +5,7 @@ import t from 'tap'
 import { request } from 'undici'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { DEMO_CREDENTIALS, providerEnv, startProvider } from '../helpers/harness.js'
+import { eventually } from '../helpers/eventually.js'
 
 function secretsDir (apiKey: string): { dir: string, write: (name: string, value: string) => void } {
   const dir = mkdtempSync(join(tmpdir(), 'pap-rotation-'))
@@ -22,14 +23,6 @@ async function readyStatus (port: number): Promise<number> {
   const res = await request(`http://127.0.0.1:${port}/readyz`)
   await res.body.dump()
   return res.statusCode
-}
-
-async function until (check: () => Promise<boolean>, what: string, child: Child): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error(`timed out waiting for ${what}\n${child.stdout()}`)
 }
 
 function startWithFiles (t: Parameters<typeof runCli>[0], provider: Awaited<ReturnType<typeof startProvider>>, dir: string): Child {
@@ -51,7 +44,7 @@ async function startReadyWithDemoKeys (t: Parameters<typeof runCli>[0]): Promise
   const child = startWithFiles(t, provider, secrets.dir)
   await child.waitFor(/ready to accept requests/)
   const port = listeningPort(child)
-  await until(async () => await readyStatus(port) === 200, 'initial readiness', child)
+  await eventually(async () => await readyStatus(port) === 200, { what: 'initial readiness', timeoutMs: 10_000, everyMs: 25, detail: child.stdout })
   return { provider, secrets, child, port }
 }
 
@@ -66,7 +59,7 @@ t.test('SIGHUP re-reads the secret files: a valid new key replaces the old one a
 
   secrets.write('api-key', `${DEMO_CREDENTIALS.sandbox.apiKey}\n`)
   child.process.kill('SIGHUP')
-  await until(async () => await readyStatus(port) === 200, 'readiness after rotation', child)
+  await eventually(async () => await readyStatus(port) === 200, { what: 'readiness after rotation', timeoutMs: 10_000, everyMs: 25, detail: child.stdout })
   // stdout is a pipe, written asynchronously: wait for the lines rather than read them at once.
   await child.waitFor(/"trigger":"SIGHUP"/)
   await child.waitFor(/credentials rotated: the new keys obtained a token/)

@@ -6,6 +6,7 @@ import { providerEnv, startProvider } from '../helpers/harness.js'
 import { deferred } from '../helpers/deferred.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { open, parseResponses, request } from '../security/raw-client.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 0 before the grace deadline', async (t) => {
   const provider = await startProvider(t)
@@ -26,7 +27,7 @@ t.test('SIGTERM: the in-flight request finishes, new requests are refused, exit 
   const { socket, closed } = open(port)
   t.teardown(() => socket.destroy())
   socket.write(request('GET', '/fiat/v1/slow'))
-  for (let i = 0; i < 200 && !provider.upstreamRequests.some((r) => r.url.includes('/slow')); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(() => provider.upstreamRequests.some((r) => r.url.includes('/slow')), { what: 'the slow request upstream' })
   const started = Date.now()
   child.process.kill('SIGTERM')
   await child.waitFor(/shutting down: draining in-flight requests/)
@@ -59,7 +60,7 @@ t.test('SIGTERM with a request that outlives the grace period: it is cut and the
   await child.waitFor(/token obtained[\s\S]*token obtained/)
   const port = listeningPort(child)
   const stuck = undiciRequest(`http://127.0.0.1:${port}/fiat/v1/forever`).then((r) => r.statusCode, () => 'cut')
-  for (let i = 0; i < 200 && !provider.upstreamRequests.some((r) => r.url.includes('/forever')); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(() => provider.upstreamRequests.some((r) => r.url.includes('/forever')), { what: 'the stuck request upstream' })
   child.process.kill('SIGTERM')
   const { code } = await child.exited
   t.equal(code, 0)

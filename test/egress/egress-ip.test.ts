@@ -4,19 +4,12 @@ import { request } from 'undici'
 import { agentOptions, TOKEN_LANE_CONNECTIONS } from '../../src/outbound/outbound-agents.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 import { FakeClock } from '../helpers/fake-clock.js'
-
-async function until (check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (check()) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
+import { eventually } from '../helpers/eventually.js'
 
 t.test('the egress IP is logged at start with where to allowlist it, and in /readyz', async (t) => {
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
-  await until(() => proxy.logs.find('egress IP for allowlisting').length > 0, 'egress log line')
+  await eventually(() => proxy.logs.find('egress IP for allowlisting').length > 0, { what: 'egress log line' })
   const [line] = proxy.logs.find('egress IP for allowlisting')
   t.equal(line?.['egressIp'], '203.0.113.7')
   t.match(line?.['hint'], /Developers -> IP Addresses/)
@@ -33,10 +26,10 @@ t.test('a change of egress IP is logged again as egress IP for allowlisting, at 
   const provider = await startProvider(t)
   const clock = new FakeClock()
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EGRESS_IP_INTERVAL_SECONDS: '60' }), { clock })
-  await until(() => proxy.egress.current() === '203.0.113.7', 'first egress IP')
+  await eventually(() => proxy.egress.current() === '203.0.113.7', { what: 'first egress IP' })
   provider.setEgressIp('198.51.100.9')
   await clock.advance(60_000)
-  await until(() => proxy.egress.current() === '198.51.100.9', 'second egress IP')
+  await eventually(() => proxy.egress.current() === '198.51.100.9', { what: 'second egress IP' })
   const lines = proxy.logs.find('egress IP for allowlisting')
   t.equal(lines.length, 2, 'once at start, once for the change')
   t.match(lines[0], { level: 30, egressIp: '203.0.113.7' })
@@ -48,7 +41,7 @@ t.test('a change of egress IP is logged again as egress IP for allowlisting, at 
 t.test('an unreachable echo service is a warning, never fatal; off disables the check', async (t) => {
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: 'http://127.0.0.1:1/ip' }))
-  await until(() => proxy.logs.find('egress IP check failed; will retry').length > 0, 'failure warning')
+  await eventually(() => proxy.logs.find('egress IP check failed; will retry').length > 0, { what: 'failure warning' })
   t.equal(proxy.logs.find('egress IP check failed; will retry')[0]?.['level'], 40)
   await waitReady(proxy)
   const res = await request(`${proxy.url}/fiat/v1/x`)
@@ -64,7 +57,7 @@ t.test('an unreachable echo service is a warning, never fatal; off disables the 
 t.test('an egress IP outside PROXY_EXPECTED_EGRESS_IPS is an error, in /readyz and metrics', async (t) => {
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl, PROXY_EXPECTED_EGRESS_IPS: '198.51.100.1' }))
-  await until(() => proxy.egress.current() !== null, 'egress IP')
+  await eventually(() => proxy.egress.current() !== null, { what: 'egress IP' })
   t.equal(proxy.logs.find('egress IP is not in PROXY_EXPECTED_EGRESS_IPS: production fiat payouts will fail with IP_NOT_ALLOWED')[0]?.['level'], 50)
   await waitReady(proxy)
   const ready = await (await request(`${proxy.url}/readyz`)).body.json() as Record<string, unknown>
@@ -77,7 +70,7 @@ t.test('IP_NOT_ALLOWED from an upstream is passed back unchanged and logged with
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
   await waitReady(proxy)
-  await until(() => proxy.egress.current() !== null, 'egress IP')
+  await eventually(() => proxy.egress.current() !== null, { what: 'egress IP' })
   provider.setIpAllowlistEnforced(true)
   const res = await request(`${proxy.url}/production/fiat/v1/payouts`, { method: 'POST', body: '{"amount":1}', headers: { 'content-type': 'application/json' } })
   t.equal(res.statusCode, 403)
@@ -92,7 +85,7 @@ t.test('IP_NOT_ALLOWED is found in a chunked error body split across chunks and 
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
   await waitReady(proxy)
-  await until(() => proxy.egress.current() !== null, 'egress IP')
+  await eventually(() => proxy.egress.current() !== null, { what: 'egress IP' })
   provider.setUpstreamHandler((req, res) => {
     const url = req.url ?? ''
     if (url.endsWith('/chunked-403')) {
@@ -130,7 +123,7 @@ t.test('IP_NOT_ALLOWED is found in a compressed error body, which goes back as i
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
   await waitReady(proxy)
-  await until(() => proxy.egress.current() !== null, 'egress IP')
+  await eventually(() => proxy.egress.current() !== null, { what: 'egress IP' })
   const refusal = Buffer.from('{"success":false,"code":"IP_NOT_ALLOWED","message":"Request IP is not in the allowlist"}')
   const gzipped = gzipSync(refusal)
   const brotli = brotliCompressSync(refusal)

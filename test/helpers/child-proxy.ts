@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { eventually } from './eventually.js'
 
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
 
@@ -44,12 +45,10 @@ function run (t: Test, command: string, args: string[], env: Record<string, stri
     stderr: () => err,
     exited,
     async waitFor (pattern, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs
-      while (!pattern.test(out + err)) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(pattern)}; output:\n${out}${err}`)
-        if (child.exitCode !== null) throw new Error(`process exited (${child.exitCode}) before ${String(pattern)}; output:\n${out}${err}`)
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await eventually(() => {
+        if (child.exitCode !== null && !pattern.test(out + err)) throw new Error(`process exited (${child.exitCode}) before ${String(pattern)}; output:\n${out}${err}`)
+        return pattern.test(out + err)
+      }, { what: String(pattern), timeoutMs, everyMs: 20, detail: () => `output:\n${out}${err}` })
     },
   }
 }

@@ -11,6 +11,7 @@ import { loadConfig, type Env } from '../../src/config/load-config.js'
 import type { Config } from '../../src/config/config.js'
 import { loggerOptions } from '../../src/logger.js'
 import { buildServer, type ProxyServer, type ServerDeps } from '../../src/server.js'
+import { eventually } from './eventually.js'
 
 export class LogCapture extends Writable {
   readonly lines: string[] = []
@@ -69,12 +70,7 @@ export async function startProxy (t: Test, env: Env, deps: Partial<ServerDeps> =
 
 /** Waits until every enabled environment holds a token (the start-up fetch is asynchronous). */
 export async function waitReady (proxy: RunningProxy, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if ([...proxy.sources.values()].every((s) => s.status().ready)) return
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  throw new Error('proxy did not become ready')
+  await eventually(() => [...proxy.sources.values()].every((s) => s.status().ready), { what: 'a token for every environment', timeoutMs, everyMs: 5 })
 }
 
 export { DEMO_CREDENTIALS }

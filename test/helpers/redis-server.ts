@@ -68,15 +68,25 @@ async function holdPort (port: number): Promise<Server | null> {
   })
 }
 
+/**
+ * A free port below the kernel's ephemeral range (32768 and up on Linux). A port from that range
+ * can be handed to an outgoing connection while the server is down; a client reconnecting to it
+ * then connects to itself, reads its own INFO back as an answer, and reports the outage over.
+ */
 async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  await once(server, 'close')
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    const server = createServer()
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => { resolve(false) })
+      server.listen(port, '127.0.0.1', () => { resolve(true) })
+    })
+    if (!bound) continue
+    server.close()
+    await once(server, 'close')
+    return port
+  }
+  throw new Error('no free port below the ephemeral range')
 }
 
 async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
@@ -92,13 +102,4 @@ async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
   throw new Error('redis-server did not start within 5 s')
-}
-
-/** Waits (bounded) until a condition holds, e.g. a store reporting ready again. */
-export async function eventually (condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }

@@ -11,6 +11,7 @@ import { deferred } from '../helpers/deferred.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
+import { eventually } from '../helpers/eventually.js'
 
 const PATH = '/sandbox/fiat/v1/payouts'
 
@@ -216,10 +217,11 @@ t.test('a client that leaves mid-answer does not stop the recording: its retry g
   await new Promise((resolve) => setTimeout(resolve, 50))
   rest.resolve()
   let replay = await post(proxy, body)
-  for (let i = 0; i < 50 && replay.status === 409; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  await eventually(async () => {
+    if (replay.status !== 409) return true
     replay = await post(proxy, body)
-  }
+    return false
+  }, { what: 'the claim to be settled', everyMs: 20 })
   t.equal(replay.headers['idempotent-replayed'], 'true')
   t.equal(replay.body, '{"first":"half","second":"half"}')
   t.equal(n, 1)

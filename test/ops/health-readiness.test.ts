@@ -1,6 +1,7 @@
 import t from 'tap'
 import { request } from 'undici'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('/healthz answers 200 and /readyz reports each environment without a token', async (t) => {
   const provider = await startProvider(t)
@@ -10,7 +11,7 @@ t.test('/healthz answers 200 and /readyz reports each environment without a toke
   t.equal(health.statusCode, 200)
   t.same(await health.body.json(), { status: 'ok' })
 
-  for (let i = 0; i < 100 && proxy.egress.current() === null; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(() => proxy.egress.current() !== null, { what: 'the egress IP' })
   const ready = await request(`${proxy.url}/readyz`)
   t.equal(ready.statusCode, 200)
   const text = await ready.body.text()
@@ -27,7 +28,7 @@ t.test('/readyz is 503 while an environment has no token', async (t) => {
   const provider = await startProvider(t)
   provider.setTokenHandler((_req, res) => { res.writeHead(500).end(); return true })
   const proxy = await startProxy(t, providerEnv(provider))
-  for (let i = 0; i < 100 && provider.tokenRequests.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(() => provider.tokenRequests.length >= 2, { what: 'both start-up token requests' })
   const ready = await request(`${proxy.url}/readyz`)
   t.equal(ready.statusCode, 503)
   const body = await ready.body.json() as { ready: boolean, environments: Record<string, { ready: boolean, expiresAt: null }> }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { request } from 'undici'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { eventually } from '../helpers/eventually.js'
 
 function sample (text: string, name: string, labels: string): number | null {
   const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && labels.split(',').every((p) => l.includes(p)))
@@ -11,7 +12,7 @@ t.test('metrics are exposed and move with requests, refreshes and IP_NOT_ALLOWED
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
   await waitReady(proxy)
-  for (let i = 0; i < 100 && proxy.egress.current() === null; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(() => proxy.egress.current() !== null, { what: 'the egress IP' })
   for (let i = 0; i < 3; i++) await (await request(`${proxy.url}/sandbox/fiat/v1/x`)).body.dump()
   provider.setIpAllowlistEnforced(true)
   await (await request(`${proxy.url}/production/fiat/v1/payouts`)).body.dump()

@@ -4,6 +4,7 @@ import { SANDBOX_ONLY, send } from '../tokens/token-kit.js'
 import { hangingTokenEndpoint } from './token-faults.js'
 import { TOKEN_WAIT_MS } from '../../src/tokens/token-source.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
+import { eventually } from '../helpers/eventually.js'
 
 // Real time: the point is that a socket which never answers is cut off by the token timeout, and
 // that requests do not wait for it.
@@ -31,13 +32,13 @@ t.test('a token endpoint that accepts and never answers: fast 503s, and the toke
   t.ok(waiting.every(({ ms }) => ms >= TOKEN_WAIT_MS * 0.9 && ms < TOKEN_WAIT_MS + 500), `each waited about TOKEN_WAIT_MS (${TOKEN_WAIT_MS} ms), not the token timeout`)
   t.equal(provider.tokenRequests.length, 1, 'one token request for all of them')
 
-  await until(() => proxy.logs.find('token refresh failed').length === 1, (TOKEN_TIMEOUT_S + 2) * 1000)
+  await eventually(() => proxy.logs.find('token refresh failed').length === 1, { what: 'the token request to time out', timeoutMs: (TOKEN_TIMEOUT_S + 2) * 1000 })
   t.match(proxy.logs.find('token refresh failed'), [{ reason: 'timeout' }], 'the token request was aborted, logged as a timeout')
   let sent = performance.now()
   await assertProxyError(t, await send(proxy, '/sandbox/fiat/v1/a'), 503, 'TOKEN_UNAVAILABLE', 'while backing off')
   t.ok(performance.now() - sent < 250, 'while backing off, refused at once')
 
-  await until(() => provider.tokenRequests.length === 2, 5_000)
+  await eventually(() => provider.tokenRequests.length === 2, { what: 'the second token request' })
   sent = performance.now()
   await assertProxyError(t, await send(proxy, '/sandbox/fiat/v1/a'), 503, 'TOKEN_UNAVAILABLE', 'while the retry hangs')
   t.ok(performance.now() - sent < 250, 'while the retry hangs in its turn, refused at once too')
@@ -48,10 +49,3 @@ t.test('a token endpoint that accepts and never answers: fast 503s, and the toke
   t.equal(hang.maxConcurrent, 1, 'never more than one token request in flight')
 })
 
-async function until (condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

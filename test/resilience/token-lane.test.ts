@@ -1,6 +1,7 @@
 import t from 'tap'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 import { SANDBOX_ONLY, send } from '../tokens/token-kit.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('a token refresh does not queue behind slow upstream calls holding every pooled connection', async (t) => {
   const provider = await startProvider(t)
@@ -17,7 +18,7 @@ t.test('a token refresh does not queue behind slow upstream calls holding every 
     return true
   })
   const slow = [send(proxy, '/sandbox/fiat/v1/slow'), send(proxy, '/sandbox/fiat/v1/slow')]
-  while (held < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+  await eventually(() => held >= 2, { what: 'both pooled connections held', everyMs: 5 })
 
   provider.revokeAllTokens()
   const started = performance.now()

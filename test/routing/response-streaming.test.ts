@@ -7,6 +7,7 @@ import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
 import { WHOLE_BODY_BYTES } from '../../src/routing/upstream-response.js'
 import { deferred } from '../helpers/deferred.js'
+import { eventually } from '../helpers/eventually.js'
 
 async function rig (t: Test): Promise<{ provider: FakeProvider, proxy: RunningProxy }> {
   const provider = await startProvider(t)
@@ -113,7 +114,7 @@ t.test('a client that leaves while a small body is held releases the upstream', 
   })
   const controller = new AbortController()
   const pending = request(`${proxy.url}/sandbox/fiat/v1/stalls`, { signal: controller.signal }).catch(() => null)
-  for (let i = 0; i < 200 && provider.upstreamRequests.every((r) => !r.url.endsWith('/stalls')); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await eventually(() => provider.upstreamRequests.some((r) => r.url.endsWith('/stalls')), { what: 'the stalling request upstream' })
   await new Promise((resolve) => setTimeout(resolve, 50))
   controller.abort()
   await pending

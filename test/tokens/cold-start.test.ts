@@ -2,6 +2,7 @@ import t from 'tap'
 import { providerEnv, startProvider, startProxy } from '../helpers/harness.js'
 import { metricSum } from './token-kit.js'
 import { deferred } from '../helpers/deferred.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('50 concurrent requests at a cold start cause exactly one token request per environment', async (t) => {
   const provider = await startProvider(t)
@@ -15,7 +16,7 @@ t.test('50 concurrent requests at a cold start cause exactly one token request p
     const path = paths[i % paths.length] ?? '/fiat/v1/a'
     return fetch(proxy.url + path).then(async (res) => ({ path, status: res.status, body: await res.json() as Record<string, unknown> }))
   })
-  await until(async () => await connections(proxy.app.server) >= 50)
+  await eventually(async () => await connections(proxy.app.server) >= 50, { what: '50 connections', everyMs: 5 })
   // Long enough for the last requests to reach the token wait, well inside its TOKEN_WAIT_MS.
   await new Promise((resolve) => setTimeout(resolve, 50))
   release()
@@ -34,10 +35,3 @@ function connections (server: { getConnections (cb: (err: Error | null, count: n
   return new Promise((resolve, reject) => { server.getConnections((err, count) => { if (err === null) resolve(count); else reject(err) }) })
 }
 
-async function until (condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
