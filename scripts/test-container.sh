@@ -325,6 +325,7 @@ for svc in fake-provider payments-auth-proxy-demo example-app-demo; do
   [ -n "$(compose ps -q "$svc")" ] || fail "service $svc has no container"
 done
 [ -z "$(compose ps -q payments-auth-proxy)" ] || fail "the live sidecar started under --profile demo"
+compose --profile replicas config -q || fail "the replicas profile is not a valid compose file"
 pass "compose up: fake-provider, payments-auth-proxy-demo, example-app-demo"
 
 begin "the example app reaches the sidecar on localhost (shared network namespace)"
