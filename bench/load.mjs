@@ -18,11 +18,16 @@
  * measurement the load generator's start-up, not the target's.
  */
 import './lib/orphan-guard.mjs'
+import { randomUUID } from 'node:crypto'
 import { Client } from 'undici'
 import autocannon from 'autocannon'
 
 const opts = JSON.parse(process.argv[2])
-const { url, method = 'GET', headers = {}, body = null, connections = 50, durationS = 5 } = opts
+const { url, method = 'GET', headers = {}, body = null, uniqueIds = false, connections = 50, durationS = 5 } = opts
+/** With uniqueIds, every request's body gets a new id for `[<id>]` (a new transaction each). */
+const runId = randomUUID()
+let sequence = 0
+const bodyOf = () => body === null || !uniqueIds ? body : body.replaceAll('[<id>]', `${runId}-${++sequence}`)
 
 const round3 = (x) => Math.round(x * 1000) / 1000
 const sortedOf = (samples, count) => Float64Array.prototype.slice.call(samples, 0, count).sort()
@@ -38,7 +43,7 @@ const quantiles = (sorted) => sorted.length === 0 ? [] : Array.from({ length: 10
 async function saturate () {
   let samples = new Float64Array(1 << 16)
   let count = 0
-  const instance = autocannon({ url, method, headers, body: body ?? undefined, connections, duration: durationS, pipelining: 1 })
+  const instance = autocannon({ url, method, headers, body: body ?? undefined, idReplacement: uniqueIds, connections, duration: durationS, pipelining: 1 })
   instance.on('response', (_client, statusCode, _bytes, ms) => {
     if (statusCode < 200 || statusCode > 299) return
     if (count === samples.length) { const bigger = new Float64Array(samples.length * 2); bigger.set(samples); samples = bigger }
@@ -61,7 +66,7 @@ async function saturate () {
 function once (client, payload) {
   return new Promise((resolve) => {
     const started = performance.now()
-    client.request({ path: payload.path, method, headers, body }).then(async ({ statusCode, body: stream }) => {
+    client.request({ path: payload.path, method, headers, body: bodyOf() }).then(async ({ statusCode, body: stream }) => {
       let bytes = 0
       for await (const chunk of stream) bytes += chunk.length
       resolve({ statusCode, bytes, ms: performance.now() - started })

@@ -4,8 +4,9 @@
  * Measures, interleaved over several rounds, (a) the bench upstream served directly, (b) a bare
  * Fastify + @fastify/http-proxy proxy that only injects a header, (c) our proxy as users run it
  * (`node dist/cli.js` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and
- * with --with-plain (d) plain node:http + undici. For three workloads (GET ~200 B, GET 64 KiB, POST
- * 2 KiB JSON): req/s at saturation (wrk when installed, else autocannon; 50 keep-alive
+ * with --with-plain (d) plain node:http + undici. For four workloads (GET ~200 B, GET 64 KiB, POST
+ * 2 KiB JSON without a reference, and the same with a new externalReference per request, each a
+ * transaction the idempotency layer claims and records): req/s at saturation (wrk when installed, else autocannon; 50 keep-alive
  * connections), p50/p99 at a steady 2,000 req/s (wrk paced by its script, else an undici client),
  * peak RSS; then checks that each environment asked for exactly one token per refresh window.
  * Then, paired: our proxy and the bare one saturated at the same time on the same core, so their
@@ -26,7 +27,7 @@
  * --compare-node-options=OPTS (Node options for target (e) instead of npm start's, e.g.
  * =--max-semi-space-size=4, or empty for none; without --compare-cli, (e) is this build run with them)
  * --cli PATH (measure another build as (c); default dist/cli.js)
- * --workloads small,large,post --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
+ * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
 import { mkdtempSync, mkdirSync, rmSync, statSync, writeFileSync, existsSync, createReadStream, readFileSync } from 'node:fs'
@@ -57,7 +58,7 @@ const { values: argv } = parseArgs({
     'compare-cli': { type: 'string' },
     'compare-node-options': { type: 'string' },
     cli: { type: 'string' },
-    workloads: { type: 'string', default: 'small,large,post' },
+    workloads: { type: 'string', default: 'small,large,post,idem' },
     targets: { type: 'string' },
   },
 })
@@ -110,15 +111,20 @@ const scratch = mkdtempSync(join(tmpdir(), 'payments-auth-proxy-bench-'))
 const logFile = join(scratch, 'proxy.log')
 const postBody = makePostBody(2048)
 const postBodyFile = writeBodyFile(join(scratch, 'post-body.json'), postBody)
+// `[<id>]` is replaced by a new id per request (autocannon's idReplacement, load.mjs, wrk-report.lua).
+const idemBody = makePostBody(2048, 'bench-[<id>]')
+const idemBodyFile = writeBodyFile(join(scratch, 'idem-body.json'), idemBody)
 
 const ALL_WORKLOADS = [
   { name: 'small', label: 'GET ~200 B', method: 'GET', path: '/bench/small' },
   { name: 'large', label: 'GET 64 KiB', method: 'GET', path: '/bench/large' },
-  { name: 'post', label: 'POST 2 KiB JSON', method: 'POST', path: '/bench/echo', body: postBody },
+  { name: 'post', label: 'POST 2 KiB JSON', method: 'POST', path: '/bench/echo', body: postBody, bodyFile: postBodyFile },
+  // Every request a new transaction: a claim and a recorded answer each (SPEC §8, memory store).
+  { name: 'idem', label: 'POST 2 KiB JSON, a new externalReference each', method: 'POST', path: '/bench/echo', body: idemBody, bodyFile: idemBodyFile, uniqueIds: true },
 ]
 const WORKLOADS = argv.workloads.split(',').map((name) => {
   const workload = ALL_WORKLOADS.find((w) => w.name === name.trim())
-  if (workload === undefined) throw new Error(`--workloads: unknown workload "${name}" (small, large, post)`)
+  if (workload === undefined) throw new Error(`--workloads: unknown workload "${name}" (${ALL_WORKLOADS.map((w) => w.name).join(', ')})`)
   return workload
 })
 
@@ -181,7 +187,8 @@ async function main () {
       ...(workload.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: workload.body ?? null,
-    bodyFile: workload.body === undefined ? undefined : postBodyFile,
+    bodyFile: workload.bodyFile,
+    uniqueIds: workload.uniqueIds === true,
   })
   const one = (kind, target, workload, durationS) => measure({
     kind, tool: TOOL, request: requestFor(target, workload), connections: CONNECTIONS, durationS, rate: RATE, warmupS: RATE_WARMUP_S,
@@ -305,9 +312,9 @@ function log (line) {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
 }
 
-function makePostBody (size) {
-  // No externalReference: a fixed one would make every POST after the first a replay (SPEC §8).
-  const base = { amount: 1500, currency: 'KES', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, narration: '' }
+function makePostBody (size, externalReference) {
+  // Without a reference, or with one per request: a fixed one would make every POST after the first a replay (SPEC §8).
+  const base = { ...(externalReference === undefined ? {} : { externalReference }), amount: 1500, currency: 'KES', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, narration: '' }
   const text = JSON.stringify(base)
   return JSON.stringify({ ...base, narration: 'n'.repeat(size - text.length) })
 }

@@ -3,6 +3,7 @@
  * target's peak RSS and what the cores did meanwhile (from /proc/stat and /proc/<pid>/stat), so a
  * noisy neighbour or a saturated load generator is visible in the results instead of hidden in them.
  */
+import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -104,7 +105,7 @@ async function load ({ kind, tool, request, connections, durationS, rate, warmup
     const result = await runWrk(request, connections, durationS, loadCore, rate)
     return warm === null ? result : { ...result, non2xx: result.non2xx + warm.non2xx, errors: result.errors + warm.errors }
   }
-  const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, connections, durationS, rate, warmupS }
+  const spec = { mode: kind, url: request.url, method: request.method, headers: request.headers, body: request.body, uniqueIds: request.uniqueIds, connections, durationS, rate, warmupS }
   const out = await run('load generator', process.execPath, [LOAD, JSON.stringify(spec)], { core: loadCore, timeoutMs: (warmupS + durationS + 30) * 1000 })
   return JSON.parse(out.trim().split('\n').pop())
 }
@@ -116,6 +117,7 @@ async function runWrk (request, connections, durationS, loadCore, rate = null) {
     BENCH_METHOD: request.method,
     BENCH_AUTH: request.headers.authorization ?? '',
     BENCH_BODY_FILE: request.bodyFile ?? '',
+    ...(request.uniqueIds === true ? { BENCH_UNIQUE_IDS: randomUUID() } : {}),
     ...(rate === null ? {} : { BENCH_RATE: String(rate) }),
   }
   const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--timeout', '5s', '-s', WRK_SCRIPT, request.url]

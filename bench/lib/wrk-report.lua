@@ -18,6 +18,19 @@ if body_file and body_file ~= "" then
   f:close()
   wrk.headers["Content-Type"] = "application/json"
 end
+-- With BENCH_UNIQUE_IDS (a run id), every request's body gets "<run id>-<n>" for "[<id>]": a new
+-- transaction each, never a replay of an earlier request or run.
+local unique_run = os.getenv("BENCH_UNIQUE_IDS")
+if unique_run and unique_run ~= "" and wrk.body then
+  local template = wrk.body
+  local sequence = 0
+  function request()
+    sequence = sequence + 1
+    local body = template:gsub("%[<id>%]", unique_run .. "-" .. sequence)
+    return wrk.format(nil, nil, nil, body)
+  end
+end
+
 local auth = os.getenv("BENCH_AUTH")
 if auth and auth ~= "" then wrk.headers["Authorization"] = auth end
 

@@ -1,6 +1,7 @@
 /**
- * The callers file (SPEC §7): read once through one file descriptor, parsed as JSON or YAML, and
- * validated into typed callers. Every problem is reported with its field path in the SPEC's form
+ * The callers file (SPEC §7): read once through one file descriptor, parsed as JSON or YAML,
+ * checked against its schema (callers-schema.ts), then against what a schema cannot say, into typed
+ * callers. Every problem is reported with its field path in the SPEC's form
  * (`callers[1].allow[0].methods[0]: ...`) so an operator can fix the file in one pass; a file with
  * any problem yields no callers at all (start stops, reload keeps the old ones).
  */
@@ -9,17 +10,12 @@ import { openSync, fstatSync, readSync, closeSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { parseCidr, type Cidr } from '../config/network-lists.js'
+import { checkCallersSchema, ENVIRONMENT_NAMES, INTERFACE_NAMES, METHODS, type AllowRuleEntry, type AmountLimitEntry, type CallerEntry } from './callers-schema.js'
 import { compilePathRule, type PathRule } from './path-rules.js'
 
-export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-export const ENVIRONMENT_NAMES = ['sandbox', 'production'] as const
-export const INTERFACE_NAMES = ['fiat', 'crypto'] as const
 /** A callers file of 1,000 callers with 10 rules each is well below this. */
 export const MAX_CALLERS_FILE_BYTES = 4 * 1024 * 1024
-const ID = /^[a-z0-9][a-z0-9._-]{0,63}$/
-const SHA256 = /^[0-9a-f]{64}$/i
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/
-const POINTER = /^(\/([^~]|~[01])*)*$/u
 
 export interface AllowRule {
   environments: ReadonlySet<string>
@@ -50,9 +46,6 @@ export interface CallerSpec {
 }
 
 export type CallersLoad = { ok: true, callers: CallerSpec[] } | { ok: false, problems: string[] }
-
-type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Reads the file through one descriptor, so a symlink swapped mid-read cannot mix two files. */
 export function readCallersFile (file: string): CallersLoad {
@@ -93,60 +86,17 @@ export function parseCallersText (text: string, extension: string): CallersLoad 
 }
 
 export function validateCallers (document: unknown): CallersLoad {
+  const shape = checkCallersSchema(document)
+  if (!shape.ok) return shape
   const problems: string[] = []
-  const report = (path: string, message: string): void => { problems.push(`${path}: ${message}`) }
-  if (!isObj(document) || !Array.isArray(document.callers)) return { ok: false, problems: ['callers: must be a list'] }
-  const callers: CallerSpec[] = []
+  const report: Report = (path, message) => { problems.push(`${path}: ${message}`) }
   const ids = new Set<string>()
-  document.callers.forEach((entry: unknown, index) => {
+  const callers = shape.document.callers.map((entry, index) => {
     const at = `callers[${index}]`
-    if (!isObj(entry)) { report(at, 'must be an object'); return }
-    unknownFields(entry, ['id', 'keySha256', 'sources', 'allow', 'rateLimit', 'requireExternalReference', 'amountLimits'], at, report)
-    const id = entry.id
-    if (typeof id !== 'string' || !ID.test(id)) report(`${at}.id`, 'must match [a-z0-9][a-z0-9._-]{0,63}')
-    else if (ids.has(id)) report(`${at}.id`, `"${id}" is not unique`)
-    else ids.add(id)
-    let keySha256: string | null = null
-    if (entry.keySha256 !== undefined) {
-      if (typeof entry.keySha256 !== 'string' || !SHA256.test(entry.keySha256)) report(`${at}.keySha256`, 'must be 64 hexadecimal digits')
-      else keySha256 = entry.keySha256.toLowerCase()
-    }
-    let sources: Cidr[] | null = null
-    if (entry.sources !== undefined) {
-      sources = []
-      const list = listOf(entry.sources, `${at}.sources`, report)
-      list.forEach((s, i) => {
-        const cidr = typeof s === 'string' ? parseCidr(s.trim()) : null
-        if (cidr === null) report(`${at}.sources[${i}]`, 'must be an IP address or CIDR')
-        else sources?.push(cidr)
-      })
-    }
+    if (ids.has(entry.id)) report(`${at}.id`, `"${entry.id}" is not unique`)
+    ids.add(entry.id)
     if (entry.keySha256 === undefined && entry.sources === undefined) report(at, 'needs keySha256, sources or both')
-    const allow = listOf(entry.allow, `${at}.allow`, report).map((r, i) => allowRule(r, `${at}.allow[${i}]`, report))
-    let rateLimit: CallerSpec['rateLimit'] = null
-    if (entry.rateLimit !== undefined) {
-      const r = entry.rateLimit
-      if (!isObj(r)) report(`${at}.rateLimit`, 'must be an object')
-      else {
-        unknownFields(r, ['requests', 'perSeconds'], `${at}.rateLimit`, report)
-        const ok = positiveInt(r.requests, `${at}.rateLimit.requests`, report) && positiveInt(r.perSeconds, `${at}.rateLimit.perSeconds`, report)
-        if (ok) rateLimit = { requests: r.requests as number, perSeconds: r.perSeconds as number }
-      }
-    }
-    const rer = entry.requireExternalReference
-    if (rer !== undefined && typeof rer !== 'boolean') report(`${at}.requireExternalReference`, 'must be true or false')
-    const amountLimits = entry.amountLimits === undefined
-      ? []
-      : listOf(entry.amountLimits, `${at}.amountLimits`, report).map((l, i) => amountLimit(l, `${at}.amountLimits[${i}]`, report))
-    callers.push({
-      id: typeof id === 'string' ? id : '',
-      keySha256,
-      sources,
-      allow: allow.filter((r): r is AllowRule => r !== null),
-      rateLimit,
-      requireExternalReference: rer === true,
-      amountLimits: amountLimits.filter((l): l is AmountLimit => l !== null),
-    })
+    return callerSpec(entry, at, report)
   })
   checkKeylessOverlap(callers, report)
   return problems.length > 0 ? { ok: false, problems } : { ok: true, callers }
@@ -154,79 +104,56 @@ export function validateCallers (document: unknown): CallersLoad {
 
 type Report = (path: string, message: string) => void
 
-function unknownFields (object: Obj, known: string[], at: string, report: Report): void {
-  for (const name of Object.keys(object)) if (!known.includes(name)) report(`${at}.${name}`, 'is not a known field')
-}
-
-function listOf (value: unknown, at: string, report: Report): unknown[] {
-  if (Array.isArray(value)) return value
-  report(at, 'must be a list')
-  return []
-}
-
-function positiveInt (value: unknown, at: string, report: Report): boolean {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return true
-  report(at, 'must be a positive integer')
-  return false
-}
-
-function enumSet (value: unknown, allowed: readonly string[], at: string, what: string, report: Report): Set<string> {
-  if (value === undefined) return new Set(allowed)
-  const set = new Set<string>()
-  listOf(value, at, report).forEach((v, i) => {
-    if (typeof v === 'string' && allowed.includes(v)) set.add(v)
-    else report(`${at}[${i}]`, `${JSON.stringify(v)} is not ${what}`)
-  })
-  return set
-}
-
-function pathsOf (value: unknown, at: string, report: Report): PathRule | null {
-  if (value === undefined) return null
-  const globs: string[] = []
-  listOf(value, at, report).forEach((g, i) => {
-    if (typeof g !== 'string' || !g.startsWith('/')) report(`${at}[${i}]`, 'must be a path glob starting with "/"')
-    else globs.push(g)
-  })
-  return compilePathRule(globs)
-}
-
-function allowRule (value: unknown, at: string, report: Report): AllowRule | null {
-  if (!isObj(value)) { report(at, 'must be an object'); return null }
-  unknownFields(value, ['environments', 'interfaces', 'methods', 'paths'], at, report)
+function callerSpec (entry: CallerEntry, at: string, report: Report): CallerSpec {
+  let sources: Cidr[] | null = null
+  if (entry.sources !== undefined) {
+    sources = []
+    for (const [i, text] of entry.sources.entries()) {
+      const cidr = parseCidr(text.trim())
+      if (cidr === null) report(`${at}.sources[${i}]`, 'must be an IP address or CIDR')
+      else sources.push(cidr)
+    }
+  }
   return {
-    environments: enumSet(value.environments, ENVIRONMENT_NAMES, `${at}.environments`, 'an environment (sandbox, production)', report),
-    interfaces: enumSet(value.interfaces, INTERFACE_NAMES, `${at}.interfaces`, 'an interface (fiat, crypto)', report),
-    methods: enumSet(value.methods, METHODS, `${at}.methods`, 'an HTTP method', report),
-    paths: pathsOf(value.paths, `${at}.paths`, report),
+    id: entry.id,
+    keySha256: entry.keySha256?.toLowerCase() ?? null,
+    sources,
+    allow: entry.allow.map(allowRule),
+    rateLimit: entry.rateLimit ?? null,
+    requireExternalReference: entry.requireExternalReference ?? false,
+    amountLimits: (entry.amountLimits ?? []).map((limit, i) => amountLimit(limit, `${at}.amountLimits[${i}]`, report)),
   }
 }
 
-function decimalMap (value: unknown, at: string, report: Report): Map<string, string> {
+/** An absent list allows every value; an absent `paths` every path. */
+function allowRule (rule: AllowRuleEntry): AllowRule {
+  return {
+    environments: new Set(rule.environments ?? ENVIRONMENT_NAMES),
+    interfaces: new Set(rule.interfaces ?? INTERFACE_NAMES),
+    methods: new Set(rule.methods ?? METHODS),
+    paths: rule.paths === undefined ? null : compilePathRule(rule.paths),
+  }
+}
+
+function amountLimit (limit: AmountLimitEntry, at: string, report: Report): AmountLimit {
+  return {
+    paths: limit.paths === undefined ? null : compilePathRule(limit.paths),
+    amount: limit.amount,
+    currency: limit.currency,
+    perRequest: decimalMap(limit.perRequest, `${at}.perRequest`, report),
+    perDay: decimalMap(limit.perDay, `${at}.perDay`, report),
+  }
+}
+
+/** Amounts as plain decimal text: a number is taken as JavaScript prints it, so 1e21 is refused. */
+function decimalMap (amounts: Record<string, string | number> | undefined, at: string, report: Report): Map<string, string> {
   const map = new Map<string, string>()
-  if (value === undefined) return map
-  if (!isObj(value)) { report(at, 'must map currency codes to amounts'); return map }
-  for (const [currency, amount] of Object.entries(value)) {
-    const text = typeof amount === 'number' && Number.isFinite(amount) ? String(amount) : amount
-    if (typeof text !== 'string' || !PLAIN_DECIMAL.test(text)) report(`${at}.${currency}`, 'must be a plain decimal (a number or a string like "500.00")')
+  for (const [currency, amount] of Object.entries(amounts ?? {})) {
+    const text = typeof amount === 'number' ? String(amount) : amount
+    if (!PLAIN_DECIMAL.test(text)) report(`${at}.${currency}`, 'must be a plain decimal (a number or a string like "500.00")')
     else map.set(currency, text)
   }
   return map
-}
-
-function amountLimit (value: unknown, at: string, report: Report): AmountLimit | null {
-  if (!isObj(value)) { report(at, 'must be an object'); return null }
-  unknownFields(value, ['paths', 'amount', 'currency', 'perRequest', 'perDay'], at, report)
-  for (const field of ['amount', 'currency'] as const) {
-    const p = value[field]
-    if (typeof p !== 'string' || !POINTER.test(p)) report(`${at}.${field}`, 'must be a JSON Pointer (RFC 6901)')
-  }
-  return {
-    paths: pathsOf(value.paths, `${at}.paths`, report),
-    amount: String(value.amount),
-    currency: String(value.currency),
-    perRequest: decimalMap(value.perRequest, `${at}.perRequest`, report),
-    perDay: decimalMap(value.perDay, `${at}.perDay`, report),
-  }
 }
 
 function checkKeylessOverlap (callers: CallerSpec[], report: Report): void {

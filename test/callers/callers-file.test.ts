@@ -1,10 +1,11 @@
 import t from 'tap'
 import { parseCallersText, readCallersFile } from '../../src/callers/callers-file.js'
+import { fieldPath } from '../../src/callers/callers-schema.js'
 import { compilePathRule } from '../../src/callers/path-rules.js'
 
 const KEY = 'a'.repeat(64)
 
-t.test('problems are named by their field path', async (t) => {
+t.test('problems are named by their field path (TypeBox schema, then the checks a schema cannot make)', async (t) => {
   const cases: Array<[string, unknown, string]> = [
     ['bad method', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'b', keySha256: KEY, allow: [{ methods: ['FETCH'] }] }] }, 'callers[1].allow[0].methods[0]: "FETCH" is not an HTTP method'],
     ['duplicate id', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'a', keySha256: KEY, allow: [] }] }, 'callers[1].id: "a" is not unique'],
@@ -16,12 +17,25 @@ t.test('problems are named by their field path', async (t) => {
     ['zero rate', { callers: [{ id: 'a', keySha256: KEY, allow: [], rateLimit: { requests: 0, perSeconds: 1 } }] }, 'callers[0].rateLimit.requests: must be a positive integer'],
     ['signed decimal', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/amount', currency: '/currency', perRequest: { KES: '-5' } }] }] }, 'callers[0].amountLimits[0].perRequest.KES: must be a plain decimal'],
     ['bad pointer', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: 'amount', currency: '/c' }] }] }, 'callers[0].amountLimits[0].amount: must be a JSON Pointer'],
+    ['not an object', [], 'callers: must be an object with a list of callers'],
+    ['callers not a list', { callers: 3 }, 'callers: must be a list'],
+    ['missing allow', { callers: [{ id: 'a', keySha256: KEY }] }, 'callers[0].allow: is required'],
+    ['unknown field', { callers: [{ id: 'a', keySha256: KEY, allow: [], extra: 1 }] }, 'callers[0].extra: is not a known field'],
+    ['unknown top-level field', { callers: [], other: 1 }, 'other: is not a known field'],
+    ['methods not a list', { callers: [{ id: 'a', keySha256: KEY, allow: [{ methods: 'GET' }] }] }, 'callers[0].allow[0].methods: must be a list'],
+    ['fractional rate', { callers: [{ id: 'a', keySha256: KEY, allow: [], rateLimit: { requests: 1.5, perSeconds: 1 } }] }, 'callers[0].rateLimit.requests: must be a positive integer'],
+    ['unknown environment', { callers: [{ id: 'a', keySha256: KEY, allow: [{ environments: ['staging'] }] }] }, 'callers[0].allow[0].environments[0]: "staging" is not an environment'],
+    ['relative glob', { callers: [{ id: 'a', keySha256: KEY, allow: [{ paths: ['payouts'] }] }] }, 'callers[0].allow[0].paths[0]: must be a path glob starting with "/"'],
+    ['boolean amount', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/a', currency: '/c', perDay: { USD: true } }] }] }, 'callers[0].amountLimits[0].perDay.USD: must be a plain decimal'],
+    ['exponent amount', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/a', currency: '/c', perDay: { USD: 1e21 } }] }] }, 'callers[0].amountLimits[0].perDay.USD: must be a plain decimal'],
+    ['flag not a boolean', { callers: [{ id: 'a', keySha256: KEY, allow: [], requireExternalReference: 'yes' }] }, 'callers[0].requireExternalReference: must be true or false'],
   ]
   for (const [name, document, problem] of cases) {
     const load = parseCallersText(JSON.stringify(document), '.json')
     t.notOk(load.ok, name)
     if (!load.ok) t.ok(load.problems.some((p) => p.startsWith(problem)), `${name}: ${load.problems.join('; ')}`)
   }
+  t.same(fieldPath('/callers/12/amountLimits/0/perDay/a~1b~0c'), 'callers[12].amountLimits[0].perDay.a/b~c', 'JSON Pointer escapes undone')
 })
 
 t.test('defaults: both environments and interfaces, every method, every path; key hash lower-cased', async (t) => {
