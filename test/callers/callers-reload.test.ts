@@ -1,9 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { request } from 'undici'
 import { newCallerKey } from '../../src/callers/caller-key-command.js'
+import { MAX_CALLERS_FILE_BYTES, parseCallersText } from '../../src/callers/callers-file.js'
 import { keySha256 } from '../../src/callers/judge-caller.js'
 import { ConfigError } from '../../src/config/load-config.js'
 import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
@@ -32,6 +33,43 @@ t.test('reload: a good file takes effect, a bad one is refused with the old call
   t.equal(await status('/sandbox/fiat/b'), 200, 'old rules still in force')
   const refused = proxy.logs.find('callers file refused; the previous callers stay in force')
   t.match(JSON.stringify(refused), /callers\[0\]\.allow\[0\]\.methods\[0\]/, 'the error names the field')
+})
+
+t.test('hostile files are refused with the old callers kept; a swapped symlink loads one whole file', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'callers-hostile-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const versions = ['v1', 'v2'].map((v) => { mkdirSync(join(dir, v)); return fileWith(join(dir, v), `/${v}`) })
+  const link = join(dir, 'callers.json')
+  symlinkSync(versions[0] ?? '', link)
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: link }))
+  await waitReady(proxy)
+  const status = async (path: string): Promise<number> => { const res = await request(proxy.url + path); await res.body.text(); return res.statusCode }
+  t.equal(await status('/sandbox/fiat/v1'), 200)
+  const hostile: Array<[string, string | Buffer, RegExp]> = [
+    ['larger than the bound', Buffer.alloc(MAX_CALLERS_FILE_BYTES + 1, ' '), /larger than/],
+    ['not UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), /not valid UTF-8/],
+    ['not JSON', '{"callers": [', /not valid JSON/],
+  ]
+  for (const [label, bytes, problem] of hostile) {
+    writeFileSync(versions[0] ?? '', bytes)
+    t.equal(proxy.callers?.reload('SIGHUP'), false, `${label}: refused`)
+    t.match(JSON.stringify(proxy.logs.find('callers file refused; the previous callers stay in force').at(-1)), problem, `${label}: the reason is logged`)
+    t.equal(await status('/sandbox/fiat/v1'), 200, `${label}: the old callers keep working`)
+  }
+  // As Kubernetes swaps a ConfigMap: a new link renamed over the old one, so a reader sees one file or the other.
+  symlinkSync(versions[1] ?? '', `${link}.new`)
+  renameSync(`${link}.new`, link)
+  t.equal(proxy.callers?.reload('SIGHUP'), true, 'the swapped-in file is accepted')
+  t.equal(await status('/sandbox/fiat/v2'), 200, 'its rules are in force')
+  t.equal(await status('/sandbox/fiat/v1'), 403, 'and only its rules')
+})
+
+t.test('a YAML alias bomb is refused without expanding it', async (t) => {
+  const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`), 'callers: []'].join('\n')
+  const load = parseCallersText(bomb, '.yaml')
+  t.notOk(load.ok, 'refused')
+  t.same(load.ok ? [] : load.problems, ['not valid YAML'])
 })
 
 t.test('a changed file is picked up by the watcher within 2 s', async (t) => {

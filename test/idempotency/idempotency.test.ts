@@ -3,10 +3,14 @@
  * reuse, in flight, which answers are recorded, the reference rules, and PROXY_IDEMPOTENCY=off.
  */
 import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { request } from 'undici'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import type { Env } from '../../src/config/load-config.js'
+import { keySha256 } from '../../src/callers/judge-caller.js'
 import { deferred } from '../helpers/deferred.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
@@ -167,6 +171,27 @@ t.test('a custom pointer, and a 10 KB reference never becomes a 10 KB key', asyn
   await post(proxy, body)
   t.equal((await post(proxy, body)).headers['idempotent-replayed'], 'true')
   t.equal(hits(), 1)
+})
+
+t.test('the same reference from two callers: two records, and neither caller receives the other\'s replay', async (t) => {
+  const keys = { alpha: 'pak_alpha-caller-key-0123456789abcdefghijklmnopqrstu', beta: 'pak_beta-caller-key-0123456789abcdefghijklmnopqrstuv' }
+  const dir = mkdtempSync(join(tmpdir(), 'idem-callers-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const file = join(dir, 'callers.yaml')
+  writeFileSync(file, `callers:\n${Object.entries(keys).map(([id, key]) => `  - id: ${id}\n    keySha256: ${keySha256(key)}\n    allow: [{}]\n`).join('')}`)
+  const { proxy, hits } = await rig(t, { PROXY_CALLERS_FILE: file })
+  const body = '{"externalReference":"shared-ref","amount":"5.00"}'
+  const alpha = await post(proxy, body, { authorization: `Bearer ${keys.alpha}` })
+  const beta = await post(proxy, body, { authorization: `Bearer ${keys.beta}` })
+  t.equal(beta.headers['idempotent-replayed'], undefined, 'beta is not answered from alpha\'s record')
+  t.not(beta.body, alpha.body, 'beta got its own payout')
+  t.equal(hits(), 2, 'both reached the provider')
+  const alphaAgain = await post(proxy, body, { authorization: `Bearer ${keys.alpha}` })
+  t.equal(alphaAgain.headers['idempotent-replayed'], 'true', 'alpha\'s retry replays alpha\'s record')
+  t.equal(alphaAgain.body, alpha.body)
+  const betaAgain = await post(proxy, body, { authorization: `Bearer ${keys.beta}` })
+  t.equal(betaAgain.body, beta.body, 'and beta\'s replays beta\'s')
+  t.equal(hits(), 2)
 })
 
 t.test('PROXY_IDEMPOTENCY=off forwards every duplicate', async (t) => {

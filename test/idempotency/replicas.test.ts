@@ -142,12 +142,17 @@ t.test('the store holds no secret: no key or value carries the API key, public k
   countingProvider(provider)
   const a = await startReplica(t, provider, redis.url, { LOG_LEVEL: 'trace' })
   await post(a.url, '{"externalReference":"secret-scan"}')
+  // BAD_INPUTS: a 10 KB reference with control characters is bounded, never a 10 KB store key.
+  await post(a.url, JSON.stringify({ externalReference: `${'x'.repeat(10_000)}\u0001\n\u0000` }))
   const { Redis } = await import('ioredis')
   const admin = new Redis(redis.url)
   admin.on('error', () => {})
   t.teardown(() => admin.disconnect())
   const keys = await admin.keys('*')
   t.ok(keys.length > 0, 'something was stored')
+  const longest = Math.max(...keys.map((k) => k.length))
+  t.ok(longest < 200, `every key is short (the longest has ${longest} characters)`)
+  t.notOk(keys.some((k) => [...k].some((c) => c.charCodeAt(0) < 0x20)), 'no key holds a control character')
   const dump = [...keys, ...(await Promise.all(keys.map((k) => admin.get(k)))).map(String)].join('\n')
   const secrets = [...provider.issuedTokens, password]
   const { DEMO_CREDENTIALS } = await import('../helpers/harness.js')
