@@ -18,10 +18,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/bundle.mjs ./scripts/bundle.mjs
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund \
- && cp -a dist dist-production \
- && rm -rf dist-production/fake-provider dist-production/demo.*
+ && node scripts/bundle.mjs \
+ && npm prune --omit=dev --no-audit --no-fund
 
 # --- demo: the production image plus the fake provider (docker-compose --profile demo) -------------
 # Its own target so the production image below never carries the fake provider or the demo; built
@@ -35,7 +35,8 @@ COPY --from=build /app/dist ./dist
 USER 1000:1000
 CMD ["node", "dist/fake-provider/cli.js"]
 
-# --- runtime: production dependencies and compiled JavaScript only, no fake provider, no demo -------
+# --- runtime: the bundled proxy only (dist-bundle/cli.mjs and its source map), no node_modules, -----
+# no fake provider, no demo
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it: on
 # a 24 GiB host without a memory limit the proxy peaked at 270-290 MB under saturation, 149-151 MB
@@ -48,6 +49,8 @@ FROM node:24-bookworm-slim
 # NODE_COMPILE_CACHE: Node 22.1+ keeps V8's compiled code of every module there; the cache is
 # written below at build time (read-only at run time, which Node tolerates), so a start reads the
 # code instead of compiling it (docs/performance-startup.md).
+# Stack traces name the bundle's lines; for TypeScript file and line, run with
+# NODE_OPTIONS="--max-semi-space-size=8 --enable-source-maps" (the map is next to the bundle).
 ENV NODE_ENV=production \
     NODE_COMPILE_CACHE=/app/.compile-cache \
     NODE_OPTIONS=--max-semi-space-size=8 \
@@ -56,20 +59,15 @@ ENV NODE_ENV=production \
     PROXY_PORT=8080
 WORKDIR /app
 # Files stay owned by root and read-only to the service user: the process cannot modify its code.
-COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/node_modules ./node_modules
-# A copy of dist without the fake provider and the demo, made in the build stage so that no layer
-# of this image holds them.
-COPY --from=build /app/dist-production ./dist
-# Warm the compile cache with every module of dist and the dependencies they import, under the
-# ENTRYPOINT's Node flags and as the service user: Node keys the cache's directory by V8 flags and
-# by uid (v24.x-x64-<hash>-1000), so a cache written as root is never read at run time. Then
-# root-owned and read-only: Node reads it and skips writing, and the process cannot alter it.
-COPY scripts/warm-compile-cache.mjs /tmp/warm-compile-cache.mjs
+# The bundle holds dist/cli.js and every module it imports (scripts/bundle.mjs); the fake provider
+# and the demo are not among them (the bundle step fails if they are).
+COPY --from=build /app/dist-bundle ./dist
+# Warm the compile cache under the ENTRYPOINT's Node flags and as the service user: Node keys the
+# cache's directory by V8 flags and by uid (v24.x-x64-<hash>-1000), so a cache written as root is
+# never read at run time. `--help` loads the whole bundle and exits. Then root-owned and read-only:
+# Node reads it and skips writing, and the process cannot alter it.
 RUN mkdir -m 0777 /app/.compile-cache \
- && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 /tmp/warm-compile-cache.mjs /app/dist \
- && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 dist/cli.js --help >/dev/null \
- && rm /tmp/warm-compile-cache.mjs \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --heap-growing-percent=100 dist/cli.mjs --help >/dev/null \
  && chown -R root:root /app/.compile-cache \
  && chmod -R go-w,a+rX /app/.compile-cache \
  && test -n "$(ls -A /app/.compile-cache/*-1000)"
@@ -90,6 +88,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
 # responses per CPU-second, a tenth fewer small ones. Growing it to twice the live size keeps the
 # limit's cap and restores the throughput (docs/performance.md, Memory-limited containers). It is
 # a V8 option Node refuses in NODE_OPTIONS, hence here; npm start passes it too.
-ENTRYPOINT ["node", "--heap-growing-percent=100", "dist/cli.js"]
+ENTRYPOINT ["node", "--heap-growing-percent=100", "dist/cli.mjs"]
 # `docker run IMAGE check` validates the configuration and fetches a token per environment.
 CMD []

@@ -10,7 +10,8 @@
  * --network host`, the baseline as `node -e` with the image's own Fastify; the time then includes
  * Docker's container start, for both. Peak memory under load is `npm run bench`'s figure.
  *
- * Options: --runs N (5) --idle S (5) --image TAG --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
+ * Options: --runs N (5) --idle S (5) --image TAG --cli PATH (another entry point of ours, e.g. a
+ * bundle; default dist/cli.js) --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
  * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -20,7 +21,7 @@ import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
 import { OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: 'dist/cli.js' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
 // Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
 const OUR_EXTRA_ENV = Object.fromEntries(argv['our-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
 const RUNS = Number(argv.runs)
@@ -39,7 +40,7 @@ function commandFor (target, port, upstreamOrigin) {
   const env = target === 'ours' ? ourEnv(port, upstreamOrigin) : { PORT: String(port) }
   if (image === undefined) {
     return target === 'ours'
-      ? [process.execPath, [...OUR_NODE_ARGS, 'dist/cli.js'], { PATH: process.env.PATH, ...env }]
+      ? [process.execPath, [...OUR_NODE_ARGS, argv.cli], { PATH: process.env.PATH, ...env }]
       : [process.execPath, ['bench/startup-baseline.mjs'], { PATH: process.env.PATH, ...env }]
   }
   const name = `startup-bench-${process.pid}-${port}`
