@@ -27,6 +27,9 @@
  * --compare-node-options=OPTS (Node options for target (e) instead of npm start's, e.g.
  * =--max-semi-space-size=4, or empty for none; without --compare-cli, (e) is this build run with them)
  * --cli PATH (measure another build as (c); default dist/cli.js)
+ * --callers N (target (e): this build with a callers file of N callers × 10 rules, requests sent
+ * with the last caller's key, whose last rule is the one that matches; paired against (c), this is
+ * what callers cost per request)
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
@@ -36,7 +39,7 @@ import { tmpdir, loadavg, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
-import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
+import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
@@ -60,6 +63,7 @@ const { values: argv } = parseArgs({
     cli: { type: 'string' },
     workloads: { type: 'string', default: 'small,large,post,idem' },
     targets: { type: 'string' },
+    callers: { type: 'string' },
   },
 })
 const positive = (name, value) => {
@@ -80,6 +84,11 @@ const nonNegative = (name, value) => {
 function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
+  if (argv.callers !== undefined) {
+    if (cli !== undefined || options !== undefined) throw new Error('--callers measures this build as (e): it does not combine with --compare-cli or --compare-node-options')
+    const count = positive('callers', argv.callers)
+    return { cli: CLI, nodeArgs: OUR_NODE_ARGS, callers: count, label: `(e) this build, ${count.toLocaleString('en-US')} callers × 10 rules, as the last caller` }
+  }
   if (cli === undefined && options === undefined) return null
   const nodeArgs = options === undefined ? OUR_NODE_ARGS : options.split(/\s+/).filter((a) => a !== '')
   const build = cli === undefined ? 'this build' : '--compare-cli build'
@@ -166,8 +175,11 @@ async function main () {
   const ours = await startOurProxy({ cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S })
   // The variant gets its own upstream, so the token check of our proxy stays exact.
   const variantUpstream = VARIANT === null ? null : await startUpstream('variant upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
+  const callersFile = join(scratch, 'callers.json')
+  const callerKey = VARIANT?.callers === undefined ? undefined : writeCallersFile(callersFile, VARIANT.callers)
   const variant = variantUpstream === null ? null : await startOurProxy({
     name: 'variant proxy', cli: VARIANT.cli, nodeArgs: VARIANT.nodeArgs, core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
+    extraEnv: callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile },
   })
 
   const allTargets = [
@@ -175,7 +187,7 @@ async function main () {
     { name: 'bare', label: '(b) bare Fastify + http-proxy', base: `${bare.origin}/fiat`, pid: bare.proc.pid },
     ...(plain === null ? [] : [{ name: 'plain', label: '(d) node:http + undici', base: `${plain.origin}/fiat`, pid: plain.proc.pid }]),
     { name: 'ours', label: '(c) payments-auth-proxy', base: `${ours.origin}/fiat`, pid: ours.proc.pid },
-    ...(variant === null ? [] : [{ name: 'variant', label: VARIANT.label, base: `${variant.origin}/fiat`, pid: variant.proc.pid }]),
+    ...(variant === null ? [] : [{ name: 'variant', label: VARIANT.label, base: `${variant.origin}/fiat`, pid: variant.proc.pid, auth: callerKey === undefined ? undefined : `Bearer ${callerKey}` }]),
   ]
   const wanted = argv.targets?.split(',').map((t) => t.trim())
   const targets = wanted === undefined ? allTargets : allTargets.filter((t) => t.name === 'ours' || t.name === 'variant' || wanted.includes(t.name))

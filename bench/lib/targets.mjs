@@ -4,7 +4,8 @@
  * environment variables only, logging at info to a file, metrics on). Every process is pinned by
  * the caller's choice of core and stopped through processes.mjs.
  */
-import { openSync, closeSync, readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { openSync, closeSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
 
@@ -70,12 +71,13 @@ export function ourProxyEnv (port, upstreamOrigin, logLevel = 'info') {
   }
 }
 
-export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = OUR_NODE_ARGS, logLevel = 'info' }) {
+export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upstreamOrigin, logFile, cwd, refreshMarginS, nodeArgs = OUR_NODE_ARGS, logLevel = 'info', extraEnv = {} }) {
   const port = await freePort()
   const env = {
     PATH: process.env.PATH,
     ...ourProxyEnv(port, upstreamOrigin, logLevel),
     PROXY_TOKEN_REFRESH_MARGIN_SECONDS: String(refreshMarginS),
+    ...extraEnv,
   }
   const fd = openSync(logFile, 'a')
   const proc = start(name, process.execPath, node(cli, nodeArgs), { core, env, cwd, stdout: fd })
@@ -109,4 +111,21 @@ export async function getJson (url) {
 export async function getText (url) {
   const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
   return res.text()
+}
+
+/**
+ * A callers file of `count` callers with 10 allow rules each (SPEC §7), and the key of the last
+ * one, whose tenth rule is the only one that lets it reach the bench paths: the worst case of the
+ * rule scan, behind an identity lookup among `count` keys. Rate limits are counted, never reached.
+ */
+export function writeCallersFile (path, count) {
+  const keyOf = (i) => `pak_bench-caller-${String(i).padStart(6, '0')}-${'x'.repeat(24)}`
+  const callers = Array.from({ length: count }, (_, i) => ({
+    id: `bench-${i}`,
+    keySha256: createHash('sha256').update(keyOf(i)).digest('hex'),
+    allow: Array.from({ length: 10 }, (_, j) => ({ environments: ['sandbox'], interfaces: ['fiat'], methods: ['GET', 'POST'], paths: [j === 9 ? '/bench/**' : `/v1/rule-${j}/**`] })),
+    rateLimit: { requests: 1_000_000_000, perSeconds: 1 },
+  }))
+  writeFileSync(path, JSON.stringify({ callers }))
+  return keyOf(count - 1)
 }

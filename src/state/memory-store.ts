@@ -19,6 +19,27 @@ export const MAX_RATE_WINDOW_ENTRIES = 100_000
 
 type Entry = { kind: 'mark', owner: string } | { kind: 'record', record: IdempotencyRecord }
 
+/**
+ * The request times of one rate window, oldest first, as the Redis store's sorted set holds them.
+ * Expired times are skipped by moving `head`, and the array is compacted once half of it is
+ * skipped: a hit costs O(1) amortised. Filtering a copy of the array on every hit cost O(requests in
+ * the window): a caller allowed 10,000 requests a second halved the proxy's throughput.
+ */
+class SlidingLog {
+  times: number[] = []
+  head = 0
+
+  /** Forgets the times at or before `since`; returns how many remain. */
+  expire (since: number): number {
+    while (this.head < this.times.length && (this.times[this.head] ?? Infinity) <= since) this.head++
+    if (this.head > 64 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head)
+      this.head = 0
+    }
+    return this.times.length - this.head
+  }
+}
+
 export interface MemoryStoreOptions {
   clock: Clock
   maxRecordBytes?: number
@@ -46,7 +67,7 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
     perf,
   })
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
-  const windows = new LRUCache<string, number[]>({ max: maxCounterKeys, perf })
+  const windows = new LRUCache<string, SlidingLog>({ max: maxCounterKeys, perf })
   const totals = new LRUCache<string, { total: bigint }>({ max: maxCounterKeys, perf })
 
   const status: StoreStatus = { kind: 'memory', ready: true }
@@ -76,16 +97,15 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
 
     async hit (key, limit, windowMs): Promise<RateVerdict> {
       const now = clock.monotonicMs()
-      const since = now - windowMs
-      const kept = (windows.get(key) ?? []).filter((at) => at > since)
+      const log = windows.get(key) ?? new SlidingLog()
+      const count = log.expire(now - windowMs)
       const cap = Math.min(limit, MAX_RATE_WINDOW_ENTRIES)
-      if (kept.length < cap) {
-        kept.push(now)
-        windows.set(key, kept, { ttl: windowMs })
+      windows.set(key, log, { ttl: windowMs })
+      if (count < cap) {
+        log.times.push(now)
         return { admitted: true, retryAfterMs: 0 }
       }
-      windows.set(key, kept, { ttl: windowMs })
-      const oldest = kept[kept.length - cap] ?? now
+      const oldest = log.times[log.times.length - cap] ?? now
       return { admitted: false, retryAfterMs: Math.max(1, Math.ceil(oldest + windowMs - now)) }
     },
 

@@ -144,6 +144,20 @@ for (const factory of factories) {
   })
 }
 
+t.test('memory store: a long run of hits keeps the window exact while the log compacts', async (t) => {
+  const clock = new FakeClock()
+  const store = createMemoryStore({ clock })
+  const admitted: number[] = []
+  for (let i = 0; i < 10_000; i++) {
+    if ((await store.hit('busy', 100, 1000)).admitted) admitted.push(clock.monotonicMs())
+    clock.advance(5)
+  }
+  // Admitted times are sorted: the 101st before any admitted time must lie outside its window.
+  const overfull = admitted.filter((at, i) => i >= 100 && (admitted[i - 100] ?? -Infinity) > at - 1000)
+  t.same(overfull, [], 'never more than 100 admitted within any 1 s')
+  t.ok(admitted.length >= 4_900 && admitted.length <= 5_100, `about 100 a second over 50 s (${admitted.length})`)
+})
+
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
   const redis = await startRedis(t)
   const { logger, logs } = captureLogger()
