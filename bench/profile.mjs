@@ -9,6 +9,7 @@
  *
  *   node bench/profile.mjs [--workload small|large|post] [--duration S (15)] [--interval US (250)]
  *                          [--cli PATH (dist/cli.js)] [--log-level L (info)] [--target ours|bare]
+ *                          [--callers N (a callers file of N callers x 10 rules, as in npm run bench)]
  * --target bare profiles the bare Fastify + @fastify/http-proxy proxy instead, for comparison.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,7 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stop, stopAll } from './lib/processes.mjs'
-import { CLI, OUR_NODE_ARGS, ROOT_DIR, startOurProxy, startReferenceProxy, startUpstream } from './lib/targets.mjs'
+import { CLI, OUR_NODE_ARGS, ROOT_DIR, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
 
@@ -29,6 +30,7 @@ const { values: argv } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     tool: { type: 'string' },
     target: { type: 'string', default: 'ours' },
+    callers: { type: 'string' },
   },
 })
 const WORKLOADS = {
@@ -50,6 +52,7 @@ process.on('SIGINT', () => { stopAll().finally(() => { rmSync(scratch, { recursi
 try {
   if (LOAD_CORE !== null) pinProcess(process.pid, LOAD_CORE)
   const upstream = await startUpstream('upstream', { core: LOAD_CORE, tokenLifetimeS: 3600 })
+  const callerKey = argv.callers === undefined ? undefined : writeCallersFile(join(scratch, 'callers.json'), Number(argv.callers))
   const profiling = ['--cpu-prof', `--cpu-prof-dir=${scratch}`, `--cpu-prof-interval=${Number(argv.interval)}`]
   const target = argv.target === 'bare'
     ? await startReferenceProxy('bare proxy', 'bare-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin, nodeArgs: profiling })
@@ -62,11 +65,12 @@ try {
       logLevel: argv['log-level'],
       cli: argv.cli,
       nodeArgs: [...OUR_NODE_ARGS, ...profiling],
+      extraEnv: callerKey === undefined ? {} : { PROXY_CALLERS_FILE: join(scratch, 'callers.json') },
     })
   const request = {
     url: `${target.origin}/fiat${workload.path}`,
     method: workload.method,
-    headers: workload.body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(workload.body === undefined ? {} : { 'content-type': 'application/json' }), ...(callerKey === undefined ? {} : { authorization: `Bearer ${callerKey}` }) },
     body: workload.body ?? null,
     bodyFile: workload.body === undefined ? undefined : writeBodyFile(join(scratch, 'body.json'), workload.body),
   }
