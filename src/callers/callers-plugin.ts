@@ -71,7 +71,9 @@ export const callersPlugin = fp(async function callersPlugin (app: FastifyInstan
     if (target === null) return
     const authorizations = authorizationsOf(request)
     // The caller key is consumed here: it is never forwarded (header-policy drops it too) nor logged.
-    delete request.headers.authorization
+    // Assigned rather than deleted: `delete` would turn the headers object into a dictionary,
+    // slowing every later read of it on this request.
+    request.headers.authorization = undefined
     const verdict = judgeCaller(options.callers(), {
       authorizations,
       peer: request.raw.socket.remoteAddress ?? '',
