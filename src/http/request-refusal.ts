@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http'
 import { BadRequestError, HeadersTooLargeError, InvalidHeadersError, InvalidPathError, ShuttingDownError, type ProxyError } from '../errors.js'
 import { requestHeaderProblem } from '../headers/header-policy.js'
 import { canonicalizeTarget } from '../routing/canonical-path.js'
-import { splitTarget } from '../routing/request-target.js'
+import { splitTarget } from '../routing/canonical-path.js'
 
 const kPathProblem = Symbol('pathProblem')
 type MarkedRequest = IncomingMessage & { [kPathProblem]?: string }

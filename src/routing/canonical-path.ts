@@ -22,11 +22,15 @@ const FAST_PATH = /^(?:\/[A-Za-z0-9\-_~!$&'()*+,;=:@]+)*\/?$/
  */
 const QUERY = /^[\x21-\x22\x24-\x7e]*$/
 
+/** A request target's path and query string (without the `?`): the one place they are told apart. */
+export function splitTarget (target: string): [path: string, query: string] {
+  const q = target.indexOf('?')
+  return q === -1 ? [target, ''] : [target.slice(0, q), target.slice(q + 1)]
+}
+
 export function canonicalizeTarget (target: string): CanonicalTarget {
   if (target.charCodeAt(0) !== 47 /* / */) return { ok: false, reason: 'the request target must be a path' }
-  const q = target.indexOf('?')
-  const rawPath = q === -1 ? target : target.slice(0, q)
-  const query = q === -1 ? '' : target.slice(q + 1)
+  const [rawPath, query] = splitTarget(target)
   if (query !== '' && !QUERY.test(query)) return { ok: false, reason: 'the query string contains characters that must be percent-encoded' }
   if (FAST_PATH.test(rawPath)) return { ok: true, path: rawPath, query }
   const segments = rawPath.slice(1).split('/')

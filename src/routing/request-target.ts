@@ -4,6 +4,7 @@
  * modules split a URL their own way.
  */
 import type { FastifyRequest } from 'fastify'
+import { splitTarget } from './canonical-path.js'
 import type { RouteSpec } from './route-table.js'
 
 export interface RequestTarget {
@@ -29,11 +30,6 @@ declare module 'fastify' {
      */
     holdBody: boolean
   }
-}
-
-export function splitTarget (url: string): [path: string, query: string] {
-  const q = url.indexOf('?')
-  return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)]
 }
 
 /** The route a request matched, if it is a proxy route (the URL is already canonical: server.ts rewriteUrl). */
