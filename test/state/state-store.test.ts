@@ -150,7 +150,7 @@ t.test('memory store: a long run of hits keeps the window exact while the log co
   const admitted: number[] = []
   for (let i = 0; i < 10_000; i++) {
     if ((await store.hit('busy', 100, 1000)).admitted) admitted.push(clock.monotonicMs())
-    clock.advance(5)
+    await clock.advance(5)
   }
   // Admitted times are sorted: the 101st before any admitted time must lie outside its window.
   const overfull = admitted.filter((at, i) => i >= 100 && (admitted[i - 100] ?? -Infinity) > at - 1000)
