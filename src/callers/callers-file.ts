@@ -2,8 +2,9 @@
  * The callers file (SPEC §7): read once through one file descriptor, parsed as JSON or YAML,
  * checked against its schema (callers-schema.ts), then against what a schema cannot say, into typed
  * callers. Every problem is reported with its field path in the SPEC's form
- * (`callers[1].allow[0].methods[0]: ...`) so an operator can fix the file in one pass; a file with
- * any problem yields no callers at all (start stops, reload keeps the old ones).
+ * (`callers[1].allow[0].methods[0]: ...`): all shape problems at once, then, once the shape is
+ * right, all the others. A file with any problem yields no callers at all (start stops, reload keeps
+ * the old ones).
  */
 import { BlockList } from 'node:net'
 import { openSync, fstatSync, readSync, closeSync } from 'node:fs'

@@ -13,7 +13,8 @@ t.test('npm start and the Docker image give Node the same options', async (t) =>
   const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }
   const startOptions = pkg.scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'))
   const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8')
-  const envOptions = dockerfile.match(/NODE_OPTIONS="?([^"\n\\]*)/)?.[1]?.trim().split(/\s+/) ?? []
+  // The ENV instruction's continuation line, not a comment that mentions the variable.
+  const envOptions = dockerfile.match(/^[ \t]+NODE_OPTIONS="?([^"\n\\]*)/m)?.[1]?.trim().split(/\s+/) ?? []
   const entrypoint = JSON.parse(dockerfile.match(/^ENTRYPOINT (\[.*\])$/m)?.[1] ?? '[]') as string[]
   const entrypointOptions = entrypoint.filter((arg) => arg.startsWith('--'))
   t.same(startOptions, ['--max-semi-space-size=8', '--heap-growing-percent=100'])
