@@ -7,7 +7,7 @@
  * Writes bench/results/profile-<stamp>.md and the .cpuprofile (open it in Chrome DevTools or
  * speedscope for a flame graph).
  *
- *   node bench/profile.mjs [--workload small|large|post] [--duration S (15)] [--interval US (250)]
+ *   node bench/profile.mjs [--workload small|large|post|idem] [--duration S (15)] [--interval US (250)]
  *                          [--cli PATH (dist/cli.js)] [--log-level L (info)] [--target ours|bare]
  *                          [--callers N (a callers file of N callers x 10 rules, as in npm run bench)]
  * --target bare profiles the bare Fastify + @fastify/http-proxy proxy instead, for comparison.
@@ -37,9 +37,11 @@ const WORKLOADS = {
   small: { method: 'GET', path: '/bench/small' },
   large: { method: 'GET', path: '/bench/large' },
   post: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ amount: 1500, currency: 'KES', narration: 'n'.repeat(1950) }) },
+  // `[<id>]` becomes a new id per request: every request a new transaction, claimed and recorded.
+  idem: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ externalReference: 'bench-[<id>]', amount: 1500, currency: 'KES', narration: 'n'.repeat(1920) }), uniqueIds: true },
 }
 const workload = WORKLOADS[argv.workload]
-if (workload === undefined) throw new Error('--workload must be small, large or post')
+if (workload === undefined) throw new Error('--workload must be small, large, post or idem')
 if (argv.target !== 'ours' && argv.target !== 'bare') throw new Error('--target must be ours or bare')
 const tool = argv.tool ?? (wrkVersion() !== null ? 'wrk' : 'autocannon')
 const layout = cpuLayout()
@@ -73,6 +75,7 @@ try {
     headers: { ...(workload.body === undefined ? {} : { 'content-type': 'application/json' }), ...(callerKey === undefined ? {} : { authorization: `Bearer ${callerKey}` }) },
     body: workload.body ?? null,
     bodyFile: workload.body === undefined ? undefined : writeBodyFile(join(scratch, 'body.json'), workload.body),
+    uniqueIds: workload.uniqueIds === true,
   }
   const common = { tool, request, connections: 50, loadCore: LOAD_CORE, targetCore: TARGET_CORE, targetPid: target.proc.pid }
   await measure({ ...common, kind: 'saturate', durationS: 2 })
