@@ -41,10 +41,22 @@ export async function proxyRoutes (app: FastifyInstance, options: ProxyRoutesOpt
   }
 }
 
+/** A route's scope: the guard, then either the refusal of an unconfigured environment or the forwarding. */
 function registerRoute (scope: FastifyInstance, route: RouteSpec, options: ProxyRoutesOptions): void {
-  const { bodyLimitBytes } = options
   const config: ProxyRouteConfig = { route }
+  guardRequests(scope, route, options.bodyLimitBytes)
+  if (route.upstream === null || route.environment === null) {
+    refuseUnconfigured(scope, route, config)
+    return
+  }
+  const source = options.sources.get(route.environment)
+  if (source === undefined) throw new Error(`no token source for ${route.environment}`)
+  parseBodies(scope, options.bodyLimitBytes)
+  forwardRequests(scope, route, route.upstream, source, config, options)
+}
 
+/** Refusals decided from the path and the declared length alone, before a body is read. */
+function guardRequests (scope: FastifyInstance, route: RouteSpec, bodyLimitBytes: number): void {
   // Callback-style hooks: no promise per request on the hot path.
   scope.addHook('onRequest', (request, _reply, done) => {
     const { path } = request.target as RequestTarget
@@ -61,20 +73,19 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
     const length = declaredLength(request.raw)
     done(length !== null && length > bodyLimitBytes ? new BodyTooLargeError(bodyLimitBytes) : undefined)
   })
+}
 
-  if (route.upstream === null || route.environment === null) {
-    const problem = route.problem ?? 'not configured'
-    // Refused in onRequest, before any body parser could answer first (415, 400).
-    scope.addHook('onRequest', (_request, _reply, done) => { done(new EnvironmentNotConfiguredError(problem)) })
-    const notConfigured = async (): Promise<never> => { throw new EnvironmentNotConfiguredError(problem) }
-    scope.all(route.prefix, { config }, notConfigured)
-    scope.all(`${route.prefix}/*`, { config }, notConfigured)
-    return
-  }
-  const upstream = route.upstream
-  const source = options.sources.get(route.environment)
-  if (source === undefined) throw new Error(`no token source for ${route.environment}`)
+function refuseUnconfigured (scope: FastifyInstance, route: RouteSpec, config: ProxyRouteConfig): void {
+  const problem = route.problem ?? 'not configured'
+  // Refused in onRequest, before any body parser could answer first (415, 400).
+  scope.addHook('onRequest', (_request, _reply, done) => { done(new EnvironmentNotConfiguredError(problem)) })
+  const notConfigured = async (): Promise<never> => { throw new EnvironmentNotConfiguredError(problem) }
+  scope.all(route.prefix, { config }, notConfigured)
+  scope.all(`${route.prefix}/*`, { config }, notConfigured)
+}
 
+/** Every body is either held whole (idempotency, callers, a retry) or streamed within the limit. */
+function parseBodies (scope: FastifyInstance, bodyLimitBytes: number): void {
   scope.removeAllContentTypeParsers()
   // Fastify caches the parser it finds for a media type, but not the catch-all: naming the type
   // the provider's API speaks spares a Content-Type parse on every JSON request.
@@ -87,7 +98,10 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
       done(null, limitStream(payload, bodyLimitBytes))
     }
   })
+}
 
+/** The token lookup, the reply-from options built once for the route, and the http-proxy registration. */
+function forwardRequests (scope: FastifyInstance, route: RouteSpec, upstream: NonNullable<RouteSpec['upstream']>, source: TokenSource, config: ProxyRouteConfig, options: ProxyRoutesOptions): void {
   const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward, tap: options.tap })
 
   // Built once per route: a request only adds its held body, if any.
