@@ -14,12 +14,16 @@ export interface RequestAuditOptions {
 
 export const requestAudit = fp(async function requestAudit (app: FastifyInstance, options: RequestAuditOptions) {
   const { metrics } = options
+  // One child for every access line, without redaction: the line's fields are ours and hold no
+  // secret (the path has no query string), and pino's redaction costs a few percent per request.
+  const accessLog = app.log.child({}, { redact: [] })
   app.addHook('onResponse', (request, reply, done) => {
     done()
     const ctx = request.proxy
     if (ctx === null) return
     metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000, callerIdOf(request))
-    request.log.info({
+    accessLog.info({
+      reqId: request.id,
       environment: ctx.route.environment,
       interface: ctx.route.interface,
       method: request.method,
