@@ -11,9 +11,8 @@ import type { Counter } from 'prom-client'
 import type { Clock } from '../clock.js'
 import { AmountLimitExceededError, AmountUnreadableError, type ProxyError } from '../errors.js'
 import type { StateStore } from '../state/state-store.js'
-import { judgeAmounts } from './amount-limits.js'
+import { BODY_METHODS, judgeAmounts } from './amount-limits.js'
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 const DAY_MS = 86_400_000
 /** The proxy's own refusals that happen before anything is forwarded. */
 const NOT_FORWARDED = new Set(['TOKEN_UNAVAILABLE', 'SHUTTING_DOWN', 'ENVIRONMENT_NOT_CONFIGURED', 'STATE_UNAVAILABLE'])

@@ -10,6 +10,8 @@
 import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
 import type { AmountLimit } from './callers-file.js'
 
+/** The methods whose bodies a caller's reference and amount rules read (SPEC §7). */
+export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
 export const AMOUNT_SCALE = 8
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/
 /** The store's bound for totals (state-store.ts). */

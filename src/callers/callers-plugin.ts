@@ -18,9 +18,8 @@ import {
 import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
 import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
+import { BODY_METHODS } from './amount-limits.js'
 import { judgeCaller, type CallerIndex } from './judge-caller.js'
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 export interface CallersPluginOptions {
   /** The current callers; reload swaps what this returns. */

@@ -8,7 +8,8 @@ import { ExternalReferenceRequiredError } from '../errors.js'
 import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
 import { fingerprintOf } from './fingerprint.js'
 
-const KEYED_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+/** The methods whose requests carry a transaction and are keyed by its reference (SPEC §8). */
+export const KEYED_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
 
 export interface RequestFacts {
   method: string

@@ -13,11 +13,9 @@ import { callerIdOf } from '../callers/caller.js'
 import type { Config } from '../config/config.js'
 import type { StateStore } from '../state/state-store.js'
 import './idempotency-claim.js'
-import { decideIdempotency } from './idempotency-decision.js'
+import { decideIdempotency, KEYED_METHODS } from './idempotency-decision.js'
 import type { IdempotencyObserver } from './idempotency-metrics.js'
 import { abort } from './response-recorder.js'
-
-const KEYED_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 /** Added to the longest a forward can take, so a mark outlives its request and a crash frees it soon after. */
 export const IN_FLIGHT_MARGIN_MS = 5000

@@ -3,7 +3,7 @@
  * notices what JSON.parse hides: a member name repeated in one object. JSON.parse keeps the last,
  * the provider's parser may keep the first, so a value read through a repeated name is ambiguous.
  * Objects come back without a prototype (`__proto__` is an ordinary member), nesting is bounded.
- * Pure: text in, value or reason out.
+ * Pure: text in, value or reason out (bytes are read once per reading mode).
  */
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [name: string]: JsonValue }
@@ -131,10 +131,28 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
 }
 
 /** Reads bytes as UTF-8 JSON; invalid UTF-8 is a syntax problem, not a replacement character. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+/**
+ * One held body is read by up to three steps of a request (a caller's reference rule, its amount
+ * limits, idempotency): each reading mode parses a given Buffer once. The results are only read,
+ * never changed, by those steps; the Buffer going away takes its entry with it.
+ */
+const parsedByMode = { value: new WeakMap<Buffer, StrictJson>(), text: new WeakMap<Buffer, StrictJson>() }
+
 export function parseStrictJsonBytes (bytes: Buffer, options: StrictJsonOptions = {}): StrictJson {
+  const parsed = parsedByMode[options.numbers ?? 'value']
+  let result = parsed.get(bytes)
+  if (result === undefined) {
+    result = parseBytesNow(bytes, options)
+    parsed.set(bytes, result)
+  }
+  return result
+}
+
+function parseBytesNow (bytes: Buffer, options: StrictJsonOptions): StrictJson {
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+    text = UTF8.decode(bytes)
   } catch {
     return { ok: false, reason: 'syntax' }
   }

@@ -9,14 +9,24 @@ import { createRedisStore } from '../../src/state/redis-store.js'
 import type { IdempotencyRecord, StateStore } from '../../src/state/state-store.js'
 import { StateUnavailableError } from '../../src/errors.js'
 import { FakeClock } from '../helpers/fake-clock.js'
-import { captureLogger } from '../helpers/harness.js'
+import { captureLogger, type LogCapture } from '../helpers/harness.js'
 import { eventually } from '../helpers/eventually.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
 interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
 interface Factory { name: string, make: (t: Test) => Promise<Made> }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A real redis-server and a Redis store connected to it, closed at teardown. */
+async function readyRedisStore (t: Test): Promise<{ redis: RedisServer, store: StateStore, logs: LogCapture }> {
+  const redis = await startRedis(t)
+  const { logger, logs } = captureLogger()
+  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
+  t.teardown(() => store.close())
+  await eventually(() => store.status().ready)
+  return { redis, store, logs }
+}
 
 const factories: Factory[] = [
   {
@@ -29,11 +39,7 @@ const factories: Factory[] = [
   {
     name: 'redis',
     async make (t) {
-      const redis = await startRedis(t)
-      const { logger } = captureLogger()
-      const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
-      t.teardown(() => store.close())
-      await eventually(() => store.status().ready)
+      const { store } = await readyRedisStore(t)
       return { store, advance: sleep }
     },
   },
@@ -159,11 +165,7 @@ t.test('memory store: a long run of hits keeps the window exact while the log co
 })
 
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
-  const redis = await startRedis(t)
-  const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
-  t.teardown(() => store.close())
-  await eventually(() => store.status().ready)
+  const { redis, store, logs } = await readyRedisStore(t)
   await redis.stop()
   const started = Date.now()
   for (let i = 0; i < 5; i++) {
@@ -183,11 +185,7 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
 })
 
 t.test('redis store: a command that hangs fails within about a second', async (t) => {
-  const redis = await startRedis(t)
-  const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
-  t.teardown(() => store.close())
-  await eventually(() => store.status().ready)
+  const { redis, store, logs } = await readyRedisStore(t)
   const admin = adminClient(t, redis.url)
   // DEBUG SLEEP blocks the server, as a stuck or overloaded Redis would.
   const blocked = admin.call('DEBUG', 'SLEEP', '3').catch(() => null)
