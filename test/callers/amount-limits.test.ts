@@ -54,6 +54,15 @@ t.test('judgeAmounts: unreadable, exceeded and within', async (t) => {
     ['repeated currency', '{"amount":1,"currency":"KES","currency":"USD"}', 'unreadable'],
     ['not JSON', 'amount=1&currency=KES', 'unreadable'],
     ['compressed', '{"amount":1,"currency":"KES"}', 'unreadable', 'gzip'],
+    ['deflated', '{"amount":1,"currency":"KES"}', 'unreadable', 'deflate'],
+    ['brotli', '{"amount":1,"currency":"KES"}', 'unreadable', 'br'],
+    ['"NaN"', '{"amount":"NaN","currency":"KES"}', 'unreadable'],
+    ['a leading space', '{"amount":" 5","currency":"KES"}', 'unreadable'],
+    ['hexadecimal', '{"amount":"0x10","currency":"KES"}', 'unreadable'],
+    ['a boolean', '{"amount":true,"currency":"KES"}', 'unreadable'],
+    ['an array', '{"amount":[],"currency":"KES"}', 'unreadable'],
+    ['an array root', '[{"amount":1,"currency":"KES"}]', 'unreadable'],
+    ['a string root', '"amount"', 'unreadable'],
     ['path the entry does not name', '{"amount":"nope"}', 'within:', '/balances'],
   ]
   for (const [name, body, expected, extra] of cases) {

@@ -48,6 +48,7 @@ t.test('callers file: every §7 refusal in the contract shape, none reaching the
     ['an encoded .. never escapes a permitted prefix', '/sandbox/fiat/payouts/%2e%2e/status', bearer(AGENT_KEY), -1, null],
     ['an encoded / never escapes a permitted prefix', '/sandbox/fiat/payouts%2f..%2fstatus', bearer(AGENT_KEY), -1, null],
     ['a key in the query string is not a credential', `/sandbox/fiat/balances?access_token=${AGENT_KEY}`, {}, 403, 'CALLER_NOT_PERMITTED'],
+    ['a key in a cookie is not a credential', '/sandbox/fiat/balances', { cookie: `caller_key=${AGENT_KEY}; token=${AGENT_KEY}` }, 403, 'CALLER_NOT_PERMITTED'],
     ['agent over its rate limit', '/sandbox/fiat/balances', bearer(AGENT_KEY), 429, 'CALLER_RATE_LIMITED'],
   ]
   for (const [name, path, headers, status, code] of cases) {
