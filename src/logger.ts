@@ -26,7 +26,8 @@ export function scrubSecrets<T extends object> (obj: T, depth = 0): T {
     // Errors are left whole for the `err` serializer, which scrubs what it makes of them.
     else if (depth < SCRUB_DEPTH && value !== null && typeof value === 'object' && !(value instanceof Error) && !Buffer.isBuffer(value)) replaced = scrubSecrets(value, depth + 1)
     if (replaced !== value) {
-      if (out === obj) out = Array.isArray(obj) ? [...obj] as never : { ...(obj as Record<string, unknown>) }
+      // Arrays stay arrays: pino serialises the copy in place of the original.
+      if (out === obj) out = (Array.isArray(obj) ? [...obj] : { ...obj }) as Record<string, unknown>
       out[key] = replaced
     }
   }

@@ -112,7 +112,9 @@ function forwardRequests (scope: FastifyInstance, route: RouteSpec, upstream: No
     queryString: (_search, _url, req) => (req.proxy as ProxyContext).query,
     // No retries of our making but the 401 one: reply-from would otherwise retry a 503 GET ten times.
     retryDelay: () => null,
-    onResponse: onResponse as never,
+    // reply-from's types declare `res` as a ServerResponse; at run time it is undici's
+    // { statusCode, headers, stream }, which is what the handler is typed against.
+    onResponse: onResponse as unknown as NonNullable<FastifyReplyFromHooks['onResponse']>,
     onError: (reply, { error }) => { reply.send(upstreamErrorFrom(error)) },
   } satisfies FastifyReplyFromHooks
 
@@ -133,7 +135,7 @@ function forwardRequests (scope: FastifyInstance, route: RouteSpec, upstream: No
   void scope.register(httpProxy, {
     prefix: route.prefix,
     upstream: upstream.origin,
-    undici: options.dispatcher as never,
+    undici: options.dispatcher,
     disableRequestLogging: true,
     proxyPayloads: false,
     httpMethods: PROXIED_METHODS,
