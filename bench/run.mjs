@@ -30,6 +30,11 @@
  * --callers N (target (e): this build with a callers file of N callers × 10 rules, requests sent
  * with the last caller's key, whose last rule is the one that matches; paired against (c), this is
  * what callers cost per request)
+ * --variant-env NAME=VALUE[,NAME=VALUE] (target (e) with these settings added, alone or with
+ * --compare-cli; e.g. PROXY_IDEMPOTENCY=off: paired against (c) on the idem workload, what the
+ * idempotency layer costs per keyed POST)
+ * --redis (our proxy (c) keeps its state in a local redis-server started for the run instead of
+ * memory: with --variant-env PROXY_IDEMPOTENCY=off and --rate 1000, what Redis adds per keyed POST)
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
@@ -39,7 +44,7 @@ import { tmpdir, loadavg, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
-import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
+import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
@@ -64,6 +69,8 @@ const { values: argv } = parseArgs({
     workloads: { type: 'string', default: 'small,large,post,idem' },
     targets: { type: 'string' },
     callers: { type: 'string' },
+    'variant-env': { type: 'string' },
+    redis: { type: 'boolean', default: false },
   },
 })
 const positive = (name, value) => {
@@ -84,15 +91,29 @@ const nonNegative = (name, value) => {
 function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
+  const env = variantEnv(argv['variant-env'])
   if (argv.callers !== undefined) {
-    if (cli !== undefined || options !== undefined) throw new Error('--callers measures this build as (e): it does not combine with --compare-cli or --compare-node-options')
+    if (cli !== undefined || options !== undefined || env !== null) throw new Error('--callers measures this build as (e): it does not combine with --compare-cli, --compare-node-options or --variant-env')
     const count = positive('callers', argv.callers)
-    return { cli: CLI, nodeArgs: OUR_NODE_ARGS, callers: count, label: `(e) this build, ${count.toLocaleString('en-US')} callers × 10 rules, as the last caller` }
+    return { cli: CLI, nodeArgs: OUR_NODE_ARGS, env: {}, callers: count, label: `(e) this build, ${count.toLocaleString('en-US')} callers × 10 rules, as the last caller` }
   }
-  if (cli === undefined && options === undefined) return null
+  if (cli === undefined && options === undefined && env === null) return null
   const nodeArgs = options === undefined ? OUR_NODE_ARGS : options.split(/\s+/).filter((a) => a !== '')
   const build = cli === undefined ? 'this build' : '--compare-cli build'
-  return { cli: cli ?? CLI, nodeArgs, label: `(e) ${build}${options === undefined ? '' : nodeArgs.length === 0 ? ' without Node options' : ` with ${nodeArgs.join(' ')}`}` }
+  const settings = env === null ? '' : `, ${Object.entries(env).map(([name, value]) => `${name}=${value}`).join(' ')}`
+  return { cli: cli ?? CLI, nodeArgs, env: env ?? {}, label: `(e) ${build}${options === undefined ? '' : nodeArgs.length === 0 ? ' without Node options' : ` with ${nodeArgs.join(' ')}`}${settings}` }
+}
+
+/** `NAME=VALUE,NAME=VALUE` into an object; null without the option. Only the proxy's own settings. */
+function variantEnv (text) {
+  if (text === undefined) return null
+  const entries = text.split(',').map((pair) => {
+    const at = pair.indexOf('=')
+    const name = pair.slice(0, at).trim()
+    if (at < 1 || !/^(PROXY|LOG)_[A-Z0-9_]+$/.test(name)) throw new Error(`--variant-env takes NAME=VALUE pairs of PROXY_* or LOG_* settings, got "${pair}"`)
+    return [name, pair.slice(at + 1)]
+  })
+  return Object.fromEntries(entries)
 }
 const VARIANT = variantTarget()
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
@@ -171,22 +192,27 @@ async function main () {
   const directUpstream = await startUpstream('direct upstream', { core: TARGET_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
   const bare = await startReferenceProxy('bare proxy', 'bare-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin })
   const plain = argv['with-plain'] ? await startReferenceProxy('plain proxy', 'plain-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin }) : null
+  // On the upstream's core: like the upstream, it is the proxy's network peer, not the proxy.
+  const redis = argv.redis ? await startRedis({ core: UPSTREAM_CORE, dir: scratch }) : null
   const oursStartedMs = Date.now()
-  const ours = await startOurProxy({ cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S })
+  const ours = await startOurProxy({
+    cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
+    extraEnv: redis === null ? {} : { PROXY_REDIS_URL: redis.url },
+  })
   // The variant gets its own upstream, so the token check of our proxy stays exact.
   const variantUpstream = VARIANT === null ? null : await startUpstream('variant upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
   const callersFile = join(scratch, 'callers.json')
   const callerKey = VARIANT?.callers === undefined ? undefined : writeCallersFile(callersFile, VARIANT.callers)
   const variant = variantUpstream === null ? null : await startOurProxy({
     name: 'variant proxy', cli: VARIANT.cli, nodeArgs: VARIANT.nodeArgs, core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
-    extraEnv: callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile },
+    extraEnv: { ...VARIANT.env, ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile }) },
   })
 
   const allTargets = [
     { name: 'direct', label: '(a) upstream direct', base: `${directUpstream.origin}${FIAT_SANDBOX_BASE}`, pid: directUpstream.proc.pid, auth: 'Bearer bench-static' },
     { name: 'bare', label: '(b) bare Fastify + http-proxy', base: `${bare.origin}/fiat`, pid: bare.proc.pid },
     ...(plain === null ? [] : [{ name: 'plain', label: '(d) node:http + undici', base: `${plain.origin}/fiat`, pid: plain.proc.pid }]),
-    { name: 'ours', label: '(c) payments-auth-proxy', base: `${ours.origin}/fiat`, pid: ours.proc.pid },
+    { name: 'ours', label: `(c) payments-auth-proxy${redis === null ? '' : ', state in a local redis-server'}`, base: `${ours.origin}/fiat`, pid: ours.proc.pid },
     ...(variant === null ? [] : [{ name: 'variant', label: VARIANT.label, base: `${variant.origin}/fiat`, pid: variant.proc.pid, auth: callerKey === undefined ? undefined : `Bearer ${callerKey}` }]),
   ]
   const wanted = argv.targets?.split(',').map((t) => t.trim())
@@ -273,7 +299,7 @@ async function main () {
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
     `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s (after ${RATE_WARMUP_S} s at that rate, not recorded), ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
-    `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? 'dist/cli.js'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off`,
+    `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? 'dist/cli.js'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off, ${redis === null ? 'state in memory' : `state in a local redis-server ${redisVersion()} on the upstream's core (PROXY_REDIS_URL)`}`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
   ]
@@ -369,4 +395,12 @@ function pkgVersion (name) {
 function medianOf (xs) {
   const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b)
   return s.length === 0 ? 0 : s[s.length >> 1]
+}
+
+function redisVersion () {
+  try {
+    return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? ''
+  } catch {
+    return ''
+  }
 }

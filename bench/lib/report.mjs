@@ -87,6 +87,7 @@ export function summarise (measurements, workloads, targets, paired = []) {
       oursToVariantPerCpu: r.variant === undefined ? undefined : ratio(ours.rpsPerCpuS, r.variant.rpsPerCpuS),
       oursToPlain: r.plain === undefined ? undefined : ratio(ours.rps, r.plain.rps),
       oursToVariant: r.variant === undefined ? undefined : ratio(ours.rps, r.variant.rps),
+      oursMinusVariantP50Ms: r.variant === undefined ? undefined : diff(ours.p50Ms, r.variant.p50Ms),
       oursToDirect: ratio(ours.rps, r.direct?.rps ?? null),
       addedP50Ms: diff(ours.p50Ms, r.direct?.p50Ms ?? null),
       addedP99Ms: diff(ours.p99Ms, r.direct?.p99Ms ?? null),
@@ -119,8 +120,8 @@ export function markdown ({ title, conditions, summary, workloads, targets, toke
   const plain = targets.some((t) => t.name === 'plain')
   const variant = targets.some((t) => t.name === 'variant')
   out.push('ours/bare req/s and req/CPU-s: medians of the interleaved rounds. Paired: our proxy and the other one saturated at the same time on the same core, geometric mean of the rounds\' ratios of req/CPU-s (min–max): untouched by the machine\'s speed drifting between measurements, but both proxies share the core\'s caches meanwhile, which may weigh more on the larger one.', '')
-  out.push(`| workload | ours/bare req/s (≥ ${BUDGET.minRatioToBare.toFixed(1)}) | ours/bare req/CPU-s | ours/bare req/CPU-s, paired (≥ ${BUDGET.minRatioToBare.toFixed(1)}) |${plain ? ' ours/plain req/s |' : ''}${variant ? ' ours/(e) req/s | ours/(e) req/CPU-s | ours/(e) req/CPU-s, paired |' : ''} ours/direct req/s | added p50 (≤ ${BUDGET.maxAddedP50Ms} ms) | added p99 (≤ ${BUDGET.maxAddedP99Ms} ms) | peak RSS (≤ ${BUDGET.maxPeakRssMb} MB) |`)
-  out.push(`|---|---:|---:|---:|${plain ? '---:|' : ''}${variant ? '---:|---:|---:|' : ''}---:|---:|---:|---:|`)
+  out.push(`| workload | ours/bare req/s (≥ ${BUDGET.minRatioToBare.toFixed(1)}) | ours/bare req/CPU-s | ours/bare req/CPU-s, paired (≥ ${BUDGET.minRatioToBare.toFixed(1)}) |${plain ? ' ours/plain req/s |' : ''}${variant ? ' ours/(e) req/s | ours/(e) req/CPU-s | ours/(e) req/CPU-s, paired | ours − (e) p50 ms |' : ''} ours/direct req/s | added p50 (≤ ${BUDGET.maxAddedP50Ms} ms) | added p99 (≤ ${BUDGET.maxAddedP99Ms} ms) | peak RSS (≤ ${BUDGET.maxPeakRssMb} MB) |`)
+  out.push(`|---|---:|---:|---:|${plain ? '---:|' : ''}${variant ? '---:|---:|---:|---:|' : ''}---:|---:|---:|---:|`)
   for (const workload of workloads) {
     const b = summary.budget[workload.name]
     const cells = [
@@ -128,7 +129,7 @@ export function markdown ({ title, conditions, summary, workloads, targets, toke
       `${b.oursToBarePerCpu ?? '–'}`,
       fmtPaired(b.oursToBarePaired, BUDGET.minRatioToBare),
       ...(plain ? [`${b.oursToPlain ?? '–'}`] : []),
-      ...(variant ? [`${b.oursToVariant ?? '–'}`, `${b.oursToVariantPerCpu ?? '–'}`, fmtPaired(b.oursToVariantPaired)] : []),
+      ...(variant ? [`${b.oursToVariant ?? '–'}`, `${b.oursToVariantPerCpu ?? '–'}`, fmtPaired(b.oursToVariantPaired), fmtMs(b.oursMinusVariantP50Ms)] : []),
       `${b.oursToDirect ?? '–'}`,
       `${fmtMs(b.addedP50Ms)} ${markAdded(b.addedP50Ms, BUDGET.maxAddedP50Ms)}`,
       `${fmtMs(b.addedP99Ms)} ${markAdded(b.addedP99Ms, BUDGET.maxAddedP99Ms)}`,

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { openSync, closeSync, readFileSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
 
@@ -128,4 +129,29 @@ export function writeCallersFile (path, count) {
   }))
   writeFileSync(path, JSON.stringify({ callers }))
   return keyOf(count - 1)
+}
+
+/**
+ * A local redis-server for --redis (SPEC §9's shared store), as a replica would reach one on the
+ * same host: no persistence, noeviction (records must not be evicted, docs/deploy.md). Resolves
+ * once it answers PING.
+ */
+export async function startRedis ({ core, dir }) {
+  const port = await freePort()
+  const proc = start('redis-server', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', dir], { core })
+  const deadline = Date.now() + 10_000
+  while (!(await answersPing(port))) {
+    if (proc.child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not answer PING on port ${port} (is it installed? bash scripts/ensure-redis.sh)\n${proc.err}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return { proc, url: `redis://127.0.0.1:${port}` }
+}
+
+function answersPing (port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'))
+    socket.setTimeout(1000, () => { socket.destroy(); resolve(false) })
+    socket.once('error', () => resolve(false))
+    socket.once('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
+  })
 }
