@@ -10,6 +10,7 @@
  *   node bench/profile.mjs [--workload small|large|post|idem] [--duration S (15)] [--interval US (250)]
  *                          [--cli PATH (dist/cli.js)] [--log-level L (info)] [--target ours|bare]
  *                          [--callers N (a callers file of N callers x 10 rules, as in npm run bench)]
+ *                          [--env NAME=VALUE,... (settings added to our proxy's, e.g. PROXY_IDEMPOTENCY=off)]
  * --target bare profiles the bare Fastify + @fastify/http-proxy proxy instead, for comparison.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -17,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stop, stopAll } from './lib/processes.mjs'
-import { CLI, OUR_NODE_ARGS, ROOT_DIR, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
+import { CLI, OUR_NODE_ARGS, ROOT_DIR, parseSettings, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
 
@@ -31,6 +32,7 @@ const { values: argv } = parseArgs({
     tool: { type: 'string' },
     target: { type: 'string', default: 'ours' },
     callers: { type: 'string' },
+    env: { type: 'string' },
   },
 })
 const WORKLOADS = {
@@ -67,7 +69,10 @@ try {
       logLevel: argv['log-level'],
       cli: argv.cli,
       nodeArgs: [...OUR_NODE_ARGS, ...profiling],
-      extraEnv: callerKey === undefined ? {} : { PROXY_CALLERS_FILE: join(scratch, 'callers.json') },
+      extraEnv: {
+        ...(argv.env === undefined ? {} : parseSettings('--env', argv.env)),
+        ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: join(scratch, 'callers.json') }),
+      },
     })
   const request = {
     url: `${target.origin}/fiat${workload.path}`,

@@ -44,7 +44,7 @@ import { tmpdir, loadavg, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
-import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
+import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, parseSettings, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
@@ -91,7 +91,7 @@ const nonNegative = (name, value) => {
 function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
-  const env = variantEnv(argv['variant-env'])
+  const env = argv['variant-env'] === undefined ? null : parseSettings('--variant-env', argv['variant-env'])
   if (argv.callers !== undefined) {
     if (cli !== undefined || options !== undefined || env !== null) throw new Error('--callers measures this build as (e): it does not combine with --compare-cli, --compare-node-options or --variant-env')
     const count = positive('callers', argv.callers)
@@ -104,17 +104,6 @@ function variantTarget () {
   return { cli: cli ?? CLI, nodeArgs, env: env ?? {}, label: `(e) ${build}${options === undefined ? '' : nodeArgs.length === 0 ? ' without Node options' : ` with ${nodeArgs.join(' ')}`}${settings}` }
 }
 
-/** `NAME=VALUE,NAME=VALUE` into an object; null without the option. Only the proxy's own settings. */
-function variantEnv (text) {
-  if (text === undefined) return null
-  const entries = text.split(',').map((pair) => {
-    const at = pair.indexOf('=')
-    const name = pair.slice(0, at).trim()
-    if (at < 1 || !/^(PROXY|LOG)_[A-Z0-9_]+$/.test(name)) throw new Error(`--variant-env takes NAME=VALUE pairs of PROXY_* or LOG_* settings, got "${pair}"`)
-    return [name, pair.slice(at + 1)]
-  })
-  return Object.fromEntries(entries)
-}
 const VARIANT = variantTarget()
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
 const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))

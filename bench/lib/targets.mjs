@@ -155,3 +155,13 @@ function answersPing (port) {
     socket.once('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
   })
 }
+
+/** `NAME=VALUE,NAME=VALUE` (an option's text) into an object of the proxy's own settings. */
+export function parseSettings (option, text) {
+  return Object.fromEntries(text.split(',').map((pair) => {
+    const at = pair.indexOf('=')
+    const name = pair.slice(0, at).trim()
+    if (at < 1 || !/^(PROXY|LOG)_[A-Z0-9_]+$/.test(name)) throw new Error(`${option} takes NAME=VALUE pairs of PROXY_* or LOG_* settings, got "${pair}"`)
+    return [name, pair.slice(at + 1)]
+  }))
+}
