@@ -2,7 +2,7 @@
  * Who is calling and may it do this (SPEC §7: identity, then `allow`), as a pure decision over the
  * loaded callers and the facts of one request, so every branch is table-tested without sockets.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { BlockList } from 'node:net'
 import { blockListOf, peerIn } from '../config/network-lists.js'
 import type { CallerSpec } from './callers-file.js'
@@ -41,7 +41,7 @@ export function indexCallers (callers: CallerSpec[]): CallerIndex {
 }
 
 export function keySha256 (key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex')
+  return hash('sha256', key)
 }
 
 const BEARER = /^bearer +(\S+) *$/i

@@ -6,37 +6,53 @@
  * by its bytes instead, as is a body repeating a member name: never equal to another value's
  * canonical form by accident.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { JsonValue } from '../json/strict-json.js'
 
-/** The canonical JSON text, or null when the value holds a number JSON cannot carry (RFC 8785 §3.2.2.3). */
+/**
+ * The canonical JSON text, or null when the value holds a number JSON cannot carry (RFC 8785 §3.2.2.3).
+ * One string built by concatenation (V8 joins it as a rope and flattens it once, when hashed), and
+ * member names sorted only when the body did not send them sorted.
+ */
 export function canonicalJson (value: JsonValue): string | null {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : null
-  if (Array.isArray(value)) {
-    const items: string[] = []
-    for (const item of value) {
-      const text = canonicalJson(item)
-      if (text === null) return null
-      items.push(text)
-    }
-    return `[${items.join(',')}]`
+  switch (typeof value) {
+    case 'string': return JSON.stringify(value)
+    case 'number': return Number.isFinite(value) ? JSON.stringify(value) : null
+    case 'boolean': return value ? 'true' : 'false'
   }
-  const members: string[] = []
-  // The default sort compares UTF-16 code units, as RFC 8785 §3.2.3 asks.
-  for (const name of Object.keys(value).sort()) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      const text = canonicalJson(value[i] as JsonValue)
+      if (text === null) return null
+      out += i === 0 ? text : `,${text}`
+    }
+    return `${out}]`
+  }
+  const names = Object.keys(value)
+  // The default sort compares UTF-16 code units, as RFC 8785 §3.2.3 asks; so does `>`.
+  for (let i = 1; i < names.length; i++) {
+    if ((names[i - 1] as string) > (names[i] as string)) {
+      names.sort()
+      break
+    }
+  }
+  let out = '{'
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string
     const text = canonicalJson(value[name] as JsonValue)
     if (text === null) return null
-    members.push(`${JSON.stringify(name)}:${text}`)
+    out += `${i === 0 ? '' : ','}${JSON.stringify(name)}:${text}`
   }
-  return `{${members.join(',')}}`
+  return `${out}}`
 }
+
+const RAW_PREFIX = Buffer.from('raw:')
 
 /** `value` null: a body RFC 8785 does not cover (a repeated member name: I-JSON forbids it), by its bytes. */
 export function fingerprintOf (value: JsonValue | null, raw: Buffer): string {
   const canonical = value === null ? null : canonicalJson(value)
-  const hash = createHash('sha256')
-  if (canonical === null) hash.update('raw:').update(raw)
-  else hash.update('jcs:').update(canonical)
-  return hash.digest('hex')
+  // One-shot hash(): no Hash object per request (about 1 µs less a call on Node 20 here).
+  return canonical === null ? hash('sha256', Buffer.concat([RAW_PREFIX, raw])) : hash('sha256', `jcs:${canonical}`)
 }

@@ -3,7 +3,7 @@
  * facts in, a verdict out, table-tested. The body is read as JSON whatever Content-Type claims; a
  * compressed body is not read (the provider would read the decoded one, we cannot judge it).
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { ExternalReferenceRequiredError } from '../errors.js'
 import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
 import { fingerprintOf } from './fingerprint.js'
@@ -48,9 +48,7 @@ export function decideIdempotency (facts: RequestFacts): IdempotencyDecision {
 
 /** Hashed, so a long reference never makes a long key and the store holds nothing a caller sent. */
 export function recordKey (facts: Pick<RequestFacts, 'callerId' | 'environment' | 'iface' | 'method' | 'path'>, reference: string): string {
-  return createHash('sha256')
-    .update(JSON.stringify([facts.callerId, facts.environment, facts.iface, facts.method, facts.path, reference]))
-    .digest('hex')
+  return hash('sha256', JSON.stringify([facts.callerId, facts.environment, facts.iface, facts.method, facts.path, reference]))
 }
 
 function isEncoded (value: string | string[] | undefined): boolean {

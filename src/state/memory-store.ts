@@ -85,8 +85,8 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
     async finish (key, owner, record, ttlMs) {
       const existing = entries.get(key)
       if (existing?.kind !== 'mark' || existing.owner !== owner) return
-      // A record too large for the byte bound is refused by lru-cache: drop the mark so a retry is forwarded.
-      entries.delete(key)
+      // A record too large for the byte bound is refused by lru-cache, which then deletes the mark
+      // under its key too, so a retry is forwarded.
       entries.set(key, { kind: 'record', record: copyRecord(record) }, { ttl: ttlMs })
     },
 

@@ -164,6 +164,19 @@ t.test('memory store: a long run of hits keeps the window exact while the log co
   t.ok(admitted.length >= 4_900 && admitted.length <= 5_100, `about 100 a second over 50 s (${admitted.length})`)
 })
 
+t.test('memory store: an answer past the byte bound is not kept, and its mark is dropped so a retry is forwarded', async (t) => {
+  const store = createMemoryStore({ clock: new FakeClock(), maxRecordBytes: 4096 })
+  const claimed = await store.claim('big', 60_000)
+  if (claimed.kind !== 'claimed') throw new Error(`expected a claim, got ${claimed.kind}`)
+  await store.finish('big', claimed.owner, { fingerprint: 'fp', status: 200, headers: {}, body: Buffer.alloc(8192) }, 60_000)
+  t.equal((await store.claim('big', 60_000)).kind, 'claimed', 'neither recorded nor in flight')
+
+  const small = await store.claim('small', 60_000)
+  if (small.kind !== 'claimed') throw new Error(`expected a claim, got ${small.kind}`)
+  await store.finish('small', small.owner, { fingerprint: 'fp', status: 200, headers: {}, body: Buffer.alloc(100) }, 60_000)
+  t.equal((await store.claim('small', 60_000)).kind, 'recorded', 'an answer within the bound is recorded')
+})
+
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   await redis.stop()
