@@ -2,7 +2,7 @@
  * A JSON reader for the bodies the proxy judges (idempotency reference, amounts: SPEC §7–§8) that
  * notices what JSON.parse hides: a member name repeated in one object. JSON.parse keeps the last,
  * the provider's parser may keep the first, so a value read through a repeated name is ambiguous.
- * Objects come back without a prototype (`__proto__` is an ordinary member), nesting is bounded.
+ * `__proto__` is an ordinary own member, as JSON.parse makes it; nesting is bounded.
  * Pure: text in, value or reason out (bytes are read once per reading mode).
  */
 
@@ -28,9 +28,10 @@ class JsonSyntaxError extends Error {
 }
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
-// RFC 8259 §7: control characters must be escaped inside strings.
+// RFC 8259 §7: control characters must be escaped inside strings. Unrolled (runs of plain
+// characters, then one escape): a third of the time of one alternation per character.
 // eslint-disable-next-line no-control-regex
-const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
+const STRING = /"[^"\\\u0000-\u001f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\u0000-\u001f]*)*"/y
 const WHITESPACE = /[ \t\n\r]*/y
 
 export interface StrictJsonOptions {
@@ -49,17 +50,19 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
     at = WHITESPACE.lastIndex
   }
   const fail = (): never => { throw new JsonSyntaxError('syntax') }
-  const token = (pattern: RegExp): string => {
+  /** Moves past the token `pattern` matches here; returns where it started. */
+  const token = (pattern: RegExp): number => {
+    const start = at
     pattern.lastIndex = at
-    const match = pattern.exec(text)
-    if (match === null) fail()
+    if (!pattern.test(text)) fail()
     at = pattern.lastIndex
-    return (match as RegExpExecArray)[0]
+    return start
   }
   // Most strings hold no escape: sliced, not handed to JSON.parse one by one.
   const stringToken = (): string => {
-    const raw = token(STRING)
-    return raw.includes('\\') ? JSON.parse(raw) as string : raw.slice(1, -1)
+    const start = token(STRING)
+    const escaped = text.indexOf('\\', start) < at
+    return escaped ? JSON.parse(text.slice(start, at)) as string : text.slice(start + 1, at - 1)
   }
   const literal = (word: string, value: JsonValue): JsonValue => {
     if (!text.startsWith(word, at)) fail()
@@ -76,11 +79,16 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
       case 't': return literal('true', true)
       case 'f': return literal('false', false)
       case 'n': return literal('null', null)
-      default: return numberAsText ? token(NUMBER) : Number(token(NUMBER))
+      default: {
+        const number = text.slice(token(NUMBER), at)
+        return numberAsText ? number : Number(number)
+      }
     }
   }
   const object = (depth: number): JsonValue => {
-    const result = Object.create(null) as Record<string, JsonValue>
+    // An ordinary object keeps V8's fast properties (one made by Object.create(null) is a
+    // dictionary); `__proto__` is defined as an own member below instead of setting the prototype.
+    const result: Record<string, JsonValue> = {}
     at++
     skip()
     if (text[at] === '}') { at++; return result }
@@ -98,7 +106,8 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
         names.add(name)
         duplicatesOf.set(result, names)
       }
-      result[name] = member
+      if (name === '__proto__') Object.defineProperty(result, name, { value: member, enumerable: true, writable: true, configurable: true })
+      else result[name] = member
       skip()
       if (text[at] === ',') { at++; continue }
       if (text[at] === '}') { at++; return result }

@@ -13,6 +13,13 @@ t.test('values read as JSON.parse reads them', async (t) => {
   const proto = parseStrictJson('{"__proto__":{"polluted":1}}')
   t.equal(({} as Record<string, unknown>)['polluted'], undefined, 'no prototype pollution')
   if (proto.ok) t.same(readPointer(proto.value, '/__proto__/polluted'), { kind: 'found', value: 1 }, '__proto__ is an ordinary member')
+  if (proto.ok) t.equal(Object.getPrototypeOf(proto.value), Object.prototype, 'the prototype itself is untouched')
+  const plain = parseStrictJson('{"a":1}')
+  for (const inherited of ['/constructor', '/toString', '/__proto__', '/hasOwnProperty']) {
+    if (plain.ok) t.same(readPointer(plain.value, inherited), { kind: 'missing' }, `${inherited}: an inherited name is not a member`)
+  }
+  const twice = parseStrictJson('{"__proto__":1,"__proto__":2}')
+  t.same(twice, { ok: true, value: JSON.parse('{"__proto__":2}') as unknown, hasDuplicates: true }, 'a repeated __proto__ is a duplicate like any name')
 })
 
 t.test('syntax errors are reported, never thrown', async (t) => {
