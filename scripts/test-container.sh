@@ -2,7 +2,7 @@
 # Container test (`npm run test:container`): builds the image and runs it for real.
 #
 #   1. docker build (the production image and the `demo` target); the production image has no
-#      dist/fake-provider or demo and a warm compile cache; the image runs as a non-root numeric USER, has a HEALTHCHECK, exposes 8080,
+#      dist/fake-provider or demo; the image runs as a non-root numeric USER, has a HEALTHCHECK, exposes 8080,
 #      bounds V8's young generation (NODE_OPTIONS) and glibc's malloc arenas (MALLOC_ARENA_MAX)
 #   2. `docker run IMAGE check` fails clearly without configuration
 #   3. on a private docker network: the fake provider (the demo target's image) and the proxy,
@@ -160,14 +160,11 @@ docker build -t "$IMAGE" . >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.lo
 docker build --target demo -t "$DEMO_IMAGE" . >>"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "docker build --target demo failed"; }
 pass "docker build, production and demo targets ($(( $(date +%s) - build_started ))s)"
 
-begin "the production image is the bundle alone: no node_modules, no fake provider, no demo; its compile cache is warm"
+begin "the production image is the bundle alone: no node_modules, no fake provider, no demo"
 docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test ! -e node_modules && test ! -e dist/fake-provider && test ! -e dist/demo.js && ! grep -q "fake provider listening" dist/cli.mjs' ||
   fail "$IMAGE holds more than the bundle (node_modules, the fake provider or the demo) or lacks it"
-docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"NODE_COMPILE_CACHE=/app/.compile-cache"' || fail "NODE_COMPILE_CACHE is not set"
-cached=$(docker run --rm --entrypoint sh "$IMAGE" -c 'find /app/.compile-cache -type f | wc -l')
-[ "$cached" -ge 1 ] || fail "compile cache holds $cached files"
 docker run --rm --entrypoint sh "$DEMO_IMAGE" -c 'test -f dist/fake-provider/cli.js' || fail "the demo image has no fake provider"
-pass "dist/cli.mjs and its map only; $cached compile cache file(s); the demo target has the fake provider"
+pass "dist/cli.mjs and its map only; the demo target has the fake provider"
 
 begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS, MALLOC_ARENA_MAX"
 user=$(docker image inspect -f '{{.Config.User}}' "$IMAGE")

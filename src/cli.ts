@@ -4,7 +4,6 @@
  * `check`, and owns signals: SIGTERM/SIGINT drain and exit, SIGHUP re-reads credentials.
  * The only module that touches `process`.
  */
-import { enableCompileCache } from './compile-cache.js'
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { existsSync } from 'node:fs'
@@ -12,9 +11,6 @@ import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
-
-// Before the dynamic imports below, which hold most of a start's compile time.
-enableCompileCache()
 
 const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
   serve   run the proxy (default)
