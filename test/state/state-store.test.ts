@@ -164,6 +164,16 @@ t.test('memory store: a long run of hits keeps the window exact while the log co
   t.ok(admitted.length >= 4_900 && admitted.length <= 5_100, `about 100 a second over 50 s (${admitted.length})`)
 })
 
+t.test('memory store: rate windows and day totals are bounded by count, the least recently used forgotten first', async (t) => {
+  const store = createMemoryStore({ clock: new FakeClock(), maxCounterKeys: 3 })
+  for (const key of ['a', 'b', 'c', 'd']) t.equal((await store.hit(key, 1, 60_000)).admitted, true, `${key}: first hit`)
+  t.equal((await store.hit('d', 1, 60_000)).admitted, false, 'd: kept, so its limit holds')
+  t.equal((await store.hit('a', 1, 60_000)).admitted, true, 'a: the fourth key pushed it out')
+  for (const key of ['x', 'y', 'z', 'w']) t.equal(await store.reserve(key, 5n, 5n, 60_000), true, `${key}: first reservation`)
+  t.equal(await store.reserve('w', 1n, 5n, 60_000), false, 'w: kept, so its total holds')
+  t.equal(await store.reserve('x', 5n, 5n, 60_000), true, 'x: forgotten past the bound')
+})
+
 t.test('memory store: an answer past the byte bound is not kept, and its mark is dropped so a retry is forwarded', async (t) => {
   const store = createMemoryStore({ clock: new FakeClock(), maxRecordBytes: 4096 })
   const claimed = await store.claim('big', 60_000)
