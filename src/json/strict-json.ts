@@ -60,9 +60,8 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
   }
   // Most strings hold no escape: sliced, not handed to JSON.parse one by one.
   const stringToken = (): string => {
-    const start = token(STRING)
-    const escaped = text.indexOf('\\', start) < at
-    return escaped ? JSON.parse(text.slice(start, at)) as string : text.slice(start + 1, at - 1)
+    const raw = text.slice(token(STRING), at)
+    return raw.includes('\\') ? JSON.parse(raw) as string : raw.slice(1, -1)
   }
   const literal = (word: string, value: JsonValue): JsonValue => {
     if (!text.startsWith(word, at)) fail()
