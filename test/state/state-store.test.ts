@@ -57,7 +57,8 @@ for (const factory of factories) {
       t.equal(first.kind, 'claimed')
       t.same(await store.claim('k1', 60_000), { kind: 'in-flight' }, 'a second claim sees the mark')
       if (first.kind !== 'claimed') return
-      const binary = Buffer.from([0, 255, 10, 13, 128])
+      // Every byte value, and invalid UTF-8: the body is bytes, whatever the store keeps it as.
+      const binary = Buffer.from(Array.from({ length: 256 }, (_, i) => 255 - i))
       await store.finish('k1', first.owner, { ...record('fp'), body: binary }, 60_000)
       const again = await store.claim('k1', 60_000)
       t.equal(again.kind, 'recorded')
@@ -66,6 +67,9 @@ for (const factory of factories) {
       t.equal(again.record.status, 201)
       t.same(again.record.headers, { 'content-type': 'application/json', 'set-thing': ['a', 'b'] })
       t.ok(again.record.body.equals(binary), 'the body bytes survive')
+      binary.fill(0)
+      const later = await store.claim('k1', 60_000)
+      t.ok(later.kind === 'recorded' && later.record.body[0] === 255, 'a later write to the caller\'s buffer does not change the record')
     })
 
     t.test('finish and abort by another owner leave the mark alone', async (t) => {
