@@ -72,18 +72,20 @@ function entrySize (entry: Entry): number {
 
 export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   const { clock } = options
-  const perf = { now: () => clock.monotonicMs() }
+  // The clock is read on every call (ttlResolution 0): by default lru-cache keeps a reading for
+  // 1 ms of real time, so a test that moves the clock would see expiry depend on the machine's speed.
+  const timing = { perf: { now: () => clock.monotonicMs() }, ttlResolution: 0 }
   const entries = new LRUCache<string, Entry>({
     maxSize: options.maxRecordBytes ?? DEFAULT_MEMORY_RECORD_BYTES,
     sizeCalculation: entrySize,
     ttlAutopurge: false,
-    perf,
+    ...timing,
   })
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
   // Bounded by count through maxSize (each entry counts 1), not `max`: lru-cache allocates its
   // index arrays for `max` entries up front, which cost 28 ms of every start and about 4 MiB of
   // idle memory for two caches most deployments barely use.
-  const counted = { maxSize: maxCounterKeys, sizeCalculation: () => 1, perf }
+  const counted = { maxSize: maxCounterKeys, sizeCalculation: () => 1, ...timing }
   const windows = new LRUCache<string, SlidingLog>(counted)
   const totals = new LRUCache<string, { total: bigint }>(counted)
 
