@@ -147,6 +147,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     dispatcher: outbound.upstream,
     bodyLimitBytes: config.bodyLimitBytes,
     observer: upstreamObserver,
+    referencePointer: config.idempotency.keyPointer,
     tap: config.idempotency.enabled
       ? createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer: idempotencyObserver })
       : undefined,

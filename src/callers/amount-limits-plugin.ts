@@ -50,8 +50,7 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
     const caller = request.callerSpec
     const target = request.target
     if (caller === null || target === null || caller.amountLimits.length === 0 || !BODY_METHODS.has(request.method)) return
-    const encoding = request.headers['content-encoding']
-    const verdict = judgeAmounts(caller.amountLimits, { path: target.path, body: request.body, contentEncoding: Array.isArray(encoding) ? encoding.join(',') : encoding })
+    const verdict = judgeAmounts(caller.amountLimits, { path: target.path, body: request.body, contentEncoding: request.headers['content-encoding'] })
     if (verdict.kind === 'unreadable') throw refuse(request, caller.id, new AmountUnreadableError(verdict.reason))
     if (verdict.kind === 'exceeded') throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: ${verdict.reason}`))
     const now = clock.wallMs()

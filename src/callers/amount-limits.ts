@@ -7,6 +7,7 @@
  * "0.1" + "0.2" is exactly "0.3". An amount with more decimals than that is rounded up and a limit
  * rounded down: the rounding can only refuse, never let more through.
  */
+import { isContentEncoded } from '../json/reference.js'
 import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
 import type { AmountLimit } from './callers-file.js'
 
@@ -52,14 +53,13 @@ export interface AmountFacts {
   path: string
   body: unknown
   /** Content-Encoding as sent; a compressed body is not read. */
-  contentEncoding: string | undefined
+  contentEncoding: string | string[] | undefined
 }
 
 export function judgeAmounts (limits: readonly AmountLimit[], facts: AmountFacts): AmountVerdict {
   const applicable = limits.map((limit, entry) => ({ limit, entry })).filter(({ limit }) => limit.paths === null || limit.paths(facts.path))
   if (applicable.length === 0) return { kind: 'within', reservations: [] }
-  const encoding = facts.contentEncoding?.trim().toLowerCase()
-  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') return { kind: 'unreadable', reason: 'the body is compressed' }
+  if (isContentEncoded(facts.contentEncoding)) return { kind: 'unreadable', reason: 'the body is compressed' }
   if (!Buffer.isBuffer(facts.body)) return { kind: 'unreadable', reason: 'no body' }
   // Numbers as their source text: `1e400` or `-5` must stay visible, not become Infinity or a float.
   const parsed = parseStrictJsonBytes(facts.body, { numbers: 'text' })

@@ -15,7 +15,7 @@ import { Counter, type Registry } from 'prom-client'
 import {
   CallerNotPermittedError, CallerRateLimitedError, CallerUnauthenticatedError, ExternalReferenceRequiredError, type ProxyError,
 } from '../errors.js'
-import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
+import { readReference } from '../json/reference.js'
 import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
 import { BODY_METHODS } from './amount-limits.js'
@@ -99,10 +99,7 @@ export const callersPlugin = fp(async function callersPlugin (app: FastifyInstan
   app.addHook('preHandler', async (request) => {
     const caller = request.callerSpec
     if (caller === null || !caller.requireExternalReference || !BODY_METHODS.has(request.method)) return
-    const body = request.body
-    const parsed = Buffer.isBuffer(body) ? parseStrictJsonBytes(body) : null
-    const read = parsed?.ok === true ? readPointer(parsed.value, options.keyPointer) : null
-    if (read?.kind === 'found' && typeof read.value === 'string' && read.value !== '') return
+    if (readReference(request.body, request.headers['content-encoding'], options.keyPointer).kind === 'found') return
     throw refuse(request, caller.id, new ExternalReferenceRequiredError(`Caller ${caller.id} must send a non-empty string reference at ${options.keyPointer}`))
   })
 }, { name: 'callers' })

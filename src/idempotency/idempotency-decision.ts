@@ -5,7 +5,8 @@
  */
 import { hash } from 'node:crypto'
 import { ExternalReferenceRequiredError } from '../errors.js'
-import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
+import { readReference } from '../json/reference.js'
+import { parseStrictJsonBytes } from '../json/strict-json.js'
 import { fingerprintOf } from './fingerprint.js'
 
 /** The methods whose requests carry a transaction and are keyed by its reference (SPEC §8). */
@@ -31,19 +32,17 @@ export type IdempotencyDecision =
 const SKIP: IdempotencyDecision = { kind: 'skip' }
 
 export function decideIdempotency (facts: RequestFacts): IdempotencyDecision {
-  if (!KEYED_METHODS.has(facts.method) || !Buffer.isBuffer(facts.body) || isEncoded(facts.contentEncoding)) return SKIP
-  const parsed = parseStrictJsonBytes(facts.body)
-  if (!parsed.ok) return SKIP
-  const reference = readPointer(parsed.value, facts.keyPointer)
-  if (reference.kind === 'ambiguous') {
+  if (!KEYED_METHODS.has(facts.method)) return SKIP
+  const read = readReference(facts.body, facts.contentEncoding, facts.keyPointer)
+  if (read.kind === 'none') return SKIP
+  if (read.kind === 'ambiguous') {
     return { kind: 'refuse', error: new ExternalReferenceRequiredError('The body repeats a member name on the way to the idempotency reference (PROXY_IDEMPOTENCY_KEY_POINTER): send it once') }
   }
-  if (reference.kind === 'missing' || typeof reference.value !== 'string' || reference.value === '') return SKIP
-  return {
-    kind: 'check',
-    key: recordKey(facts, reference.value),
-    fingerprint: fingerprintOf(parsed.hasDuplicates ? null : parsed.value, facts.body),
-  }
+  // Found, so the body is a Buffer of JSON, already parsed (parseStrictJsonBytes reads it once).
+  const body = facts.body as Buffer
+  const parsed = parseStrictJsonBytes(body)
+  const value = parsed.ok && !parsed.hasDuplicates ? parsed.value : null
+  return { kind: 'check', key: recordKey(facts, read.reference), fingerprint: fingerprintOf(value, body) }
 }
 
 /** Hashed, so a long reference never makes a long key and the store holds nothing a caller sent. */
@@ -51,11 +50,6 @@ export function recordKey (facts: Pick<RequestFacts, 'callerId' | 'environment' 
   return hash('sha256', JSON.stringify([facts.callerId, facts.environment, facts.iface, facts.method, facts.path, reference]))
 }
 
-function isEncoded (value: string | string[] | undefined): boolean {
-  if (value === undefined) return false
-  const codings = (Array.isArray(value) ? value.join(',') : value).split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '')
-  return codings.some((c) => c !== 'identity')
-}
 
 /** SPEC §8: definitive answers are 2xx and 4xx other than 401, 408, 409, 425, 429. */
 export function isRecordable (status: number): boolean {

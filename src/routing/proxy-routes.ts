@@ -31,6 +31,8 @@ export interface ProxyRoutesOptions {
   dispatcher: Dispatcher
   bodyLimitBytes: number
   observer: UpstreamResponseObserver
+  /** Where a POST/PATCH body carries its reference: such a request may be retried after a 401 (SPEC §5). */
+  referencePointer: string
   /** The idempotency layer's recorder (SPEC §8), when it is on. */
   tap?: UpstreamResponseTap
 }
@@ -102,7 +104,7 @@ function parseBodies (scope: FastifyInstance, bodyLimitBytes: number): void {
 
 /** The token lookup, the reply-from options built once for the route, and the http-proxy registration. */
 function forwardRequests (scope: FastifyInstance, route: RouteSpec, upstream: NonNullable<RouteSpec['upstream']>, source: TokenSource, config: ProxyRouteConfig, options: ProxyRoutesOptions): void {
-  const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward, tap: options.tap })
+  const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward, referencePointer: options.referencePointer, tap: options.tap })
 
   // Built once per route: a request only adds its held body, if any.
   const fromOptions = {

@@ -10,6 +10,7 @@
 import { Transform, type TransformCallback } from 'node:stream'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BodyTooLargeError } from '../errors.js'
+import { readReference } from '../json/reference.js'
 
 /** Methods whose request may be repeated after a 401 (RFC 9110 §9.2.2 idempotent methods). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
@@ -43,7 +44,7 @@ export function declaredLength (req: IncomingMessage): number | null {
 /**
  * Whether a body of this request is held for a possible retry: when its method may be retried, it
  * has a type, and its size is declared or it is JSON, the only kind that can carry
- * `externalReference` (SPEC §5), chunked or not. An untyped body always streams: reply-from would
+ * a reference (SPEC §5), chunked or not. An untyped body always streams: reply-from would
  * JSON-encode a held body sent without a content type. A chunked upload of another type streams.
  */
 export function shouldHoldBody (req: IncomingMessage): boolean {
@@ -98,18 +99,12 @@ export function limitStream (payload: NodeJS.ReadableStream, limit: number): Tra
 
 /**
  * SPEC §5: a 401 is retried for GET, HEAD, OPTIONS, PUT, DELETE, and for POST/PATCH only when
- * the held JSON body carries `externalReference`, the provider's idempotency key: the provider
- * then recognises a duplicate instead of paying twice.
+ * the held JSON body carries a reference (a non-empty string at `referencePointer`), the provider's
+ * idempotency key: the provider then recognises a duplicate instead of paying twice.
  */
-export function isRetrySafe (method: string, body: ProxiedBody | null): boolean {
+export function isRetrySafe (method: string, body: ProxiedBody | null, contentEncoding: string | string[] | undefined, referencePointer: string): boolean {
   if (body !== null && !Buffer.isBuffer(body)) return false
   if (IDEMPOTENT.has(method)) return true
   if (!KEYED.has(method) || body === null) return false
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'))
-    const key = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>)['externalReference'] : undefined
-    return (typeof key === 'string' && key !== '') || typeof key === 'number'
-  } catch {
-    return false
-  }
+  return readReference(body, contentEncoding, referencePointer).kind === 'found'
 }

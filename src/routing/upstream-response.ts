@@ -58,11 +58,13 @@ export interface UpstreamResponseHandlerOptions {
   source: TokenSource
   observer: UpstreamResponseObserver
   forward: (request: FastifyRequest, reply: FastifyReply) => void
+  /** Where a POST/PATCH body carries its reference (SPEC §5, PROXY_IDEMPOTENCY_KEY_POINTER). */
+  referencePointer: string
   tap?: UpstreamResponseTap
 }
 
 export function createUpstreamResponseHandler (options: UpstreamResponseHandlerOptions) {
-  const { route, source, observer, forward } = options
+  const { route, source, observer, forward, referencePointer } = options
   const tap = options.tap ?? noTap
 
   return function onResponse (request: FastifyRequest, reply: FastifyReply, res: RawResponse): void {
@@ -106,7 +108,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
   }
 
   function handleUnauthorized (request: FastifyRequest, reply: FastifyReply, res: RawResponse, ctx: ProxyContext): void {
-    const retry = ctx.attempt === 0 && isRetrySafe(request.method, ctx.body)
+    const retry = ctx.attempt === 0 && isRetrySafe(request.method, ctx.body, request.headers['content-encoding'], referencePointer)
     const replacement = source.replaceRejected(ctx.token)
     if (!retry) {
       request.log.warn({ retried: false }, 'upstream answered 401; token replaced for the next request')

@@ -61,11 +61,30 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
   // One error line per outage, not per request or per reconnect attempt.
   let down = false
   let closing = false
+  // A hung server keeps its connection (ioredis stays 'ready') while every command times out: the
+  // outage ends with the first answer, so one is asked for every second rather than waiting for a
+  // request, and readiness does not report a stall as over until the server answers again.
+  let probe: NodeJS.Timeout | null = null
+  const stopProbe = (): void => {
+    if (probe !== null) clearInterval(probe)
+    probe = null
+  }
+  const probeWhileDown = (): void => {
+    if (probe !== null) return
+    let asking = false
+    probe = setInterval(() => {
+      if (!down || closing) { stopProbe(); return }
+      if (asking || client.status !== 'ready') return
+      asking = true
+      client.ping().then(markUp, () => {}).finally(() => { asking = false })
+    }, REDIS_RECONNECT_MAX_MS).unref()
+  }
   const markDown = (reason: string): void => {
     observer.up('redis', false)
     if (down || closing) return
     down = true
     log.error({ reason }, 'state store unavailable')
+    probeWhileDown()
   }
   observer.up('redis', false)
   // ioredis messages can carry the address or URL: only the error's code reaches the log.
@@ -75,6 +94,7 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     observer.up('redis', true)
     if (down) log.info('state store recovered')
     down = false
+    stopProbe()
   }
   client.on('ready', markUp)
   // A failed first connection is reported by the 'error' listener and retried by retryStrategy.
@@ -130,12 +150,13 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     async release (key, amount) {
       await run('release', () => scripts.papRelease(`d:${key}`, amount.toString()))
     },
-    status: () => ({ kind: 'redis', ready: client.status === 'ready' }),
+    status: () => ({ kind: 'redis', ready: client.status === 'ready' && !down }),
     async ping () {
       await run('ping', () => client.ping())
     },
     async close () {
       closing = true
+      stopProbe()
       client.disconnect()
     },
   }

@@ -5,9 +5,9 @@ import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/ha
 import { SANDBOX_ONLY, bearerOf, send, startTimed } from '../tokens/token-kit.js'
 import { deferred } from '../helpers/deferred.js'
 
-async function ready (t: Test): Promise<{ provider: Awaited<ReturnType<typeof startProvider>>, proxy: Awaited<ReturnType<typeof startProxy>> }> {
+async function ready (t: Test, env: Record<string, string> = {}): Promise<{ provider: Awaited<ReturnType<typeof startProvider>>, proxy: Awaited<ReturnType<typeof startProxy>> }> {
   const provider = await startProvider(t)
-  const proxy = await startProxy(t, providerEnv(provider, SANDBOX_ONLY))
+  const proxy = await startProxy(t, { ...providerEnv(provider, SANDBOX_ONLY), ...env })
   await waitReady(proxy)
   return { provider, proxy }
 }
@@ -53,6 +53,33 @@ t.test('a POST without externalReference gets the 401 back; the next request use
   t.equal((await send(proxy, '/sandbox/fiat/v1/payouts')).status, 200)
   t.equal(provider.upstreamRequests.at(-1)?.tokenValid, true, 'the next request carries the new token')
   t.equal(provider.tokenRequests.length, 2, 'the token was replaced once')
+})
+
+// SPEC §5: only a non-empty string at PROXY_IDEMPOTENCY_KEY_POINTER makes a POST or PATCH safe to send twice.
+const NOT_RETRIED: Array<[string, Record<string, string>, RequestInit]> = [
+  ['a number as externalReference', {}, { method: 'POST', headers: JSON_HEADERS, body: '{"externalReference":42,"amount":1}' }],
+  ['an empty externalReference', {}, { method: 'PATCH', headers: JSON_HEADERS, body: '{"externalReference":""}' }],
+  ['externalReference sent twice', {}, { method: 'POST', headers: JSON_HEADERS, body: '{"externalReference":"a","externalReference":"b"}' }],
+  ['a gzip-encoded body', {}, { method: 'POST', headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' }, body: '{"externalReference":"ord-45"}' }],
+  ['externalReference where the pointer names /meta/ref', { PROXY_IDEMPOTENCY_KEY_POINTER: '/meta/ref' }, { method: 'POST', headers: JSON_HEADERS, body: '{"externalReference":"ord-46"}' }],
+]
+
+for (const [name, env, init] of NOT_RETRIED) {
+  t.test(`a POST or PATCH with ${name} is not retried after a 401`, async (t) => {
+    const { provider, proxy } = await ready(t, { PROXY_IDEMPOTENCY: 'off', ...env })
+    provider.revokeAllTokens()
+    const res = await send(proxy, '/sandbox/fiat/v1/payouts', init)
+    t.equal(res.status, 401, "the provider's 401 is passed back")
+    t.equal(provider.upstreamRequests.length, 1, 'sent once')
+  })
+}
+
+t.test('a POST with its reference at the configured pointer is retried after a 401', async (t) => {
+  const { provider, proxy } = await ready(t, { PROXY_IDEMPOTENCY_KEY_POINTER: '/meta/ref' })
+  provider.revokeAllTokens()
+  const res = await send(proxy, '/sandbox/fiat/v1/payouts', { method: 'POST', headers: JSON_HEADERS, body: '{"meta":{"ref":"ord-47"},"amount":1}' })
+  t.equal(res.status, 200, 'the client sees the retried answer')
+  t.equal(provider.upstreamRequests.length, 2, 'two upstream attempts')
 })
 
 t.test('a token revoked again seconds later is replaced again (once per token, not once per interval)', async (t) => {

@@ -220,8 +220,9 @@ t.test('redis store: a command that hangs fails within about a second', async (t
   const started = Date.now()
   await t.rejects(store.claim('slow', 60_000), StateUnavailableError)
   t.ok(Date.now() - started < 2000, 'refused within 2 s')
+  t.equal(store.status().ready, false, 'the connection is up, but a store that does not answer is not ready')
   await blocked
-  await eventually(() => store.status().ready)
+  await eventually(() => store.status().ready, { what: 'the store to see the server answer again, with no request to ask' })
   t.equal((await store.claim('after-stall', 60_000)).kind, 'claimed', 'answers again once the server does')
   t.equal(logs.find('state store unavailable').length, 1)
   t.equal(logs.find('state store recovered').length, 1, 'the stall ended with the first answer')

@@ -1,0 +1,79 @@
+/**
+ * Carries out `amountLimits` (SPEC §7) as its own preHandler, registered after idempotency so a
+ * replay, 409 or 422 is answered first and costs no amount. Day totals are reserved in the state
+ * store when the request goes on (concurrent requests can never overshoot: `reserve` is atomic)
+ * and given back when the answer shows no transaction happened: the provider answered 4xx, or the
+ * proxy itself refused before forwarding. Any other answer, or none, keeps the amount counted.
+ */
+import fp from 'fastify-plugin';
+import { AmountLimitExceededError, AmountUnreadableError } from '../errors.js';
+import { BODY_METHODS, judgeAmounts } from './amount-limits.js';
+const DAY_MS = 86_400_000;
+/** The proxy's own refusals that happen before anything is forwarded. */
+const NOT_FORWARDED = new Set(['TOKEN_UNAVAILABLE', 'SHUTTING_DOWN', 'ENVIRONMENT_NOT_CONFIGURED', 'STATE_UNAVAILABLE']);
+export const amountLimitsPlugin = fp(async function amountLimitsPlugin(app, options) {
+    const { store, clock, refusals } = options;
+    app.decorateRequest('amountReservations', null);
+    function refuse(request, callerId, error) {
+        refusals.inc({ caller: callerId, code: error.code });
+        request.log.warn({ callerId, code: error.code }, 'caller refused');
+        return error;
+    }
+    async function giveBack(reserved) {
+        for (const r of reserved)
+            await store.release(r.key, r.units);
+    }
+    app.addHook('preHandler', async (request) => {
+        const caller = request.callerSpec;
+        const target = request.target;
+        if (caller === null || target === null || caller.amountLimits.length === 0 || !BODY_METHODS.has(request.method))
+            return;
+        const encoding = request.headers['content-encoding'];
+        const verdict = judgeAmounts(caller.amountLimits, { path: target.path, body: request.body, contentEncoding: Array.isArray(encoding) ? encoding.join(',') : encoding });
+        if (verdict.kind === 'unreadable')
+            throw refuse(request, caller.id, new AmountUnreadableError(verdict.reason));
+        if (verdict.kind === 'exceeded')
+            throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: ${verdict.reason}`));
+        const now = clock.wallMs();
+        const day = Math.floor(now / DAY_MS);
+        // The total lives until the UTC day ends (and an hour more, for clock skew between replicas).
+        const ttlMs = (day + 1) * DAY_MS - now + 3_600_000;
+        const reserved = [];
+        for (const r of verdict.reservations) {
+            const key = `day:${caller.id}:${r.entry}:${r.currency}:${day}`;
+            let ok;
+            try {
+                ok = await store.reserve(key, r.units, r.perDay, ttlMs);
+            }
+            catch (err) {
+                await giveBack(reserved).catch(() => undefined);
+                throw err;
+            }
+            if (!ok) {
+                await giveBack(reserved);
+                throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: the day's total would be over the per-day limit`));
+            }
+            reserved.push({ key, units: r.units });
+        }
+        if (reserved.length > 0)
+            request.amountReservations = reserved;
+    });
+    app.addHook('onResponse', async (request, reply) => {
+        const reserved = request.amountReservations;
+        if (reserved === null)
+            return;
+        const status = reply.statusCode;
+        const code = reply.getHeader('x-proxy-error');
+        const noTransaction = (status >= 400 && status < 500) || (typeof code === 'string' && NOT_FORWARDED.has(code));
+        if (!noTransaction)
+            return;
+        try {
+            await giveBack(reserved);
+        }
+        catch (err) {
+            // The amount stays counted: the safe direction for a limit.
+            request.log.warn({ callerId: request.caller?.id, err }, 'day total could not be given back');
+        }
+    });
+}, { name: 'amount-limits', dependencies: ['callers'] });
+//# sourceMappingURL=amount-limits-plugin.js.map

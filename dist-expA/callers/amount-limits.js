@@ -1,0 +1,73 @@
+/**
+ * The `amountLimits` decision (SPEC §7) as a pure function over a held body: which amounts a
+ * request carries, whether they can be read unambiguously, and whether they fit the per-request
+ * limits. Day totals need the store, so the verdict lists what to reserve; the plugin does that.
+ *
+ * Amounts are compared as integers of AMOUNT_SCALE decimal places (BigInt), never as floats, so
+ * "0.1" + "0.2" is exactly "0.3". An amount with more decimals than that is rounded up and a limit
+ * rounded down: the rounding can only refuse, never let more through.
+ */
+import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js';
+/** The methods whose bodies a caller's reference and amount rules read (SPEC §7). */
+export const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+export const AMOUNT_SCALE = 8;
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+/** The store's bound for totals (state-store.ts). */
+const MAX_UNITS = 2n ** 63n - 1n;
+/** Plain decimal text to units of 10^-AMOUNT_SCALE; null when not a plain decimal. */
+export function toUnits(text, round) {
+    const match = PLAIN_DECIMAL.exec(text);
+    if (match === null)
+        return null;
+    const whole = match[1] ?? '0';
+    const fraction = match[2] ?? '';
+    const kept = fraction.slice(0, AMOUNT_SCALE).padEnd(AMOUNT_SCALE, '0');
+    const dropped = fraction.slice(AMOUNT_SCALE);
+    let units = BigInt(whole + kept);
+    if (round === 'up' && /[1-9]/.test(dropped))
+        units += 1n;
+    return units;
+}
+export function limitUnits(text) {
+    const units = toUnits(text, 'down') ?? 0n;
+    return units > MAX_UNITS ? MAX_UNITS : units;
+}
+export function judgeAmounts(limits, facts) {
+    const applicable = limits.map((limit, entry) => ({ limit, entry })).filter(({ limit }) => limit.paths === null || limit.paths(facts.path));
+    if (applicable.length === 0)
+        return { kind: 'within', reservations: [] };
+    const encoding = facts.contentEncoding?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity')
+        return { kind: 'unreadable', reason: 'the body is compressed' };
+    if (!Buffer.isBuffer(facts.body))
+        return { kind: 'unreadable', reason: 'no body' };
+    // Numbers as their source text: `1e400` or `-5` must stay visible, not become Infinity or a float.
+    const parsed = parseStrictJsonBytes(facts.body, { numbers: 'text' });
+    if (!parsed.ok)
+        return { kind: 'unreadable', reason: 'the body is not JSON' };
+    const reservations = [];
+    for (const { limit, entry } of applicable) {
+        const amountRead = readPointer(parsed.value, limit.amount);
+        const currencyRead = readPointer(parsed.value, limit.currency);
+        if (amountRead.kind === 'ambiguous' || currencyRead.kind === 'ambiguous')
+            return { kind: 'unreadable', reason: 'a member name is repeated on the way to the amount or currency' };
+        if (amountRead.kind !== 'found' || typeof amountRead.value !== 'string')
+            return { kind: 'unreadable', reason: 'no amount' };
+        if (currencyRead.kind !== 'found' || typeof currencyRead.value !== 'string' || currencyRead.value === '')
+            return { kind: 'unreadable', reason: 'no currency' };
+        const units = toUnits(amountRead.value, 'up');
+        if (units === null)
+            return { kind: 'unreadable', reason: 'the amount is not a plain decimal' };
+        const currency = currencyRead.value;
+        const perRequest = limit.perRequest.get(currency);
+        const perDay = limit.perDay.get(currency);
+        if (perRequest === undefined && perDay === undefined)
+            return { kind: 'exceeded', reason: 'the currency is not listed in this caller\'s limits' };
+        if (perRequest !== undefined && units > limitUnits(perRequest))
+            return { kind: 'exceeded', reason: 'the amount is over the per-request limit' };
+        if (perDay !== undefined)
+            reservations.push({ entry, currency, units, perDay: limitUnits(perDay) });
+    }
+    return { kind: 'within', reservations };
+}
+//# sourceMappingURL=amount-limits.js.map

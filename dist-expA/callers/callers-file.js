@@ -1,0 +1,158 @@
+/**
+ * The callers file (SPEC §7): read once through one file descriptor, parsed as JSON or YAML,
+ * checked against its schema (callers-schema.ts), then against what a schema cannot say, into typed
+ * callers. Every problem is reported with its field path in the SPEC's form
+ * (`callers[1].allow[0].methods[0]: ...`): all shape problems at once, then, once the shape is
+ * right, all the others. A file with any problem yields no callers at all (start stops, reload keeps
+ * the old ones).
+ */
+import { BlockList } from 'node:net';
+import { openSync, fstatSync, readSync, closeSync } from 'node:fs';
+import { extname } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { parseCidr } from '../config/network-lists.js';
+import { checkCallersSchema, ENVIRONMENT_NAMES, INTERFACE_NAMES, METHODS } from './callers-schema.js';
+import { compilePathRule } from './path-rules.js';
+/** A callers file of 1,000 callers with 10 rules each is well below this. */
+export const MAX_CALLERS_FILE_BYTES = 4 * 1024 * 1024;
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+/** Reads the file through one descriptor, so a symlink swapped mid-read cannot mix two files. */
+export function readCallersFile(file) {
+    let text;
+    let fd = null;
+    try {
+        fd = openSync(file, 'r');
+        const size = fstatSync(fd).size;
+        if (size > MAX_CALLERS_FILE_BYTES)
+            return { ok: false, problems: [`${file}: larger than ${MAX_CALLERS_FILE_BYTES} bytes`] };
+        const bytes = Buffer.alloc(size);
+        let read = 0;
+        while (read < size) {
+            const n = readSync(fd, bytes, read, size - read, read);
+            if (n === 0)
+                break;
+            read += n;
+        }
+        text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, read));
+    }
+    catch (error) {
+        const reason = error instanceof TypeError ? 'not valid UTF-8' : 'cannot be read';
+        return { ok: false, problems: [`${file}: ${reason}`] };
+    }
+    finally {
+        if (fd !== null)
+            closeSync(fd);
+    }
+    const load = parseCallersText(text, extname(file).toLowerCase());
+    return load.ok ? load : { ok: false, problems: load.problems.map((p) => `${file}: ${p}`) };
+}
+export function parseCallersText(text, extension) {
+    let document;
+    try {
+        if (extension === '.json')
+            document = JSON.parse(text);
+        else if (extension === '.yaml' || extension === '.yml')
+            document = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true });
+        else
+            return { ok: false, problems: ['the file name must end in .json, .yaml or .yml'] };
+    }
+    catch {
+        return { ok: false, problems: [`not valid ${extension === '.json' ? 'JSON' : 'YAML'}`] };
+    }
+    return validateCallers(document);
+}
+export function validateCallers(document) {
+    const shape = checkCallersSchema(document);
+    if (!shape.ok)
+        return shape;
+    const problems = [];
+    const report = (path, message) => { problems.push(`${path}: ${message}`); };
+    const ids = new Set();
+    const callers = shape.document.callers.map((entry, index) => {
+        const at = `callers[${index}]`;
+        if (ids.has(entry.id))
+            report(`${at}.id`, `"${entry.id}" is not unique`);
+        ids.add(entry.id);
+        if (entry.keySha256 === undefined && entry.sources === undefined)
+            report(at, 'needs keySha256, sources or both');
+        return callerSpec(entry, at, report);
+    });
+    checkKeylessOverlap(callers, report);
+    return problems.length > 0 ? { ok: false, problems } : { ok: true, callers };
+}
+function callerSpec(entry, at, report) {
+    let sources = null;
+    if (entry.sources !== undefined) {
+        sources = [];
+        for (const [i, text] of entry.sources.entries()) {
+            const cidr = parseCidr(text.trim());
+            if (cidr === null)
+                report(`${at}.sources[${i}]`, 'must be an IP address or CIDR');
+            else
+                sources.push(cidr);
+        }
+    }
+    return {
+        id: entry.id,
+        keySha256: entry.keySha256?.toLowerCase() ?? null,
+        sources,
+        allow: entry.allow.map(allowRule),
+        rateLimit: entry.rateLimit ?? null,
+        requireExternalReference: entry.requireExternalReference ?? false,
+        amountLimits: (entry.amountLimits ?? []).map((limit, i) => amountLimit(limit, `${at}.amountLimits[${i}]`, report)),
+    };
+}
+/** An absent list allows every value; an absent `paths` every path. */
+function allowRule(rule) {
+    return {
+        environments: new Set(rule.environments ?? ENVIRONMENT_NAMES),
+        interfaces: new Set(rule.interfaces ?? INTERFACE_NAMES),
+        methods: new Set(rule.methods ?? METHODS),
+        paths: rule.paths === undefined ? null : compilePathRule(rule.paths),
+    };
+}
+function amountLimit(limit, at, report) {
+    return {
+        paths: limit.paths === undefined ? null : compilePathRule(limit.paths),
+        amount: limit.amount,
+        currency: limit.currency,
+        perRequest: decimalMap(limit.perRequest, `${at}.perRequest`, report),
+        perDay: decimalMap(limit.perDay, `${at}.perDay`, report),
+    };
+}
+/** Amounts as plain decimal text: a number is taken as JavaScript prints it, so 1e21 is refused. */
+function decimalMap(amounts, at, report) {
+    const map = new Map();
+    for (const [currency, amount] of Object.entries(amounts ?? {})) {
+        const text = typeof amount === 'number' ? String(amount) : amount;
+        if (!PLAIN_DECIMAL.test(text))
+            report(`${at}.${currency}`, 'must be a plain decimal (a number or a string like "500.00")');
+        else
+            map.set(currency, text);
+    }
+    return map;
+}
+function checkKeylessOverlap(callers, report) {
+    const keyless = callers.map((c, i) => ({ c, i })).filter(({ c }) => c.keySha256 === null && c.sources !== null);
+    for (let a = 0; a < keyless.length; a++) {
+        for (let b = a + 1; b < keyless.length; b++) {
+            const x = keyless[a];
+            const y = keyless[b];
+            if (x === undefined || y === undefined)
+                continue;
+            const overlap = (x.c.sources ?? []).some((s) => (y.c.sources ?? []).some((r) => cidrsOverlap(s, r)));
+            if (overlap)
+                report(`callers[${y.i}].sources`, `overlaps the sources of key-less caller callers[${x.i}]`);
+        }
+    }
+}
+/** Two CIDRs overlap when the shorter prefix contains the other's network address. */
+function cidrsOverlap(a, b) {
+    if (a.family !== b.family)
+        return false;
+    const [wide, narrow] = a.prefix <= b.prefix ? [a, b] : [b, a];
+    const list = new BlockList();
+    list.addSubnet(wide.address, wide.prefix, wide.family);
+    return list.check(narrow.address, narrow.family);
+}
+//# sourceMappingURL=callers-file.js.map

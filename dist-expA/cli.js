@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+/**
+ * The process: reads configuration from the environment (and `.env`), runs the proxy or
+ * `check`, and owns signals: SIGTERM/SIGINT drain and exit, SIGHUP re-reads credentials.
+ * The only module that touches `process`.
+ */
+import closeWithGrace from 'close-with-grace';
+import pino from 'pino';
+import { existsSync } from 'node:fs';
+import { ConfigError, loadConfig } from './config/load-config.js';
+import { boundedDestination, createLogger } from './logger.js';
+import { watchSecretFiles } from './ops/credential-rotation.js';
+const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
+  serve   run the proxy (default)
+  caller-key  print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
+  check   validate configuration, fetch a token per environment and the egress IP; exit 0 when all is well
+Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`;
+function load() {
+    return loadConfig(process.env, existsSync('.env') ? { dotenvPath: '.env' } : {});
+}
+function loadOrExit() {
+    try {
+        return load();
+    }
+    catch (err) {
+        return exitOnConfigError(err);
+    }
+}
+function exitOnConfigError(err) {
+    if (err instanceof ConfigError) {
+        process.stderr.write(`payments-auth-proxy: invalid configuration (nothing was started)\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
+        process.exit(1);
+    }
+    throw err;
+}
+const DROP_NOTICE_INTERVAL_MS = 60_000;
+let lastDropNoticeMs = -Infinity;
+/** On stderr, which a log pipeline that stopped reading stdout may still show; once a minute. */
+function noticeDroppedLines(bytes) {
+    const now = Date.now();
+    if (now - lastDropNoticeMs < DROP_NOTICE_INTERVAL_MS)
+        return;
+    lastDropNoticeMs = now;
+    process.stderr.write(`payments-auth-proxy: stdout is not being read; dropping log lines (${bytes} bytes just now)\n`);
+}
+async function serve() {
+    const { config, warnings } = loadOrExit();
+    const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines));
+    for (const warning of warnings)
+        log.warn({ warning }, 'configuration warning');
+    // Each command imports its own code: `check` never loads the server, serving never loads check.
+    const { buildServer } = await import('./server.js');
+    const { app, sources, rotation, callers } = await buildServer(config, { logger: log }).catch(exitOnConfigError);
+    let current = config;
+    // One rotation at a time, each on the configuration the previous one left in force.
+    let rotating = Promise.resolve();
+    const reload = (trigger) => {
+        rotating = rotating.then(async () => {
+            log.info({ trigger }, 'reloading credentials');
+            current = await rotation.rotate(current, load);
+        }).catch((err) => { log.error({ err }, 'credential reload failed'); });
+    };
+    process.on('SIGHUP', () => { reload('SIGHUP'); });
+    process.on('SIGHUP', () => { callers?.reload('SIGHUP'); });
+    const stopWatchingCallers = callers?.watch();
+    const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed'); });
+    const graceMs = config.shutdownGraceS * 1000;
+    closeWithGrace({ delay: graceMs + 2_000, skip: ['SIGHUP'], logger: { error: (m) => log.error({ detail: String(m) }, 'shutdown') } }, async ({ signal, err }) => {
+        if (err !== undefined)
+            log.error({ err }, 'fatal error; shutting down');
+        log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests');
+        stopWatching();
+        stopWatchingCallers?.();
+        // In-flight requests get the grace period; whatever is still open after it is cut.
+        const cut = setTimeout(() => { app.server.closeAllConnections(); }, graceMs);
+        await app.close();
+        clearTimeout(cut);
+        log.info('stopped');
+    });
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+    log.info({ environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }, 'payments-auth-proxy ready to accept requests');
+}
+async function check() {
+    const { config, warnings } = loadOrExit();
+    // stdout is the report; log lines (warn and up, or all at LOG_LEVEL=debug/trace) go to stderr.
+    const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }));
+    for (const warning of warnings)
+        process.stdout.write(`warn  ${warning}\n`);
+    const { runCheck } = await import('./check.js');
+    const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log);
+    process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n');
+    process.exitCode = ok ? 0 : 1;
+}
+const command = process.argv[2] ?? 'serve';
+if (command === 'serve')
+    await serve();
+else if (command === 'check')
+    await check();
+else if (command === 'caller-key')
+    process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport());
+else if (command === '--help' || command === '-h' || command === 'help')
+    process.stdout.write(`${USAGE}\n`);
+else {
+    process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
+    process.exitCode = 2;
+}
+//# sourceMappingURL=cli.js.map

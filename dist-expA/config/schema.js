@@ -1,0 +1,79 @@
+/**
+ * The environment variables the proxy reads, as one TypeBox schema: env-schema validates and
+ * coerces against it, and the raw settings type is derived from it, never written twice.
+ * Defaults are exported with their unit in the name so docs, tests and code share one number.
+ */
+import { Type } from '@sinclair/typebox';
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_REFRESH_MARGIN_S = 300;
+export const DEFAULT_TOKEN_TIMEOUT_S = 5;
+export const DEFAULT_TOKEN_MAX_LIFETIME_S = 24 * 60 * 60;
+export const DEFAULT_TOKEN_RETRY_MIN_S = 1;
+export const DEFAULT_TOKEN_RETRY_MAX_S = 60;
+export const DEFAULT_UPSTREAM_TIMEOUT_S = 30;
+export const DEFAULT_UPSTREAM_CONNECTIONS = 64;
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+export const DEFAULT_SHUTDOWN_GRACE_S = 10;
+export const DEFAULT_EGRESS_IP_URL = 'https://api.ipify.org';
+export const DEFAULT_EGRESS_IP_INTERVAL_S = 300;
+export const DEFAULT_ALLOWED_CLIENTS = '127.0.0.0/8,::1/128';
+export const DEFAULT_IDEMPOTENCY_KEY_POINTER = '/externalReference';
+export const DEFAULT_IDEMPOTENCY_TTL_S = 86400;
+export const DEFAULT_REDIS_KEY_PREFIX = 'pap:';
+/** The secrets that may also come from a file named by `<NAME>_FILE`. */
+export const SECRET_VARIABLES = [
+    'PAYMENTS_PRODUCTION_API_KEY',
+    'PAYMENTS_PRODUCTION_PUBLIC_KEY',
+    'PAYMENTS_SANDBOX_API_KEY',
+    'PAYMENTS_SANDBOX_PUBLIC_KEY',
+];
+/** A string enum as JSON Schema `enum`, so a wrong value is reported with the allowed ones. */
+function stringEnum(values, options = {}) {
+    return Type.Unsafe({ type: 'string', enum: [...values], ...options });
+}
+const optionalString = Type.Optional(Type.String({ minLength: 1 }));
+const seconds = (def, min, max) => Type.Integer({ default: def, minimum: min, maximum: max });
+export const envSchema = Type.Object({
+    // Required, but checked in load-config so that its absence is reported with every other problem.
+    PAYMENTS_FIAT_BASE_URL: optionalString,
+    PAYMENTS_FIAT_SANDBOX_BASE_URL: optionalString,
+    PAYMENTS_CRYPTO_BASE_URL: optionalString,
+    PAYMENTS_CRYPTO_SANDBOX_BASE_URL: optionalString,
+    PAYMENTS_PRODUCTION_API_KEY: optionalString,
+    PAYMENTS_PRODUCTION_API_KEY_FILE: optionalString,
+    PAYMENTS_PRODUCTION_PUBLIC_KEY: optionalString,
+    PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE: optionalString,
+    PAYMENTS_SANDBOX_API_KEY: optionalString,
+    PAYMENTS_SANDBOX_API_KEY_FILE: optionalString,
+    PAYMENTS_SANDBOX_PUBLIC_KEY: optionalString,
+    PAYMENTS_SANDBOX_PUBLIC_KEY_FILE: optionalString,
+    PROXY_DEFAULT_ENVIRONMENT: Type.Optional(stringEnum(['production', 'sandbox'])),
+    PROXY_HOST: Type.String({ minLength: 1, default: DEFAULT_HOST }),
+    PROXY_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: DEFAULT_PORT }),
+    PROXY_TOKEN_REFRESH_MARGIN_SECONDS: seconds(DEFAULT_REFRESH_MARGIN_S, 0, 86400),
+    PROXY_TOKEN_TIMEOUT_SECONDS: seconds(DEFAULT_TOKEN_TIMEOUT_S, 1, 120),
+    PROXY_TOKEN_MAX_LIFETIME_SECONDS: seconds(DEFAULT_TOKEN_MAX_LIFETIME_S, 60, 7 * 86400),
+    PROXY_TOKEN_RETRY_MIN_SECONDS: seconds(DEFAULT_TOKEN_RETRY_MIN_S, 1, 3600),
+    PROXY_TOKEN_RETRY_MAX_SECONDS: seconds(DEFAULT_TOKEN_RETRY_MAX_S, 1, 3600),
+    PROXY_EGRESS_IP_URL: Type.String({ minLength: 1, default: DEFAULT_EGRESS_IP_URL }),
+    PROXY_EGRESS_IP_INTERVAL_SECONDS: seconds(DEFAULT_EGRESS_IP_INTERVAL_S, 1, 86400),
+    PROXY_EXPECTED_EGRESS_IPS: Type.String({ default: '' }),
+    PROXY_OUTBOUND_IP_FAMILY: stringEnum(['ipv4', 'any'], { default: 'ipv4' }),
+    PROXY_UPSTREAM_TIMEOUT_SECONDS: seconds(DEFAULT_UPSTREAM_TIMEOUT_S, 1, 3600),
+    PROXY_UPSTREAM_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 4096, default: DEFAULT_UPSTREAM_CONNECTIONS }),
+    PROXY_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: DEFAULT_BODY_LIMIT_BYTES }),
+    PROXY_ALLOWED_CLIENTS: Type.String({ default: DEFAULT_ALLOWED_CLIENTS }),
+    PROXY_ALLOWED_HOSTS: Type.String({ default: '' }),
+    PROXY_SHUTDOWN_GRACE_SECONDS: seconds(DEFAULT_SHUTDOWN_GRACE_S, 0, 3600),
+    PROXY_CALLERS_FILE: optionalString,
+    PROXY_IDEMPOTENCY: stringEnum(['on', 'off'], { default: 'on' }),
+    PROXY_IDEMPOTENCY_KEY_POINTER: Type.String({ default: DEFAULT_IDEMPOTENCY_KEY_POINTER }),
+    PROXY_IDEMPOTENCY_TTL_SECONDS: seconds(DEFAULT_IDEMPOTENCY_TTL_S, 60, 30 * 86400),
+    PROXY_REDIS_URL: optionalString,
+    PROXY_REDIS_URL_FILE: optionalString,
+    PROXY_REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:._-]{0,64}$', default: DEFAULT_REDIS_KEY_PREFIX }),
+    LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+});
+export const KNOWN_VARIABLES = new Set(Object.keys(envSchema.properties));
+//# sourceMappingURL=schema.js.map

@@ -1,0 +1,205 @@
+/**
+ * The proxy's own errors: a closed list of codes (SPEC §5), one class each, and the single place
+ * where a code becomes an HTTP status. Applications tell these apart from the provider's answers by
+ * the `x-proxy-error` header, so messages say what to do and never carry addresses or library text.
+ */
+export const ERROR_STATUS = {
+    ROUTE_NOT_FOUND: 404,
+    ENVIRONMENT_NOT_CONFIGURED: 404,
+    INVALID_PATH: 400,
+    METHOD_NOT_ALLOWED: 405,
+    CLIENT_NOT_ALLOWED: 403,
+    TOKEN_ENDPOINT_BLOCKED: 403,
+    BODY_TOO_LARGE: 413,
+    INVALID_HEADERS: 400,
+    HEADERS_TOO_LARGE: 431,
+    TOKEN_UNAVAILABLE: 503,
+    SHUTTING_DOWN: 503,
+    UPSTREAM_UNAVAILABLE: 502,
+    UPSTREAM_TIMEOUT: 504,
+    INTERNAL_ERROR: 500,
+    // Requests that never reached a route (SPEC §5, HTTP edges).
+    BAD_REQUEST: 400,
+    REQUEST_TIMEOUT: 408,
+    EXPECTATION_FAILED: 417,
+    // Callers (SPEC §7).
+    CALLER_UNAUTHENTICATED: 401,
+    CALLER_NOT_PERMITTED: 403,
+    CALLER_RATE_LIMITED: 429,
+    EXTERNAL_REFERENCE_REQUIRED: 400,
+    AMOUNT_UNREADABLE: 400,
+    AMOUNT_LIMIT_EXCEEDED: 403,
+    // Idempotency (SPEC §8) and the shared store (SPEC §9).
+    IDEMPOTENCY_IN_PROGRESS: 409,
+    IDEMPOTENCY_KEY_REUSED: 422,
+    STATE_UNAVAILABLE: 503,
+};
+export class ProxyError extends Error {
+    code;
+    statusCode;
+    /** Seconds a client should wait before trying again, sent as `Retry-After`. */
+    retryAfterSeconds;
+    constructor(code, message, options = {}) {
+        super(message, { cause: options.cause });
+        // Each subclass's own name (TokenUnavailableError, …) in stack traces and logs.
+        this.name = new.target.name;
+        this.code = code;
+        this.statusCode = ERROR_STATUS[code];
+        this.retryAfterSeconds = options.retryAfterSeconds;
+    }
+    toJSON() {
+        return { error: { code: this.code, message: this.message } };
+    }
+}
+export class RouteNotFoundError extends ProxyError {
+    constructor() {
+        super('ROUTE_NOT_FOUND', 'No route: use /{production|sandbox}/{fiat|crypto}/<path>, /fiat/<path> or /crypto/<path>');
+    }
+}
+export class EnvironmentNotConfiguredError extends ProxyError {
+    constructor(message) {
+        super('ENVIRONMENT_NOT_CONFIGURED', message);
+    }
+}
+export class InvalidPathError extends ProxyError {
+    constructor(reason) {
+        super('INVALID_PATH', `Request path refused: ${reason}`);
+    }
+}
+export class MethodNotAllowedError extends ProxyError {
+    constructor(method) {
+        super('METHOD_NOT_ALLOWED', `Method ${method} is not proxied`);
+    }
+}
+export class ClientNotAllowedError extends ProxyError {
+    constructor(message) {
+        super('CLIENT_NOT_ALLOWED', message);
+    }
+}
+export class TokenEndpointBlockedError extends ProxyError {
+    constructor() {
+        super('TOKEN_ENDPOINT_BLOCKED', 'The token endpoint is reachable only by the proxy itself');
+    }
+}
+export class BodyTooLargeError extends ProxyError {
+    constructor(limitBytes) {
+        super('BODY_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes (PROXY_BODY_LIMIT_BYTES)`);
+    }
+}
+export class InvalidHeadersError extends ProxyError {
+    constructor(reason) {
+        super('INVALID_HEADERS', `Request headers refused: ${reason}`);
+    }
+}
+export class HeadersTooLargeError extends ProxyError {
+    constructor(reason) {
+        super('HEADERS_TOO_LARGE', `Request headers refused: ${reason}`);
+    }
+}
+export class TokenUnavailableError extends ProxyError {
+    constructor(environment, retryAfterSeconds, cause) {
+        super('TOKEN_UNAVAILABLE', `No valid ${environment} token: the token endpoint is failing; retry shortly`, { cause, retryAfterSeconds });
+    }
+}
+export class ShuttingDownError extends ProxyError {
+    constructor() {
+        super('SHUTTING_DOWN', 'The proxy is shutting down; retry on another instance', { retryAfterSeconds: 1 });
+    }
+}
+export class UpstreamUnavailableError extends ProxyError {
+    constructor(cause) {
+        super('UPSTREAM_UNAVAILABLE', 'The payments API could not be reached', { cause });
+    }
+}
+export class UpstreamTimeoutError extends ProxyError {
+    constructor(cause) {
+        super('UPSTREAM_TIMEOUT', 'The payments API did not answer in time (PROXY_UPSTREAM_TIMEOUT_SECONDS)', { cause });
+    }
+}
+/** Anything unforeseen: the client learns nothing, the log gets the error. */
+export class InternalError extends ProxyError {
+    constructor(cause) {
+        super('INTERNAL_ERROR', 'The proxy failed to handle the request', { cause });
+    }
+}
+export class BadRequestError extends ProxyError {
+    constructor(reason) {
+        super('BAD_REQUEST', `Malformed request: ${reason}`);
+    }
+}
+export class RequestTimeoutError extends ProxyError {
+    constructor() {
+        super('REQUEST_TIMEOUT', 'The request was not received in time');
+    }
+}
+export class ExpectationFailedError extends ProxyError {
+    constructor() {
+        super('EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported');
+    }
+}
+export class CallerUnauthenticatedError extends ProxyError {
+    constructor(reason) {
+        super('CALLER_UNAUTHENTICATED', `Caller not identified: ${reason}`);
+    }
+}
+export class CallerNotPermittedError extends ProxyError {
+    constructor(message) {
+        super('CALLER_NOT_PERMITTED', message);
+    }
+}
+export class CallerRateLimitedError extends ProxyError {
+    constructor(retryAfterSeconds) {
+        super('CALLER_RATE_LIMITED', 'This caller\'s request rate limit is reached; retry after the time in Retry-After', { retryAfterSeconds });
+    }
+}
+export class ExternalReferenceRequiredError extends ProxyError {
+    constructor(message) {
+        super('EXTERNAL_REFERENCE_REQUIRED', message);
+    }
+}
+export class AmountUnreadableError extends ProxyError {
+    constructor(reason) {
+        super('AMOUNT_UNREADABLE', `Amount or currency cannot be read unambiguously: ${reason}`);
+    }
+}
+export class AmountLimitExceededError extends ProxyError {
+    constructor(message) {
+        super('AMOUNT_LIMIT_EXCEEDED', message);
+    }
+}
+export class IdempotencyInProgressError extends ProxyError {
+    constructor() {
+        super('IDEMPOTENCY_IN_PROGRESS', 'A request with this externalReference is still in flight; retry shortly', { retryAfterSeconds: 1 });
+    }
+}
+export class IdempotencyKeyReusedError extends ProxyError {
+    constructor() {
+        super('IDEMPOTENCY_KEY_REUSED', 'This externalReference was already used with a different body; use a new reference for a new transaction');
+    }
+}
+/** The shared store (SPEC §9) cannot be reached: nothing that needs it is forwarded unchecked. */
+export class StateUnavailableError extends ProxyError {
+    constructor(cause) {
+        super('STATE_UNAVAILABLE', 'The shared state store is unreachable; retry shortly', { cause, retryAfterSeconds: 1 });
+    }
+}
+const UPSTREAM_TIMEOUT_CODES = new Set([
+    'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT',
+    'FST_REPLY_FROM_TIMEOUT', 'FST_REPLY_FROM_GATEWAY_TIMEOUT', 'ETIMEDOUT',
+]);
+/**
+ * Maps whatever the HTTP client raised while talking to an upstream onto our two upstream codes.
+ * reply-from wraps undici's error, so the undici code is looked for along the `cause` chain.
+ */
+export function upstreamErrorFrom(err) {
+    for (let e = err, depth = 0; e != null && depth < 5; e = e.cause, depth++) {
+        // Our own errors raised inside the upstream call (the body limit of request-body.ts) arrive wrapped.
+        if (e instanceof ProxyError)
+            return e;
+        const code = e.code;
+        if (typeof code === 'string' && UPSTREAM_TIMEOUT_CODES.has(code))
+            return new UpstreamTimeoutError(err);
+    }
+    return new UpstreamUnavailableError(err);
+}
+//# sourceMappingURL=errors.js.map

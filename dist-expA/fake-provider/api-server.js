@@ -1,0 +1,88 @@
+/**
+ * Request handling of the fiat and crypto servers: the token endpoint (fiat only) and an
+ * authenticated echo standing in for every real API operation. The echo reports exactly what
+ * arrived (raw path and query, headers, body digest) so tests can check what the proxy forwarded.
+ */
+import { createHash } from 'node:crypto';
+import { readBody, sendJson } from './http-io.js';
+import { resolveTarget, TOKEN_PATH } from './paths.js';
+/** Bigger bodies are still digested, just not echoed back verbatim. */
+const ECHO_BODY_LIMIT = 64 * 1024;
+export function createApiHandler(server, state) {
+    return async (req, res) => {
+        const rawUrl = req.url ?? '';
+        const body = await readBody(req);
+        const target = resolveTarget(server, rawUrl);
+        if (target.environment === null) {
+            state.upstreamRequests.push(record(server, null, req, body, false));
+            sendJson(res, 404, { success: false, message: 'Not found' });
+        }
+        else if (server === 'fiat' && target.path === TOKEN_PATH) {
+            await handleTokenRequest(state, target.environment, req, res, body.toString('utf8'));
+        }
+        else {
+            await handleApiRequest(state, server, { ...target, environment: target.environment }, req, res, body);
+        }
+    };
+}
+async function handleTokenRequest(state, environment, req, res, body) {
+    state.tokenRequests.push({ environment, method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, at: state.now() });
+    if (state.tokenHandler !== null && await state.tokenHandler(req, res, body))
+        return;
+    if (req.method !== 'POST') {
+        sendJson(res, 405, { success: false, message: 'Method not allowed' }, { allow: 'POST' });
+        return;
+    }
+    let parsed;
+    try {
+        parsed = JSON.parse(body);
+    }
+    catch {
+        sendJson(res, 400, { success: false, message: 'Malformed JSON body' });
+        return;
+    }
+    const expected = state.credentials[environment];
+    const publicKey = typeof parsed === 'object' && parsed !== null ? parsed.publicKey : undefined;
+    if (req.headers['api-key'] !== expected.apiKey || publicKey !== expected.publicKey) {
+        sendJson(res, 401, { success: false, message: 'Invalid API key' });
+        return;
+    }
+    const { token, expiresAt } = state.issuer.issueOrRetrieve(environment);
+    sendJson(res, 200, { success: true, token, expiresAt });
+}
+async function handleApiRequest(state, server, target, req, res, body) {
+    const { environment, path, query } = target;
+    const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const tokenValid = token !== undefined && state.issuer.isValid(environment, token);
+    state.upstreamRequests.push(record(server, environment, req, body, tokenValid));
+    if (state.upstreamHandler !== null && await state.upstreamHandler(req, res, body))
+        return;
+    if (!tokenValid) {
+        sendJson(res, 401, { success: false, message: 'Unauthorized' });
+        return;
+    }
+    if (state.ipAllowlistEnforced && server === 'fiat' && environment === 'production') {
+        sendJson(res, 403, { success: false, code: 'IP_NOT_ALLOWED', message: 'Request IP is not in the allowlist' });
+        return;
+    }
+    sendJson(res, 200, {
+        success: true,
+        environment,
+        interface: server,
+        method: req.method,
+        path,
+        query,
+        headers: req.headers,
+        bodyLength: body.length,
+        bodySha256: createHash('sha256').update(body).digest('hex'),
+        body: body.length <= ECHO_BODY_LIMIT ? body.toString('utf8') : null,
+    }, {
+        'x-fake-upstream': server,
+        // Lets tests check that response headers, cookies included, pass through the proxy.
+        'set-cookie': 'fake=1; HttpOnly',
+    });
+}
+function record(server, environment, req, body, tokenValid) {
+    return { server, environment, method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, tokenValid };
+}
+//# sourceMappingURL=api-server.js.map

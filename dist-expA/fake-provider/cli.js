@@ -1,0 +1,58 @@
+/**
+ * Runs the fake provider as its own process: the compose demo starts it as
+ * `node dist/fake-provider/cli.js`. Configured from FAKE_PROVIDER_* variables; prints one JSON line
+ * with the URLs to point the proxy at, and stops cleanly on SIGTERM/SIGINT.
+ */
+import { startFakeProvider } from './fake-provider.js';
+function readPort(name, fallback) {
+    const raw = process.env[name];
+    if (raw === undefined || raw === '')
+        return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0 || value > 65535)
+        throw new Error(`${name} must be a port number (0-65535), got "${raw}"`);
+    return value;
+}
+function readPositiveInteger(name, fallback) {
+    const raw = process.env[name];
+    if (raw === undefined || raw === '')
+        return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value <= 0)
+        throw new Error(`${name} must be a positive integer, got "${raw}"`);
+    return value;
+}
+async function main() {
+    const host = process.env.FAKE_PROVIDER_HOST || '127.0.0.1';
+    const provider = await startFakeProvider({
+        host,
+        advertisedHost: process.env.FAKE_PROVIDER_ADVERTISED_HOST || host,
+        fiatPort: readPort('FAKE_PROVIDER_FIAT_PORT', 4010),
+        cryptoPort: readPort('FAKE_PROVIDER_CRYPTO_PORT', 4020),
+        ipEchoPort: readPort('FAKE_PROVIDER_IP_PORT', 4030),
+        tokenLifetimeSeconds: readPositiveInteger('FAKE_PROVIDER_TOKEN_LIFETIME_SECONDS', 7200),
+    });
+    process.stdout.write(`${JSON.stringify({
+        msg: 'fake provider listening',
+        fiatBaseUrl: provider.fiatBaseUrl,
+        fiatSandboxBaseUrl: provider.fiatSandboxBaseUrl,
+        cryptoBaseUrl: provider.cryptoBaseUrl,
+        cryptoSandboxBaseUrl: provider.cryptoSandboxBaseUrl,
+        ipEchoUrl: provider.ipEchoUrl,
+        credentials: 'the DEMO_CREDENTIALS exported by fake-provider/index',
+    })}\n`);
+    const stop = () => {
+        // Servers closed and sockets destroyed leave nothing pending, so the process exits 0 by itself.
+        provider.close().catch((err) => {
+            process.stderr.write(`fake provider: close failed: ${String(err)}\n`);
+            process.exitCode = 1;
+        });
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+}
+main().catch((err) => {
+    process.stderr.write(`fake provider: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+});
+//# sourceMappingURL=cli.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=proxy-context.js.map

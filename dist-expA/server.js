@@ -1,0 +1,139 @@
+/**
+ * buildServer(config, deps) -> the whole proxy as a Fastify instance that never listens by
+ * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
+ * This module wires; the decisions live in the plugins it registers, in this order for every
+ * proxied request: refusals (draining, path, headers) -> client access -> [callers, idempotency,
+ * amount limits] -> the route (token endpoint block, body, token) -> upstream.
+ */
+import Fastify, { LogController } from 'fastify';
+import { createClientAccess } from './access/client-access.js';
+import { clientAccessHook } from './access/client-access-hook.js';
+import './callers/caller.js';
+import { createCallersHolder } from './callers/callers-holder.js';
+import { amountLimitsPlugin } from './callers/amount-limits-plugin.js';
+import { callersPlugin, createRefusalCounter } from './callers/callers-plugin.js';
+import { systemClock } from './clock.js';
+import { ALLOWLIST_HINT, createEgressReporter } from './egress/egress-reporter.js';
+import { errorReply } from './http/error-reply.js';
+import { createClientErrorHandler } from './http/client-errors.js';
+import { createNodeServer, DEFAULT_HTTP_EDGES } from './http/node-server.js';
+import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js';
+import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js';
+import { createIdempotencyMetrics, noIdempotencyObserver } from './idempotency/idempotency-metrics.js';
+import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js';
+import { createCredentialRotation } from './ops/credential-rotation.js';
+import { healthRoutes } from './ops/health-routes.js';
+import { createMetrics, METRIC_PREFIX } from './ops/metrics.js';
+import { metricsRoute } from './ops/metrics-route.js';
+import { requestAudit } from './ops/request-audit.js';
+import { createOutbound } from './outbound/outbound-agents.js';
+import { proxyRoutes } from './routing/proxy-routes.js';
+import { requestIdFor } from './routing/request-id.js';
+import { buildRouteTable } from './routing/route-table.js';
+import { createStore } from './state/create-store.js';
+import { createStoreMetrics } from './state/store-metrics.js';
+import { createTokenClient } from './tokens/token-client.js';
+import { createTokenSources } from './tokens/token-sources.js';
+import './routing/proxy-context.js';
+export { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './http/node-server.js';
+export async function buildServer(config, deps) {
+    const clock = deps.clock ?? systemClock;
+    const log = deps.logger;
+    // First, so an invalid callers file stops the start before anything is opened.
+    const callers = config.callers.file === null ? null : createCallersHolder(config.callers.file, log);
+    const ownsOutbound = deps.outbound === undefined;
+    const outbound = deps.outbound ?? createOutbound(config);
+    const fetchToken = deps.fetchToken ?? createTokenClient({
+        dispatcher: outbound.tokens, clock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
+    });
+    let sources = new Map();
+    const metrics = createMetrics(() => sources, clock);
+    const ownsStore = deps.store === undefined;
+    const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) });
+    sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver });
+    const egress = createEgressReporter({
+        url: config.egress.url,
+        intervalMs: config.egress.intervalS * 1000,
+        expectedIps: config.egress.expectedIps,
+        dispatcher: outbound.upstream,
+        clock,
+        log,
+        onUpdate: (ip, expected) => { metrics.egressIp(ip, expected); },
+    });
+    const upstreamObserver = {
+        ipNotAllowed(request, route) {
+            metrics.ipNotAllowed(route.environment ?? '', route.interface);
+            request.log.error({
+                environment: route.environment,
+                interface: route.interface,
+                egressIp: egress.current(),
+                hint: `the provider refused this proxy's address: ${ALLOWLIST_HINT}`,
+            }, 'upstream answered IP_NOT_ALLOWED');
+        },
+    };
+    let closing = false;
+    const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES;
+    // Fastify infers its logger type from this option; pino's own type would leak into every route.
+    const loggerInstance = log;
+    const app = Fastify({
+        loggerInstance,
+        // One line per proxied request is logged by request-audit.ts, without the query string.
+        logController: new LogController({ disableRequestLogging: true }),
+        requestIdHeader: false,
+        genReqId: requestIdFor,
+        return503OnClosing: false,
+        bodyLimit: config.bodyLimitBytes,
+        serverFactory: (handler) => createNodeServer(handler, log, httpEdges),
+        clientErrorHandler: createClientErrorHandler(log, httpEdges.linger),
+        rewriteUrl: rewriteToCanonical,
+    });
+    app.decorateRequest('proxy', null);
+    app.decorateRequest('caller', null);
+    await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger });
+    await app.register(requestRefusal, { isClosing: () => closing });
+    await app.register(clientAccessHook, { access: createClientAccess(config) });
+    const callerRefusals = callers === null ? null : createRefusalCounter(metrics.registry, METRIC_PREFIX);
+    if (callers !== null && callerRefusals !== null) {
+        await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refusals: callerRefusals });
+    }
+    await app.register(requestAudit, { metrics });
+    const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver;
+    if (config.idempotency.enabled) {
+        await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver });
+    }
+    // After idempotency (SPEC §7 order): a replay, 409 or 422 costs no amount.
+    if (callerRefusals !== null)
+        await app.register(amountLimitsPlugin, { store, clock, refusals: callerRefusals });
+    const rotation = createCredentialRotation({
+        sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
+    });
+    await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status });
+    await app.register(metricsRoute, { registry: metrics.registry });
+    await app.register(proxyRoutes, {
+        routes: buildRouteTable(config),
+        sources,
+        dispatcher: outbound.upstream,
+        bodyLimitBytes: config.bodyLimitBytes,
+        observer: upstreamObserver,
+        tap: config.idempotency.enabled
+            ? createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer: idempotencyObserver })
+            : undefined,
+    });
+    app.addHook('onReady', async () => {
+        for (const source of sources.values())
+            source.start();
+        egress.start();
+    });
+    app.addHook('preClose', async () => { closing = true; });
+    app.addHook('onClose', async () => {
+        for (const source of sources.values())
+            source.close();
+        egress.close();
+        if (ownsOutbound)
+            await outbound.destroy();
+        if (ownsStore)
+            await store.close();
+    });
+    return { app, sources, outbound, egress, metrics, store, rotation, callers };
+}
+//# sourceMappingURL=server.js.map

@@ -1,0 +1,284 @@
+/**
+ * Builds the typed Config from a plain variables object (process.env plus `.env` in the CLI, a
+ * literal object in tests). Every problem is collected and reported at once, each naming the
+ * variable and the rule; values are never echoed because some of them are secrets.
+ */
+import envSchemaLoader from 'env-schema';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { parseEnv } from 'node:util';
+import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-urls.js';
+import { ENVIRONMENTS, TOKEN_PATH } from './config.js';
+import { isHostName, parseCidr, splitList } from './network-lists.js';
+import { envSchema, KNOWN_VARIABLES } from './schema.js';
+import { resolveRedisUrl } from './redis-url.js';
+import { readSecrets } from './secrets.js';
+/** The provider's API keys carry this vendor prefix (SPEC §1); another prefix is suspicious, not fatal. */
+export const API_KEY_PREFIX = 'HC_';
+export class ConfigError extends Error {
+    problems;
+    constructor(problems) {
+        super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+        this.name = 'ConfigError';
+        this.problems = problems;
+    }
+}
+/** Throws only ConfigError, whose problems never quote a value: callers print them as they are. */
+export function loadConfig(env, options = {}) {
+    try {
+        return buildConfig(env, options);
+    }
+    catch (err) {
+        if (err instanceof ConfigError)
+            throw err;
+        // Any other error's message may quote a value, and values can be secrets: name its kind only.
+        throw new ConfigError([`configuration could not be read: unexpected ${errorKind(err)}`]);
+    }
+}
+function buildConfig(env, options) {
+    const problems = [];
+    const warnings = [];
+    // `.env` is merged here rather than by env-schema so that its values get the same treatment as
+    // the variables (empty means unset; an invalid one is dropped after being reported).
+    const fromFile = options.dotenvPath === undefined ? {} : readDotenv(options.dotenvPath, problems);
+    const variables = { ...fromFile, ...env };
+    const data = { ...knownValues(fromFile), ...knownValues(env) };
+    const validate = (input) => envSchemaLoader({ schema: structuredClone(envSchema), data: input, env: false });
+    let settings;
+    const invalid = new Set();
+    try {
+        settings = validate(data);
+    }
+    catch (err) {
+        const found = schemaProblems(err);
+        problems.push(...found.map((f) => f.problem));
+        // Go on without the invalid variables (defaults apply) so every other problem is reported too.
+        for (const f of found)
+            invalid.add(f.variable);
+        settings = validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))));
+    }
+    for (const name of Object.keys(variables)) {
+        if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name))
+            warnings.push(`${name} is not a known setting and is ignored`);
+    }
+    const secrets = readSecrets(settings);
+    problems.push(...secrets.problems);
+    // A sandbox-only deployment may name its sandbox base alone; production, or deriving the sandbox base, needs it.
+    const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined || secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined;
+    const fiatBaseNeeded = productionKeys || settings.PAYMENTS_FIAT_SANDBOX_BASE_URL === undefined;
+    if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !invalid.has('PAYMENTS_FIAT_BASE_URL')) {
+        problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)');
+    }
+    const baseUrls = resolveBaseUrls(settings, problems, warnings);
+    const { environments, halfConfigured } = resolveEnvironments(secrets, baseUrls, problems, warnings);
+    const enabled = ENVIRONMENTS.filter((e) => environments[e] !== undefined);
+    if (enabled.length === 0 && secrets.problems.length === 0 && halfConfigured === 0) {
+        problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)');
+    }
+    let defaultEnvironment = null;
+    if (settings.PROXY_DEFAULT_ENVIRONMENT !== undefined) {
+        defaultEnvironment = settings.PROXY_DEFAULT_ENVIRONMENT;
+        if (enabled.length > 0 && environments[defaultEnvironment] === undefined) {
+            problems.push(`PROXY_DEFAULT_ENVIRONMENT: ${defaultEnvironment} has no credentials configured`);
+        }
+    }
+    else if (enabled.length === 1) {
+        defaultEnvironment = enabled[0] ?? null;
+    }
+    else if (enabled.length > 1) {
+        warnings.push('both environments are configured and PROXY_DEFAULT_ENVIRONMENT is not set: /fiat/* and /crypto/* answer 404 ENVIRONMENT_NOT_CONFIGURED');
+    }
+    const allowedClients = parseList(settings.PROXY_ALLOWED_CLIENTS, 'PROXY_ALLOWED_CLIENTS', parseCidr, 'a CIDR such as 10.0.0.0/8 or an IP address', problems);
+    const allowedHosts = parseList(settings.PROXY_ALLOWED_HOSTS, 'PROXY_ALLOWED_HOSTS', (s) => isHostName(s) ? s.toLowerCase() : null, 'a host name without port', problems);
+    const expectedIps = parseList(settings.PROXY_EXPECTED_EGRESS_IPS, 'PROXY_EXPECTED_EGRESS_IPS', (s) => isIP(s) !== 0 ? s : null, 'an IP address', problems);
+    let egressUrl = null;
+    if (settings.PROXY_EGRESS_IP_URL.toLowerCase() !== 'off') {
+        const checked = checkBaseUrl(settings.PROXY_EGRESS_IP_URL);
+        if (checked.ok)
+            egressUrl = settings.PROXY_EGRESS_IP_URL;
+        else
+            problems.push(`PROXY_EGRESS_IP_URL ${checked.problem} (or 'off')`);
+    }
+    if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS > settings.PROXY_TOKEN_RETRY_MAX_SECONDS) {
+        problems.push('PROXY_TOKEN_RETRY_MIN_SECONDS must not exceed PROXY_TOKEN_RETRY_MAX_SECONDS');
+    }
+    else if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS * 2 > settings.PROXY_TOKEN_REFRESH_MARGIN_SECONDS) {
+        // Retries are spaced at least half the minimum apart, even when that passes the token's expiry.
+        warnings.push('PROXY_TOKEN_RETRY_MIN_SECONDS is over half of PROXY_TOKEN_REFRESH_MARGIN_SECONDS: after a failed refresh the token may lapse before the next attempt');
+    }
+    if (isIP(settings.PROXY_HOST) === 0 && settings.PROXY_HOST !== 'localhost') {
+        problems.push('PROXY_HOST must be an IP address to listen on (e.g. 127.0.0.1, or 0.0.0.0 in a container)');
+    }
+    const redis = resolveRedisUrl(settings.PROXY_REDIS_URL, settings.PROXY_REDIS_URL_FILE);
+    problems.push(...redis.problems);
+    if (problems.length > 0)
+        throw new ConfigError(problems);
+    const config = {
+        environments,
+        baseUrls,
+        defaultEnvironment,
+        listen: { host: settings.PROXY_HOST, port: settings.PROXY_PORT },
+        token: {
+            refreshMarginS: settings.PROXY_TOKEN_REFRESH_MARGIN_SECONDS,
+            timeoutS: settings.PROXY_TOKEN_TIMEOUT_SECONDS,
+            maxLifetimeS: settings.PROXY_TOKEN_MAX_LIFETIME_SECONDS,
+            retryMinS: settings.PROXY_TOKEN_RETRY_MIN_SECONDS,
+            retryMaxS: settings.PROXY_TOKEN_RETRY_MAX_SECONDS,
+        },
+        upstream: {
+            timeoutS: settings.PROXY_UPSTREAM_TIMEOUT_SECONDS,
+            connections: settings.PROXY_UPSTREAM_CONNECTIONS,
+            ipFamily: settings.PROXY_OUTBOUND_IP_FAMILY,
+        },
+        access: { allowedClients, allowedHosts },
+        bodyLimitBytes: settings.PROXY_BODY_LIMIT_BYTES,
+        egress: { url: egressUrl, intervalS: settings.PROXY_EGRESS_IP_INTERVAL_SECONDS, expectedIps },
+        shutdownGraceS: settings.PROXY_SHUTDOWN_GRACE_SECONDS,
+        logLevel: settings.LOG_LEVEL,
+        callers: { file: settings.PROXY_CALLERS_FILE ?? null },
+        idempotency: {
+            enabled: settings.PROXY_IDEMPOTENCY === 'on',
+            keyPointer: settings.PROXY_IDEMPOTENCY_KEY_POINTER,
+            ttlS: settings.PROXY_IDEMPOTENCY_TTL_SECONDS,
+        },
+        state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
+        secretFiles: secrets.files,
+    };
+    if (!isLoopbackBind(config.listen.host) && allowedClients.every(isLoopbackCidr)) {
+        warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: right for a sidecar whose application shares its network namespace (same Pod, compose network_mode); otherwise set PROXY_ALLOWED_CLIENTS to your applications' network`);
+    }
+    return { config: deepFreeze(config), warnings };
+}
+function resolveBaseUrls(settings, problems, warnings) {
+    const pick = (name, raw) => {
+        if (raw === undefined)
+            return undefined;
+        const checked = checkBaseUrl(raw);
+        if (!checked.ok) {
+            problems.push(`${name} ${checked.problem}`);
+            return undefined;
+        }
+        if (isPlainHttpToRemote(checked.url))
+            warnings.push(`${name} uses plain http to a remote host: tokens would cross the network unencrypted`);
+        return checked.url;
+    };
+    const fiat = pick('PAYMENTS_FIAT_BASE_URL', settings.PAYMENTS_FIAT_BASE_URL);
+    const crypto = pick('PAYMENTS_CRYPTO_BASE_URL', settings.PAYMENTS_CRYPTO_BASE_URL);
+    const sandbox = (name, explicit, production) => {
+        if (explicit !== undefined)
+            return pick(name, explicit);
+        if (production === undefined)
+            return undefined;
+        const derived = deriveSandboxBaseUrl(production);
+        return derived.ok ? derived.url : undefined;
+    };
+    return {
+        production: { fiat, crypto },
+        sandbox: {
+            fiat: sandbox('PAYMENTS_FIAT_SANDBOX_BASE_URL', settings.PAYMENTS_FIAT_SANDBOX_BASE_URL, fiat),
+            crypto: sandbox('PAYMENTS_CRYPTO_SANDBOX_BASE_URL', settings.PAYMENTS_CRYPTO_SANDBOX_BASE_URL, crypto),
+        },
+    };
+}
+/** The environments with both keys; `halfConfigured` counts those with one key only, each reported. */
+function resolveEnvironments(secrets, baseUrls, problems, warnings) {
+    const environments = {};
+    let halfConfigured = 0;
+    for (const name of ENVIRONMENTS) {
+        const prefix = `PAYMENTS_${name.toUpperCase()}`;
+        const apiKey = secrets.values[`${prefix}_API_KEY`];
+        const publicKey = secrets.values[`${prefix}_PUBLIC_KEY`];
+        if (apiKey === undefined && publicKey === undefined)
+            continue;
+        if (apiKey === undefined || publicKey === undefined) {
+            halfConfigured++;
+            const missing = apiKey === undefined ? `${prefix}_API_KEY` : `${prefix}_PUBLIC_KEY`;
+            // A value that was set but refused (unreadable file, bad characters) has its own line already.
+            if (!secrets.refused.has(missing))
+                problems.push(`${missing} is missing: ${name} needs both keys (or neither)`);
+            continue;
+        }
+        if (!apiKey.startsWith(API_KEY_PREFIX))
+            warnings.push(`${prefix}_API_KEY does not start with the provider's prefix ${API_KEY_PREFIX}: check it is an API key, not a public key`);
+        const urls = baseUrls[name];
+        if (urls.fiat === undefined) {
+            if (name === 'sandbox' && baseUrls.production.fiat !== undefined) {
+                problems.push('PAYMENTS_FIAT_SANDBOX_BASE_URL is required: it cannot be derived because the production path does not start with /api');
+            }
+            continue;
+        }
+        if (name === 'sandbox' && urls.crypto === undefined && baseUrls.production.crypto !== undefined) {
+            problems.push('PAYMENTS_CRYPTO_SANDBOX_BASE_URL is required: it cannot be derived because the production path does not start with /api');
+        }
+        const interfaces = { fiat: urls.fiat };
+        if (urls.crypto !== undefined)
+            interfaces.crypto = urls.crypto;
+        environments[name] = { name, credentials: { apiKey, publicKey }, baseUrls: interfaces, tokenUrl: `${urls.fiat}${TOKEN_PATH}` };
+    }
+    return { environments, halfConfigured };
+}
+function knownValues(env) {
+    return Object.fromEntries(Object.entries(env).filter((e) => KNOWN_VARIABLES.has(e[0]) && e[1] !== undefined && e[1] !== ''));
+}
+function readDotenv(path, problems) {
+    let text;
+    try {
+        text = readFileSync(path, 'utf8');
+    }
+    catch (err) {
+        const code = err.code;
+        // The CLI passes the path only when the file exists; one deleted in between is simply absent.
+        if (code !== 'ENOENT')
+            problems.push(`${path}: cannot read (${code ?? 'error'})`);
+        return {};
+    }
+    return parseEnv(text);
+}
+function errorKind(err) {
+    const name = err instanceof Error ? err.name : typeof err;
+    const code = err?.code;
+    return typeof code === 'string' ? `${name} ${code}` : name;
+}
+function parseList(value, name, parse, expected, problems) {
+    const out = [];
+    for (const item of splitList(value)) {
+        const parsed = parse(item);
+        if (parsed === null)
+            problems.push(`${name}: "${item}" is not ${expected}`);
+        else
+            out.push(parsed);
+    }
+    return out;
+}
+function schemaProblems(err) {
+    const errors = err.errors;
+    if (!Array.isArray(errors))
+        throw err;
+    const seen = new Set();
+    const out = [];
+    for (const e of errors) {
+        const variable = (e.instancePath ?? '').replace(/^\//, '');
+        const allowed = e.params?.['allowedValues'];
+        const problem = `${variable} ${Array.isArray(allowed) ? `must be one of ${allowed.join(', ')}` : e.message ?? 'is invalid'}`;
+        if (seen.has(problem))
+            continue;
+        seen.add(problem);
+        out.push({ variable, problem });
+    }
+    return out;
+}
+function isLoopbackBind(host) {
+    return host === 'localhost' || host.startsWith('127.') || host === '::1';
+}
+function isLoopbackCidr(cidr) {
+    return cidr.family === 'ipv4' ? cidr.address.startsWith('127.') && cidr.prefix >= 8 : cidr.address === '::1' && cidr.prefix === 128;
+}
+function deepFreeze(value) {
+    if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+        Object.freeze(value);
+        for (const v of Object.values(value))
+            deepFreeze(v);
+    }
+    return value;
+}
+//# sourceMappingURL=load-config.js.map

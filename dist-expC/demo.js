@@ -1,0 +1,44 @@
+/**
+ * `npm run demo`: the proxy in front of the built-in fake provider, with demo credentials and
+ * human-readable logs, so anyone can try the sidecar without an account. Ctrl-C stops both.
+ */
+import closeWithGrace from 'close-with-grace';
+import pino from 'pino';
+import pretty from 'pino-pretty';
+import { loadConfig } from './config/load-config.js';
+import { proxyEnvFor, startFakeProvider } from './fake-provider/index.js';
+import { loggerOptions } from './logger.js';
+import { buildServer } from './server.js';
+const provider = await startFakeProvider();
+const { config, warnings } = loadConfig({
+    ...proxyEnvFor(provider),
+    PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
+    PROXY_PORT: process.env['PROXY_PORT'] ?? '8080',
+    LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info',
+});
+const log = pino(loggerOptions(config.logLevel), pretty({ colorize: process.stdout.isTTY, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' }));
+for (const warning of warnings)
+    log.warn({ warning }, 'configuration warning');
+const { app } = await buildServer(config, { logger: log });
+closeWithGrace({ delay: 5_000, skip: ['SIGHUP'] }, async () => {
+    await app.close();
+    await provider.close();
+});
+await app.listen({ host: config.listen.host, port: config.listen.port });
+const base = `http://127.0.0.1:${config.listen.port}`;
+process.stdout.write(`
+payments-auth-proxy demo: the proxy on ${base}, a fake provider behind it (demo credentials).
+Try, from another terminal:
+
+  curl -s ${base}/readyz
+  curl -s '${base}/fiat/v1/accounts/balance?currency=KES'
+  curl -s -X POST ${base}/sandbox/fiat/v1/payouts -H 'content-type: application/json' -d '{"amount":100,"currency":"KES","externalReference":"demo-1"}'
+  curl -s ${base}/production/crypto/v1/wallets
+  curl -s -i ${base}/production/fiat/auth/generate-bearer-token     # 403: the token endpoint is never proxied
+  curl -s ${base}/metrics | grep payments_auth_proxy_token
+
+The fake upstream echoes what it received: note the Authorization header the proxy injected.
+Ctrl-C stops everything.
+
+`);
+//# sourceMappingURL=demo.js.map

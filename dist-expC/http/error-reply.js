@@ -1,0 +1,63 @@
+/**
+ * The one place where any error raised while handling a request becomes one of our codes and is
+ * answered in the contract shape (SPEC §5): `{"error":{"code","message"}}` with `x-proxy-error`.
+ * Unknown errors tell the client nothing; the log gets them.
+ */
+import fp from 'fastify-plugin';
+import { BadRequestError, BodyTooLargeError, ERROR_STATUS, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError, ProxyError, RouteNotFoundError, upstreamErrorFrom, } from '../errors.js';
+import { PROXIED_METHODS } from '../routing/proxy-routes.js';
+import { lingerAfterResponse } from './lingering-close.js';
+export const errorReply = fp(async function errorReply(app, options) {
+    app.setErrorHandler((err, request, reply) => {
+        if (reply.raw.destroyed) {
+            // The client went away (timeout, cancelled call): nothing to answer, nothing to fix.
+            request.log.info({ code: err.code }, 'client went away');
+            return;
+        }
+        const error = toProxyError(err, options.bodyLimitBytes);
+        // Token and shutdown refusals are expected states, already explained by their own log lines;
+        // upstream failures are the provider's; only an unforeseen error is ours to fix.
+        if (error.code === 'INTERNAL_ERROR')
+            request.log.error({ err }, 'request failed');
+        else if (error.code.startsWith('UPSTREAM_'))
+            request.log.warn({ code: error.code, err: error.cause }, 'upstream request failed');
+        else if (error.statusCode >= 500)
+            request.log.warn({ code: error.code }, 'request refused');
+        reply.code(error.statusCode).header('x-proxy-error', error.code).header('cache-control', 'no-store');
+        if (error.retryAfterSeconds !== undefined)
+            reply.header('retry-after', String(error.retryAfterSeconds));
+        if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE) {
+            // Answered before the body was read: the client must still receive it (lingering-close.ts).
+            reply.header('connection', 'close');
+            lingerAfterResponse(request.raw.socket, options.linger);
+        }
+        if (error.code === 'CALLER_UNAUTHENTICATED')
+            reply.header('www-authenticate', 'Bearer realm="payments-auth-proxy"');
+        return reply.send(error.toJSON());
+    });
+    app.setNotFoundHandler(async (request) => {
+        if (!PROXIED_METHODS.includes(request.method))
+            throw new MethodNotAllowedError(request.method);
+        throw new RouteNotFoundError();
+    });
+}, { name: 'error-reply' });
+export function toProxyError(err, bodyLimit) {
+    if (err instanceof ProxyError)
+        return err;
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return new BodyTooLargeError(bodyLimit);
+    // Every media type has a parser here (the catch-all), so only an empty or unparsable one gets this far.
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+        return new InvalidHeadersError('Content-Type is empty or not a media type');
+    if (err.code === 'FST_ERR_BAD_URL')
+        return new InvalidPathError('the URL is malformed');
+    if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH')
+        return new BadRequestError('Content-Length does not match the body');
+    if (err.statusCode === 400)
+        return new BadRequestError('the request could not be read');
+    // An upstream stream that broke off before the first byte reached the client.
+    if (typeof err.code === 'string' && (err.code.startsWith('UND_ERR_') || err.code === 'ECONNRESET'))
+        return upstreamErrorFrom(err);
+    return new InternalError(err);
+}
+//# sourceMappingURL=error-reply.js.map
