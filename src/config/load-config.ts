@@ -46,82 +46,32 @@ export function loadConfig (env: Env, options: LoadOptions = {}): LoadedConfig {
   }
 }
 
+/** The steps, in order; each reports its problems and warnings, and only a clean run builds a Config. */
 function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const problems: string[] = []
   const warnings: string[] = []
-
-  // `.env` is merged here rather than by env-schema so that its values get the same treatment as
-  // the variables (empty means unset; an invalid one is dropped after being reported).
-  const fromFile = options.dotenvPath === undefined ? {} : readDotenv(options.dotenvPath, problems)
-  const variables: Env = { ...fromFile, ...env }
-  const data = { ...knownValues(fromFile), ...knownValues(env) }
-  const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
-  let settings: RawSettings
-  const invalid = new Set<string>()
-  try {
-    settings = validate(data)
-  } catch (err) {
-    const found = schemaProblems(err)
-    problems.push(...found.map((f) => f.problem))
-    // Go on without the invalid variables (defaults apply) so every other problem is reported too.
-    for (const f of found) invalid.add(f.variable)
-    settings = validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))))
-  }
-  for (const name of Object.keys(variables)) {
-    if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
-  }
+  const { variables, settings, invalid } = readSettings(env, options, problems)
+  warnUnknownVariables(variables, warnings)
   const secrets = readSecrets(settings)
   problems.push(...secrets.problems)
-
-  // A sandbox-only deployment may name its sandbox base alone; production, or deriving the sandbox base, needs it.
-  const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined || secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined
-  const fiatBaseNeeded = productionKeys || settings.PAYMENTS_FIAT_SANDBOX_BASE_URL === undefined
-  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !invalid.has('PAYMENTS_FIAT_BASE_URL')) {
-    problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
-  }
-
+  requireFiatBase(settings, secrets, invalid, problems)
   const baseUrls = resolveBaseUrls(settings, problems, warnings)
   const { environments, halfConfigured } = resolveEnvironments(secrets, baseUrls, problems, warnings)
   const enabled = ENVIRONMENTS.filter((e) => environments[e] !== undefined)
   if (enabled.length === 0 && secrets.problems.length === 0 && halfConfigured === 0) {
     problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)')
   }
-
-  let defaultEnvironment: EnvironmentName | null = null
-  if (settings.PROXY_DEFAULT_ENVIRONMENT !== undefined) {
-    defaultEnvironment = settings.PROXY_DEFAULT_ENVIRONMENT
-    if (enabled.length > 0 && environments[defaultEnvironment] === undefined) {
-      problems.push(`PROXY_DEFAULT_ENVIRONMENT: ${defaultEnvironment} has no credentials configured`)
-    }
-  } else if (enabled.length === 1) {
-    defaultEnvironment = enabled[0] ?? null
-  } else if (enabled.length > 1) {
-    warnings.push('both environments are configured and PROXY_DEFAULT_ENVIRONMENT is not set: /fiat/* and /crypto/* answer 404 ENVIRONMENT_NOT_CONFIGURED')
+  const defaultEnvironment = resolveDefaultEnvironment(settings, enabled, problems, warnings)
+  const access = {
+    allowedClients: parseList(settings.PROXY_ALLOWED_CLIENTS, 'PROXY_ALLOWED_CLIENTS', parseCidr, 'a CIDR such as 10.0.0.0/8 or an IP address', problems),
+    allowedHosts: parseList(settings.PROXY_ALLOWED_HOSTS, 'PROXY_ALLOWED_HOSTS', (s) => isHostName(s) ? s.toLowerCase() : null, 'a host name without port', problems),
   }
-
-  const allowedClients = parseList(settings.PROXY_ALLOWED_CLIENTS, 'PROXY_ALLOWED_CLIENTS', parseCidr, 'a CIDR such as 10.0.0.0/8 or an IP address', problems)
-  const allowedHosts = parseList(settings.PROXY_ALLOWED_HOSTS, 'PROXY_ALLOWED_HOSTS', (s) => isHostName(s) ? s.toLowerCase() : null, 'a host name without port', problems)
-  const expectedIps = parseList(settings.PROXY_EXPECTED_EGRESS_IPS, 'PROXY_EXPECTED_EGRESS_IPS', (s) => isIP(s) !== 0 ? s : null, 'an IP address', problems)
-
-  let egressUrl: string | null = null
-  if (settings.PROXY_EGRESS_IP_URL.toLowerCase() !== 'off') {
-    const checked = checkBaseUrl(settings.PROXY_EGRESS_IP_URL)
-    if (checked.ok) egressUrl = settings.PROXY_EGRESS_IP_URL
-    else problems.push(`PROXY_EGRESS_IP_URL ${checked.problem} (or 'off')`)
-  }
-  if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS > settings.PROXY_TOKEN_RETRY_MAX_SECONDS) {
-    problems.push('PROXY_TOKEN_RETRY_MIN_SECONDS must not exceed PROXY_TOKEN_RETRY_MAX_SECONDS')
-  } else if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS * 2 > settings.PROXY_TOKEN_REFRESH_MARGIN_SECONDS) {
-    // Retries are spaced at least half the minimum apart, even when that passes the token's expiry.
-    warnings.push('PROXY_TOKEN_RETRY_MIN_SECONDS is over half of PROXY_TOKEN_REFRESH_MARGIN_SECONDS: after a failed refresh the token may lapse before the next attempt')
-  }
-  if (isIP(settings.PROXY_HOST) === 0 && settings.PROXY_HOST !== 'localhost') {
-    problems.push('PROXY_HOST must be an IP address to listen on (e.g. 127.0.0.1, or 0.0.0.0 in a container)')
-  }
-
+  const egress = resolveEgress(settings, problems)
+  checkTokenTiming(settings, problems, warnings)
+  checkListenHost(settings.PROXY_HOST, problems)
+  checkReferencePointer(settings.PROXY_IDEMPOTENCY_KEY_POINTER, problems)
   const redis = resolveRedisUrl(settings.PROXY_REDIS_URL, settings.PROXY_REDIS_URL_FILE)
   problems.push(...redis.problems)
-
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -141,9 +91,9 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
       connections: settings.PROXY_UPSTREAM_CONNECTIONS,
       ipFamily: settings.PROXY_OUTBOUND_IP_FAMILY,
     },
-    access: { allowedClients, allowedHosts },
+    access,
     bodyLimitBytes: settings.PROXY_BODY_LIMIT_BYTES,
-    egress: { url: egressUrl, intervalS: settings.PROXY_EGRESS_IP_INTERVAL_SECONDS, expectedIps },
+    egress,
     shutdownGraceS: settings.PROXY_SHUTDOWN_GRACE_SECONDS,
     logLevel: settings.LOG_LEVEL,
     callers: { file: settings.PROXY_CALLERS_FILE ?? null },
@@ -155,10 +105,94 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     secretFiles: secrets.files,
   }
-  if (!isLoopbackBind(config.listen.host) && allowedClients.every(isLoopbackCidr)) {
+  if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {
     warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: right for a sidecar whose application shares its network namespace (same Pod, compose network_mode); otherwise set PROXY_ALLOWED_CLIENTS to your applications' network`)
   }
   return { config: deepFreeze(config), warnings }
+}
+
+/**
+ * The variables and `.env` through the schema. `.env` is merged here rather than by env-schema so
+ * that its values get the same treatment as the variables (empty means unset). An invalid variable
+ * is reported, then dropped so its default applies and every other problem is reported too.
+ */
+function readSettings (env: Env, options: LoadOptions, problems: string[]): { variables: Env, settings: RawSettings, invalid: ReadonlySet<string> } {
+  const fromFile = options.dotenvPath === undefined ? {} : readDotenv(options.dotenvPath, problems)
+  const variables: Env = { ...fromFile, ...env }
+  const data = { ...knownValues(fromFile), ...knownValues(env) }
+  const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
+  const invalid = new Set<string>()
+  try {
+    return { variables, settings: validate(data), invalid }
+  } catch (err) {
+    const found = schemaProblems(err)
+    problems.push(...found.map((f) => f.problem))
+    for (const f of found) invalid.add(f.variable)
+    return { variables, settings: validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k)))), invalid }
+  }
+}
+
+/** env-schema drops variables it does not know: a misspelt setting would otherwise vanish unseen. */
+function warnUnknownVariables (variables: Env, warnings: string[]): void {
+  for (const name of Object.keys(variables)) {
+    if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
+  }
+}
+
+/** A sandbox-only deployment may name its sandbox base alone; production, or deriving the sandbox base, needs it. */
+function requireFiatBase (settings: RawSettings, secrets: SecretsResult, invalid: ReadonlySet<string>, problems: string[]): void {
+  const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined || secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined
+  const fiatBaseNeeded = productionKeys || settings.PAYMENTS_FIAT_SANDBOX_BASE_URL === undefined
+  if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !invalid.has('PAYMENTS_FIAT_BASE_URL')) {
+    problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
+  }
+}
+
+/** The named environment, or the only one configured; with both and none named, short routes answer 404 (SPEC §3). */
+function resolveDefaultEnvironment (settings: RawSettings, enabled: readonly EnvironmentName[], problems: string[], warnings: string[]): EnvironmentName | null {
+  const named = settings.PROXY_DEFAULT_ENVIRONMENT
+  if (named !== undefined) {
+    if (enabled.length > 0 && !enabled.includes(named)) problems.push(`PROXY_DEFAULT_ENVIRONMENT: ${named} has no credentials configured`)
+    return named
+  }
+  if (enabled.length === 1) return enabled[0] ?? null
+  if (enabled.length > 1) warnings.push('both environments are configured and PROXY_DEFAULT_ENVIRONMENT is not set: /fiat/* and /crypto/* answer 404 ENVIRONMENT_NOT_CONFIGURED')
+  return null
+}
+
+function resolveEgress (settings: RawSettings, problems: string[]): Config['egress'] {
+  const expectedIps = parseList(settings.PROXY_EXPECTED_EGRESS_IPS, 'PROXY_EXPECTED_EGRESS_IPS', (s) => isIP(s) !== 0 ? s : null, 'an IP address', problems)
+  let url: string | null = null
+  if (settings.PROXY_EGRESS_IP_URL.toLowerCase() !== 'off') {
+    const checked = checkBaseUrl(settings.PROXY_EGRESS_IP_URL)
+    if (checked.ok) url = settings.PROXY_EGRESS_IP_URL
+    else problems.push(`PROXY_EGRESS_IP_URL ${checked.problem} (or 'off')`)
+  }
+  return { url, intervalS: settings.PROXY_EGRESS_IP_INTERVAL_SECONDS, expectedIps }
+}
+
+function checkTokenTiming (settings: RawSettings, problems: string[], warnings: string[]): void {
+  if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS > settings.PROXY_TOKEN_RETRY_MAX_SECONDS) {
+    problems.push('PROXY_TOKEN_RETRY_MIN_SECONDS must not exceed PROXY_TOKEN_RETRY_MAX_SECONDS')
+  } else if (settings.PROXY_TOKEN_RETRY_MIN_SECONDS * 2 > settings.PROXY_TOKEN_REFRESH_MARGIN_SECONDS) {
+    // Retries are spaced at least half the minimum apart, even when that passes the token's expiry.
+    warnings.push('PROXY_TOKEN_RETRY_MIN_SECONDS is over half of PROXY_TOKEN_REFRESH_MARGIN_SECONDS: after a failed refresh the token may lapse before the next attempt')
+  }
+}
+
+function checkListenHost (host: string, problems: string[]): void {
+  if (isIP(host) === 0 && host !== 'localhost') {
+    problems.push('PROXY_HOST must be an IP address to listen on (e.g. 127.0.0.1, or 0.0.0.0 in a container)')
+  }
+}
+
+/** RFC 6901, below the root: a pointer that can never match would turn idempotency off without a word. */
+const REFERENCE_POINTER = /^(\/([^~/]|~[01])*)+$/
+
+function checkReferencePointer (pointer: string, problems: string[]): void {
+  if (!REFERENCE_POINTER.test(pointer)) {
+    problems.push('PROXY_IDEMPOTENCY_KEY_POINTER must be a JSON Pointer (RFC 6901) to a member of the body, such as /externalReference or /meta/reference')
+  }
 }
 
 function resolveBaseUrls (settings: RawSettings, problems: string[], warnings: string[]): Config['baseUrls'] {

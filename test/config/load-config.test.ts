@@ -240,3 +240,13 @@ t.test('a retry minimum over half the refresh margin is a warning: the token may
   t.match(warnings, [/PROXY_TOKEN_RETRY_MIN_SECONDS is over half of PROXY_TOKEN_REFRESH_MARGIN_SECONDS/])
   t.same(loadConfig(base).warnings.filter((w) => w.includes('RETRY_MIN')), [], 'not with the defaults')
 })
+
+t.test('the idempotency reference pointer must be an RFC 6901 pointer to a member, or idempotency would silently never apply', async (t) => {
+  for (const pointer of ['externalReference', 'ref/x', '/a~2b', '/a~']) {
+    t.match(problemsOf({ ...base, PROXY_IDEMPOTENCY_KEY_POINTER: pointer }).join('\n'), /PROXY_IDEMPOTENCY_KEY_POINTER must be a JSON Pointer \(RFC 6901\)/, `"${pointer}" refused`)
+  }
+  for (const pointer of ['/externalReference', '/meta/ref', '/a~1b/~0c', '/items/0/ref']) {
+    t.equal(loadConfig({ ...base, PROXY_IDEMPOTENCY_KEY_POINTER: pointer }).config.idempotency.keyPointer, pointer, `"${pointer}" accepted`)
+  }
+  t.equal(loadConfig({ ...base, PROXY_IDEMPOTENCY_KEY_POINTER: '' }).config.idempotency.keyPointer, '/externalReference', 'empty means unset: the default')
+})
