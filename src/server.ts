@@ -12,7 +12,8 @@ import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
 import { createCallersHolder, type CallersHolder } from './callers/callers-holder.js'
 import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
-import { callersPlugin, createRefusalCounter } from './callers/callers-plugin.js'
+import { createCallerRefusals } from './callers/caller-refusals.js'
+import { callersPlugin } from './callers/callers-plugin.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
@@ -125,9 +126,9 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  const callerRefusals = callers === null ? null : createRefusalCounter(metrics.registry, METRIC_PREFIX)
-  if (callers !== null && callerRefusals !== null) {
-    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refusals: callerRefusals })
+  const refuseCaller = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
+  if (callers !== null && refuseCaller !== null) {
+    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse: refuseCaller })
   }
   await app.register(requestAudit, { metrics })
   const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
@@ -135,7 +136,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })
   }
   // After idempotency (SPEC §7 order): a replay, 409 or 422 costs no amount.
-  if (callerRefusals !== null) await app.register(amountLimitsPlugin, { store, clock, refusals: callerRefusals })
+  if (refuseCaller !== null) await app.register(amountLimitsPlugin, { store, clock, refuse: refuseCaller })
   const rotation = createCredentialRotation({
     sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
   })

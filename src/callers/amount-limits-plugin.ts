@@ -6,12 +6,12 @@
  * proxy itself refused before forwarding. Any other answer, or none, keeps the amount counted.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Counter } from 'prom-client'
+import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
-import { AmountLimitExceededError, AmountUnreadableError, type ProxyError } from '../errors.js'
+import { AmountLimitExceededError, AmountUnreadableError } from '../errors.js'
 import type { StateStore } from '../state/state-store.js'
 import { BODY_METHODS, judgeAmounts } from './amount-limits.js'
+import type { RefuseCaller } from './caller-refusals.js'
 
 const DAY_MS = 86_400_000
 /** The proxy's own refusals that happen before anything is forwarded. */
@@ -28,19 +28,13 @@ declare module 'fastify' {
 export interface AmountLimitsOptions {
   store: StateStore
   clock: Clock
-  /** The callers plugin's refusal counter, so both steps count under one metric. */
-  refusals: Counter
+  /** Logs and counts a refusal, as the callers plugin does. */
+  refuse: RefuseCaller
 }
 
 export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: FastifyInstance, options: AmountLimitsOptions) {
-  const { store, clock, refusals } = options
+  const { store, clock, refuse } = options
   app.decorateRequest('amountReservations', null)
-
-  function refuse (request: FastifyRequest, callerId: string, error: ProxyError): ProxyError {
-    refusals.inc({ caller: callerId, code: error.code })
-    request.log.warn({ callerId, code: error.code }, 'caller refused')
-    return error
-  }
 
   async function giveBack (reserved: Reserved[]): Promise<void> {
     for (const r of reserved) await store.release(r.key, r.units)
@@ -87,7 +81,7 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
       await giveBack(reserved)
     } catch (err) {
       // The amount stays counted: the safe direction for a limit.
-      request.log.warn({ callerId: request.caller?.id, err }, 'day total could not be given back')
+      request.log.warn({ caller: request.caller?.id, err }, 'day total could not be given back')
     }
   })
 }, { name: 'amount-limits', dependencies: ['callers'] })

@@ -11,14 +11,14 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { Counter, type Registry } from 'prom-client'
 import {
-  CallerNotPermittedError, CallerRateLimitedError, CallerUnauthenticatedError, ExternalReferenceRequiredError, type ProxyError,
+  CallerNotPermittedError, CallerRateLimitedError, CallerUnauthenticatedError, ExternalReferenceRequiredError,
 } from '../errors.js'
 import { readReference } from '../json/reference.js'
 import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
 import { BODY_METHODS } from './amount-limits.js'
+import type { RefuseCaller } from './caller-refusals.js'
 import { judgeCaller, type CallerIndex } from './judge-caller.js'
 
 export interface CallersPluginOptions {
@@ -26,8 +26,8 @@ export interface CallersPluginOptions {
   callers: () => CallerIndex
   store: StateStore
   keyPointer: string
-  /** createRefusalCounter's counter, shared with the amount step. */
-  refusals: Counter
+  /** Logs and counts a refusal; shared with the amount step. */
+  refuse: RefuseCaller
 }
 
 declare module 'fastify' {
@@ -46,24 +46,9 @@ function authorizationsOf (request: FastifyRequest): string[] {
   return values
 }
 
-export function createRefusalCounter (registry: Registry, metricPrefix: string): Counter {
-  return new Counter({
-    name: `${metricPrefix}caller_refusals_total`,
-    help: 'Requests refused by a caller rule (SPEC §7), by caller and code',
-    labelNames: ['caller', 'code'],
-    registers: [registry],
-  })
-}
-
 export const callersPlugin = fp(async function callersPlugin (app: FastifyInstance, options: CallersPluginOptions) {
-  const { refusals } = options
+  const { refuse } = options
   app.decorateRequest('callerSpec', null)
-
-  function refuse (request: FastifyRequest, callerId: string, error: ProxyError): ProxyError {
-    refusals.inc({ caller: callerId, code: error.code })
-    request.log.warn({ callerId, code: error.code }, 'caller refused')
-    return error
-  }
 
   app.addHook('onRequest', async (request) => {
     const target = request.target

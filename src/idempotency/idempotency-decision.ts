@@ -57,8 +57,8 @@ export function isRecordable (status: number): boolean {
   return status >= 400 && status < 500 && ![401, 408, 409, 425, 429].includes(status)
 }
 
-/** Headers Fastify (or the connection) sets for each answer: a replay gets fresh ones. */
-const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])
+/** Headers set for each answer (by Fastify, the connection, or our request id): a replay gets fresh ones. */
+const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'x-request-id'])
 
 export function headersToRecord (headers: Record<string, string | number | string[] | undefined>): Record<string, string | string[]> {
   const kept: Record<string, string | string[]> = {}

@@ -74,7 +74,7 @@ t.test('callers file: every §7 refusal in the contract shape, none reaching the
   t.notOk(proxy.logs.lines.some((l) => l.includes(AGENT_KEY) || l.includes(OTHER_KEY)), 'no caller key in any log line')
   const access = proxy.logs.find('proxied request')
   t.ok(access.some((r) => r.caller === 'payout-agent') && access.some((r) => r.caller === 'local-service'), 'the access line names the caller')
-  t.ok(proxy.logs.records.some((r) => r.msg === 'caller refused' && r.callerId === 'payout-agent' && r.code === 'CALLER_RATE_LIMITED'), 'refusals logged with caller and code')
+  t.ok(proxy.logs.records.some((r) => r.msg === 'caller refused' && r.caller === 'payout-agent' && r.code === 'CALLER_RATE_LIMITED'), 'refusals logged with caller and code')
 })
 
 t.test('requireExternalReference refuses a POST without a reference', async (t) => {

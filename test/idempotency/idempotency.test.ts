@@ -53,6 +53,7 @@ t.test('the same reference and body is replayed from the record: same status, he
   t.equal(again.headers['idempotent-replayed'], 'true')
   t.equal(again.headers['x-provider-trace'], 't1', 'the recorded end-to-end headers')
   t.equal(again.headers['content-type'], 'application/json')
+  t.ok(typeof again.headers['x-request-id'] === 'string' && again.headers['x-request-id'] !== first.headers['x-request-id'], 'the replay carries its own request id, not the first one\'s')
   const reordered = await post(proxy, '{ "currency": "KES",\n  "amount": "10.00", "externalReference": "ref-1" }')
   t.equal(reordered.status, 201)
   t.equal(reordered.body, first.body, 'the same JSON value in another member order and spacing replays')
