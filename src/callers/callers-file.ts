@@ -11,6 +11,7 @@ import { openSync, fstatSync, readSync, closeSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { parseCidr, type Cidr } from '../config/network-lists.js'
+import { parseStrictJson } from '../json/strict-json.js'
 import { checkCallersSchema, ENVIRONMENT_NAMES, INTERFACE_NAMES, METHODS, type AllowRuleEntry, type AmountLimitEntry, type CallerEntry } from './callers-schema.js'
 import { compilePathRule, type PathRule } from './path-rules.js'
 
@@ -77,8 +78,14 @@ export function readCallersFile (file: string): CallersLoad {
 export function parseCallersText (text: string, extension: string): CallersLoad {
   let document: unknown
   try {
-    if (extension === '.json') document = JSON.parse(text)
-    else if (extension === '.yaml' || extension === '.yml') document = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true })
+    if (extension === '.json') {
+      // Not JSON.parse, which keeps the last of a repeated member: a caller's rules would depend
+      // on which of two `allow` lists the reader happened to keep (YAML refuses them: uniqueKeys).
+      const parsed = parseStrictJson(text)
+      if (!parsed.ok) return { ok: false, problems: ['not valid JSON'] }
+      if (parsed.hasDuplicates) return { ok: false, problems: ['not valid JSON: a member name is repeated in one object'] }
+      document = parsed.value
+    } else if (extension === '.yaml' || extension === '.yml') document = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true })
     else return { ok: false, problems: ['the file name must end in .json, .yaml or .yml'] }
   } catch {
     return { ok: false, problems: [`not valid ${extension === '.json' ? 'JSON' : 'YAML'}`] }
@@ -92,10 +99,16 @@ export function validateCallers (document: unknown): CallersLoad {
   const problems: string[] = []
   const report: Report = (path, message) => { problems.push(`${path}: ${message}`) }
   const ids = new Set<string>()
+  const keys = new Map<string, number>()
   const callers = shape.document.callers.map((entry, index) => {
     const at = `callers[${index}]`
     if (ids.has(entry.id)) report(`${at}.id`, `"${entry.id}" is not unique`)
     ids.add(entry.id)
+    // One key, two callers: which rules it would get would depend on the file's order.
+    const key = entry.keySha256?.toLowerCase()
+    const holder = key === undefined ? undefined : keys.get(key)
+    if (holder !== undefined) report(`${at}.keySha256`, `is the key of callers[${holder}] too: every caller needs its own key`)
+    else if (key !== undefined) keys.set(key, index)
     if (entry.keySha256 === undefined && entry.sources === undefined) report(at, 'needs keySha256, sources or both')
     return callerSpec(entry, at, report)
   })

@@ -4,6 +4,7 @@
  * Unknown errors tell the client nothing; the log gets them.
  */
 import fp from 'fastify-plugin'
+import type { IncomingMessage } from 'node:http'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
   BadRequestError, BodyTooLargeError, ERROR_STATUS, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
@@ -27,8 +28,9 @@ export const errorReply = fp(async function errorReply (app: FastifyInstance, op
     else if (error.statusCode >= 500) request.log.warn({ code: error.code }, 'request refused')
     reply.code(error.statusCode).header('x-proxy-error', error.code).header('cache-control', 'no-store')
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
-    if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE) {
-      // Answered before the body was read: the client must still receive it (lingering-close.ts).
+    if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE || bodyUnread(request.raw)) {
+      // Answered before the whole request was read (SPEC §5): the client must still receive it,
+      // and what it goes on sending is not a next request (lingering-close.ts).
       reply.header('connection', 'close')
       lingerAfterResponse(request.raw.socket, options.linger)
     }
@@ -41,6 +43,13 @@ export const errorReply = fp(async function errorReply (app: FastifyInstance, op
     throw new RouteNotFoundError()
   })
 }, { name: 'error-reply' })
+
+/** A request that declared a body the proxy has not read to its end. */
+function bodyUnread (req: IncomingMessage): boolean {
+  if (req.complete) return false
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
 
 export function toProxyError (err: FastifyError, bodyLimit: number): ProxyError {
   if (err instanceof ProxyError) return err

@@ -28,6 +28,7 @@ t.test('problems are named by their field path (TypeBox schema, then the checks 
     ['relative glob', { callers: [{ id: 'a', keySha256: KEY, allow: [{ paths: ['payouts'] }] }] }, 'callers[0].allow[0].paths[0]: must be a path glob starting with "/"'],
     ['boolean amount', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/a', currency: '/c', perDay: { USD: true } }] }] }, 'callers[0].amountLimits[0].perDay.USD: must be a plain decimal'],
     ['exponent amount', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/a', currency: '/c', perDay: { USD: 1e21 } }] }] }, 'callers[0].amountLimits[0].perDay.USD: must be a plain decimal'],
+    ['one key for two callers', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'b', keySha256: KEY.toUpperCase(), allow: [] }] }, 'callers[1].keySha256: is the key of callers[0] too'],
     ['flag not a boolean', { callers: [{ id: 'a', keySha256: KEY, allow: [], requireExternalReference: 'yes' }] }, 'callers[0].requireExternalReference: must be true or false'],
   ]
   for (const [name, document, problem] of cases) {
@@ -35,6 +36,8 @@ t.test('problems are named by their field path (TypeBox schema, then the checks 
     t.notOk(load.ok, name)
     if (!load.ok) t.ok(load.problems.some((p) => p.startsWith(problem)), `${name}: ${load.problems.join('; ')}`)
   }
+  const repeated = parseCallersText(`{"callers":[{"id":"a","keySha256":"${KEY}","allow":[{"methods":["GET"]}],"allow":[{}]}]}`, '.json')
+  t.same(repeated.ok ? [] : repeated.problems, ['not valid JSON: a member name is repeated in one object'], 'a repeated member is refused, not read as its last copy')
   t.same(fieldPath('/callers/12/amountLimits/0/perDay/a~1b~0c'), 'callers[12].amountLimits[0].perDay.a/b~c', 'JSON Pointer escapes undone')
 })
 

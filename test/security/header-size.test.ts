@@ -1,5 +1,6 @@
 import t from 'tap'
 import { assertProxyError } from '../helpers/proxy-error.js'
+import { request } from './raw-client.js'
 import { assertNothingForwarded, assertRefused, assertStillServes, get, send, startRig } from './rig.js'
 
 t.test('a 20 KiB header gets 431 and nothing is forwarded', async (t) => {
@@ -27,4 +28,16 @@ t.test('200 tiny headers, under the 16 KiB size limit, get 431 and nothing is fo
   await assertProxyError(t, res, 431, 'HEADERS_TOO_LARGE', '200 tiny headers')
   assertNothingForwarded(t, rig, '200 tiny headers')
   await assertStillServes(t, rig, '200 tiny headers')
+})
+
+t.test('200 headers on a POST whose body is still coming get 431 with Connection: close, and nothing after it is read as a request', async (t) => {
+  const rig = await startRig(t)
+  const headers = [...Array.from({ length: 200 }, (_, i) => `X-H${i}: ${i}`), 'Content-Type: application/json', 'Content-Length: 100000']
+  // Half a body, then a smuggled request inside the rest: it must be discarded, never parsed.
+  const smuggled = request('GET', '/production/fiat/v1/smuggled')
+  const res = await send(rig, request('POST', '/production/fiat/v1/payouts', headers, `{"pad":"${'x'.repeat(1000)}${smuggled}`))
+  await assertProxyError(t, res, 431, 'HEADERS_TOO_LARGE', 'a POST with 200 headers')
+  t.equal(res.headers.connection, 'close', 'Connection: close: the rest of the body is not a next request')
+  assertNothingForwarded(t, rig, 'a POST with 200 headers')
+  await assertStillServes(t, rig, 'a POST with 200 headers')
 })
