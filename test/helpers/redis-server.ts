@@ -12,6 +12,7 @@ import { createServer, Socket, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import { eventually } from './eventually.js'
 
 export interface RedisServer {
   port: number
@@ -90,16 +91,13 @@ async function freePort (): Promise<number> {
 }
 
 async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  await eventually(async () => {
     if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`)
-    const ok = await new Promise<boolean>((resolve) => {
+    return await new Promise<boolean>((resolve) => {
       const socket = new Socket()
       socket.once('connect', () => { socket.destroy(); resolve(true) })
       socket.once('error', () => { socket.destroy(); resolve(false) })
       socket.connect(port, '127.0.0.1')
     })
-    if (ok) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error('redis-server did not start within 5 s')
+  }, { what: `redis-server to accept connections on port ${port}`, everyMs: 25 })
 }

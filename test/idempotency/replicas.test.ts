@@ -9,6 +9,7 @@ import { request } from 'undici'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { deferred } from '../helpers/deferred.js'
+import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
@@ -44,7 +45,6 @@ function countingProvider (provider: FakeProvider, delayMs = 0): () => number {
   return () => n
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 t.test('50 concurrent duplicates across two replicas reach the provider exactly once; the record is shared', async (t) => {
   const provider = await startProvider(t)
@@ -90,11 +90,11 @@ t.test('Redis killed mid-load: keyed requests fail closed with 503 STATE_UNAVAIL
   t.equal(readyz.statusCode, 200, 'readiness stays 200 while tokens are held')
   t.same(ready.state, { ready: false })
   await redis.start()
-  let back = await post(a.url, '{"externalReference":"after"}')
-  for (let i = 0; i < 100 && back.status === 503; i++) {
-    await sleep(50)
+  let back = { status: 0 }
+  await eventually(async () => {
     back = await post(a.url, '{"externalReference":"after"}')
-  }
+    return back.status !== 503
+  }, { what: 'the proxy to reach the restarted Redis', everyMs: 50 })
   t.equal(back.status, 201, 'recovered without a restart')
   const log = a.child.stdout()
   t.equal((log.match(/"msg":"state store unavailable"/g) ?? []).length, 1, 'one error line for the outage')
@@ -121,16 +121,15 @@ t.test('a replica killed mid-request: its mark expires on its own and another re
   const b = await startReplica(t, provider, redis.url, env)
   const body = '{"externalReference":"crash-1"}'
   const lost = post(a.url, body).catch(() => null)
-  for (let i = 0; i < 200 && n === 0; i++) await sleep(10)
+  await eventually(() => n > 0, { what: 'the first payout to reach the provider' })
   a.child.process.kill('SIGKILL')
   await lost
   await assertProxyError(t, await post(b.url, body), 409, 'IDEMPOTENCY_IN_PROGRESS', 'in flight while the mark lives')
-  let retry = await post(b.url, body)
-  const deadline = Date.now() + 12_000
-  while (retry.status === 409 && Date.now() < deadline) {
-    await sleep(250)
+  let retry = { status: 0 }
+  await eventually(async () => {
     retry = await post(b.url, body)
-  }
+    return retry.status !== 409
+  }, { what: 'the crashed replica\'s in-flight mark to expire', timeoutMs: 12_000, everyMs: 250 })
   t.equal(retry.status, 201, 'forwarded again once the mark expired')
   t.equal(n, 2)
 })

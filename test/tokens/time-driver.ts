@@ -8,6 +8,7 @@
  * driver also records the longest delay the proxy ever asked a timer for.
  */
 import type { Clock, TimerHandle } from '../../src/clock.js'
+import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 
 /** Real time a token round trip to the local fake provider may take before the test gives up. */
@@ -70,11 +71,7 @@ export class TimeDriver implements Clock {
 
   /** Waits in real time until no token request is in flight. */
   async idle (): Promise<void> {
-    const deadline = Date.now() + IDLE_TIMEOUT_MS
-    while (await this.#inflight() > 0) {
-      if (Date.now() > deadline) throw new Error('a token request is still in flight')
-      await new Promise((resolve) => setTimeout(resolve, 1))
-    }
+    await eventually(async () => await this.#inflight() === 0, { what: 'the token requests in flight to finish', timeoutMs: IDLE_TIMEOUT_MS, everyMs: 1 })
     for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
   }
 }
