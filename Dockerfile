@@ -38,16 +38,14 @@ CMD ["node", "dist/fake-provider/cli.js"]
 # --- runtime: the bundled proxy only (dist-bundle/cli.mjs and its source map), no node_modules, -----
 # no fake provider, no demo
 FROM node:24-bookworm-slim
-# Node 24 sizes V8's young generation from the host's memory, not the container's share of it: on
-# a 24 GiB host without a memory limit the proxy peaked at 270-290 MB under saturation, 149-151 MB
-# with 8 MB semi-spaces, which also cost less CPU per request (docs/performance.md, Memory).
+# Node 24 sizes V8's young generation from the host's memory, not the container's share of it:
+# 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory).
 # npm start passes the same option (a test keeps the two equal). Setting NODE_OPTIONS at run time
 # replaces this value.
 # MALLOC_ARENA_MAX=2: glibc gives each thread that allocates (V8's GC helpers among them) its own
-# malloc arena; two arenas took 10-15 MB off the peak on Node 24 for no measurable CPU per request
-# (docs/performance.md, Memory). npm start sets the same default.
-# No NODE_COMPILE_CACHE: with the bundle, a cache warmed at build time showed no start-up gain in
-# two measurements and cost about 7 MiB of idle memory (docs/performance-startup.md).
+# malloc arena; two are enough (docs/performance.md, Memory). npm start sets the same default.
+# No NODE_COMPILE_CACHE: with the bundle, a cache warmed at build time did not shorten the start
+# and held more memory (docs/performance-startup.md).
 # Stack traces name the bundle's lines; for TypeScript file and line, run with
 # NODE_OPTIONS="--max-semi-space-size=8 --enable-source-maps" (the map is next to the bundle).
 ENV NODE_ENV=production \
@@ -72,11 +70,10 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
 # SIGTERM/SIGINT itself (drains in-flight requests for PROXY_SHUTDOWN_GRACE_SECONDS, exits 0), so
 # `docker stop` must allow more than that grace: docker stop -t 15 / compose stop_grace_period.
 # --heap-growing-percent=100: Node sizes V8's heap from the container's memory limit, and under a
-# limit of about 3 GiB (the 256Mi of deploy/kubernetes among them) V8 let the old generation grow
-# so little past its live size that it collected it every 150-200 ms: a third fewer 64 KiB
-# responses per CPU-second, a tenth fewer small ones. Growing it to twice the live size keeps the
-# limit's cap and restores the throughput (docs/performance.md, Memory-limited containers). It is
-# a V8 option Node refuses in NODE_OPTIONS, hence here; npm start passes it too.
+# small limit (the 256Mi of deploy/kubernetes among them) V8 grows the old generation so little
+# past its live size that it collects it almost continuously. Growing it to twice the live size
+# keeps the limit's cap (docs/performance.md, Memory-limited containers). It is a V8 option Node
+# refuses in NODE_OPTIONS, hence here; npm start passes it too.
 ENTRYPOINT ["node", "--heap-growing-percent=100", "dist/cli.mjs"]
 # `docker run IMAGE check` validates the configuration and fetches a token per environment.
 CMD []

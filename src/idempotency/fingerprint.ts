@@ -53,6 +53,6 @@ const RAW_PREFIX = Buffer.from('raw:')
 /** `value` null: a body RFC 8785 does not cover (a repeated member name: I-JSON forbids it), by its bytes. */
 export function fingerprintOf (value: JsonValue | null, raw: Buffer): string {
   const canonical = value === null ? null : canonicalJson(value)
-  // One-shot hash(): no Hash object per request (about 1 µs less a call on Node 20 here).
+  // One-shot hash(): no Hash object per request.
   return canonical === null ? hash('sha256', Buffer.concat([RAW_PREFIX, raw])) : hash('sha256', `jcs:${canonical}`)
 }

@@ -20,8 +20,8 @@ export const MAX_RATE_WINDOW_ENTRIES = 100_000
 /**
  * A record as kept: the body as a latin1 string, byte for byte. A string lives on V8's heap as one
  * object with nothing inside to trace; a small Buffer is a slice of an 8 KiB pool that it keeps
- * alive, outside the heap, where V8 answers growth with full collections. Measured paired on a
- * store filling with 2 KiB answers: 1.16 × the requests per CPU-second and 34 MB less peak RSS.
+ * alive, outside the heap, where V8 answers growth with full collections (a Buffer of its own
+ * measured no better: docs/performance.md).
  */
 interface StoredRecord {
   fingerprint: string
@@ -83,8 +83,8 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   })
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
   // Bounded by count through maxSize (each entry counts 1), not `max`: lru-cache allocates its
-  // index arrays for `max` entries up front, which cost 28 ms of every start and about 4 MiB of
-  // idle memory for two caches most deployments barely use.
+  // index arrays for `max` entries up front, which every start and every idle sidecar would pay
+  // for two caches most deployments barely use.
   const counted = { maxSize: maxCounterKeys, sizeCalculation: () => 1, ...timing }
   const windows = new LRUCache<string, SlidingLog>(counted)
   const totals = new LRUCache<string, { total: bigint }>(counted)
