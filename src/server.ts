@@ -16,13 +16,14 @@ import { createCallerRefusals } from './callers/caller-refusals.js'
 import { callersPlugin } from './callers/callers-plugin.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
-import { ALLOWLIST_HINT, createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
+import { createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
+import { createIpNotAllowedDiagnosis } from './egress/ip-not-allowed.js'
 import { errorReply } from './http/error-reply.js'
 import { createClientErrorHandler } from './http/client-errors.js'
 import { createNodeServer, DEFAULT_HTTP_EDGES, type HttpEdgeSettings } from './http/node-server.js'
 import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js'
 import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
-import { createIdempotencyMetrics, noIdempotencyObserver } from './idempotency/idempotency-metrics.js'
+import { createIdempotencyMetrics } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
 import { createCredentialRotation, type CredentialRotation } from './ops/credential-rotation.js'
 import { healthRoutes } from './ops/health-routes.js'
@@ -33,7 +34,7 @@ import { createOutbound, type Outbound } from './outbound/outbound-agents.js'
 import { proxyRoutes } from './routing/proxy-routes.js'
 import { requestIdFor } from './routing/request-id.js'
 import { buildRouteTable } from './routing/route-table.js'
-import type { UpstreamResponseObserver } from './routing/upstream-response.js'
+import type { UpstreamResponseTap } from './routing/upstream-response.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
@@ -92,20 +93,45 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     log,
     onUpdate: (ip, expected) => { metrics.egressIp(ip, expected) },
   })
-  const upstreamObserver: UpstreamResponseObserver = {
-    ipNotAllowed (request, route) {
-      metrics.ipNotAllowed(route.environment ?? '', route.interface)
-      request.log.error({
-        environment: route.environment,
-        interface: route.interface,
-        egressIp: egress.current(),
-        hint: `the provider refused this proxy's address: ${ALLOWLIST_HINT}`,
-      }, 'upstream answered IP_NOT_ALLOWED')
-    },
-  }
+  const rotation = createCredentialRotation({
+    sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
+  })
 
   let closing = false
   const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
+  const app = createApp(config, log, httpEdges)
+  await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
+  await app.register(requestRefusal, { isClosing: () => closing })
+  await app.register(clientAccessHook, { access: createClientAccess(config) })
+  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status })
+  await app.register(metricsRoute, { registry: metrics.registry })
+  await app.register(proxyRoutes, {
+    routes: buildRouteTable(config),
+    sources,
+    dispatcher: outbound.upstream,
+    bodyLimitBytes: config.bodyLimitBytes,
+    observer: createIpNotAllowedDiagnosis(egress, (environment, iface) => { metrics.ipNotAllowed(environment, iface) }),
+    referencePointer: config.idempotency.keyPointer,
+    tap: recorder,
+  })
+
+  app.addHook('onReady', async () => {
+    for (const source of sources.values()) source.start()
+    egress.start()
+  })
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onClose', async () => {
+    for (const source of sources.values()) source.close()
+    egress.close()
+    if (ownsOutbound) await outbound.destroy()
+    if (ownsStore) await store.close()
+  })
+
+  return { app, sources, outbound, egress, metrics, store, rotation, callers }
+}
+
+function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): FastifyInstance {
   // Fastify infers its logger type from this option; pino's own type would leak into every route.
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -122,49 +148,29 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
   app.decorateRequest('proxy', null)
   app.decorateRequest('caller', null)
+  return app
+}
 
-  await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
-  await app.register(requestRefusal, { isClosing: () => closing })
-  await app.register(clientAccessHook, { access: createClientAccess(config) })
-  const refuseCaller = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
-  if (callers !== null && refuseCaller !== null) {
-    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse: refuseCaller })
+/**
+ * SPEC §7–§8 in their order: callers (identity, allow, rate, reference), the audit line, then
+ * idempotency, then amount limits, so a replay, 409 or 422 costs no amount. Each is registered only
+ * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
+ */
+async function registerTransactionChecks (
+  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics },
+): Promise<UpstreamResponseTap | undefined> {
+  const { callers, store, clock, metrics } = deps
+  const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
+  if (callers !== null && refuse !== null) {
+    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse })
   }
   await app.register(requestAudit, { metrics })
-  const idempotencyObserver = config.idempotency.enabled ? createIdempotencyMetrics(metrics.registry, METRIC_PREFIX) : noIdempotencyObserver
+  let recorder: UpstreamResponseTap | undefined
   if (config.idempotency.enabled) {
-    await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer: idempotencyObserver })
+    const observer = createIdempotencyMetrics(metrics.registry, METRIC_PREFIX)
+    await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer })
+    recorder = createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer })
   }
-  // After idempotency (SPEC §7 order): a replay, 409 or 422 costs no amount.
-  if (refuseCaller !== null) await app.register(amountLimitsPlugin, { store, clock, refuse: refuseCaller })
-  const rotation = createCredentialRotation({
-    sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
-  })
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status })
-  await app.register(metricsRoute, { registry: metrics.registry })
-  await app.register(proxyRoutes, {
-    routes: buildRouteTable(config),
-    sources,
-    dispatcher: outbound.upstream,
-    bodyLimitBytes: config.bodyLimitBytes,
-    observer: upstreamObserver,
-    referencePointer: config.idempotency.keyPointer,
-    tap: config.idempotency.enabled
-      ? createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer: idempotencyObserver })
-      : undefined,
-  })
-
-  app.addHook('onReady', async () => {
-    for (const source of sources.values()) source.start()
-    egress.start()
-  })
-  app.addHook('preClose', async () => { closing = true })
-  app.addHook('onClose', async () => {
-    for (const source of sources.values()) source.close()
-    egress.close()
-    if (ownsOutbound) await outbound.destroy()
-    if (ownsStore) await store.close()
-  })
-
-  return { app, sources, outbound, egress, metrics, store, rotation, callers }
+  if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
+  return recorder
 }

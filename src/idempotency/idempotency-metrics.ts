@@ -10,8 +10,6 @@ export interface IdempotencyObserver {
   outcome: (outcome: IdempotencyOutcome) => void
 }
 
-export const noIdempotencyObserver: IdempotencyObserver = { outcome () {} }
-
 export function createIdempotencyMetrics (registry: Registry, prefix: string): IdempotencyObserver {
   const outcomes = new Counter({
     name: `${prefix}idempotency_outcomes_total`,
