@@ -18,19 +18,17 @@ export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
 export const MAX_RATE_WINDOW_ENTRIES = 100_000
 
 /**
- * A record as kept: the body as a latin1 string, byte for byte. A string lives on V8's heap as one
- * object with nothing inside to trace; a small Buffer is a slice of an 8 KiB pool that it keeps
- * alive, outside the heap, where V8 answers growth with full collections (a Buffer of its own
- * measured no better: docs/performance.md).
+ * An entry as kept: one latin1 string, `m<owner>` for an in-flight mark, `r<status> <fingerprint>
+ * <headers as JSON>\n<body>` for a record, byte for byte. One string is one object on V8's heap with
+ * nothing inside to trace, where a record of fields, a headers object and a body is several, each
+ * traced and, while young, copied by every collection; a Buffer body would be a slice of an 8 KiB
+ * pool that it keeps alive outside the heap, where V8 answers growth with full collections.
+ * (Measured: docs/performance.md.) Replays, the only readers of a record, are rare.
  */
-interface StoredRecord {
-  fingerprint: string
-  status: number
-  headers: Record<string, string | string[]>
-  body: string
-}
+type Entry = string
 
-type Entry = { kind: 'mark', owner: string } | { kind: 'record', record: StoredRecord }
+const MARK = 'm'
+const RECORD = 'r'
 
 /**
  * The request times of one rate window, oldest first, as the Redis store's sorted set holds them.
@@ -59,15 +57,11 @@ export interface MemoryStoreOptions {
   maxCounterKeys?: number
 }
 
+/** The key, lru-cache's bookkeeping and the string's header, roughly: what an entry costs beyond its text. */
 const ENTRY_OVERHEAD_BYTES = 256
 
 function entrySize (entry: Entry): number {
-  if (entry.kind === 'mark') return ENTRY_OVERHEAD_BYTES
-  let size = ENTRY_OVERHEAD_BYTES + entry.record.body.length + entry.record.fingerprint.length
-  for (const [name, value] of Object.entries(entry.record.headers)) {
-    size += name.length + (Array.isArray(value) ? value.reduce((n, v) => n + v.length, 0) : value.length)
-  }
-  return size
+  return ENTRY_OVERHEAD_BYTES + entry.length
 }
 
 export function createMemoryStore (options: MemoryStoreOptions): StateStore {
@@ -94,24 +88,22 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   return {
     async claim (key, inFlightTtlMs): Promise<ClaimOutcome> {
       const existing = entries.get(key)
-      if (existing?.kind === 'record') return { kind: 'recorded', record: { ...existing.record, body: Buffer.from(existing.record.body, 'latin1') } }
-      if (existing?.kind === 'mark') return { kind: 'in-flight' }
+      if (existing?.startsWith(RECORD) === true) return { kind: 'recorded', record: unpackRecord(existing) }
+      if (existing !== undefined) return { kind: 'in-flight' }
       const owner = randomUUID()
-      entries.set(key, { kind: 'mark', owner }, { ttl: inFlightTtlMs })
+      entries.set(key, MARK + owner, { ttl: inFlightTtlMs })
       return { kind: 'claimed', owner }
     },
 
     async finish (key, owner, record, ttlMs) {
-      const existing = entries.get(key)
-      if (existing?.kind !== 'mark' || existing.owner !== owner) return
+      if (entries.get(key) !== MARK + owner) return
       // A record too large for the byte bound is refused by lru-cache, which then deletes the mark
       // under its key too, so a retry is forwarded.
-      entries.set(key, { kind: 'record', record: toStored(record) }, { ttl: ttlMs })
+      entries.set(key, packRecord(record), { ttl: ttlMs })
     },
 
     async abort (key, owner) {
-      const existing = entries.get(key)
-      if (existing?.kind === 'mark' && existing.owner === owner) entries.delete(key)
+      if (entries.get(key) === MARK + owner) entries.delete(key)
     },
 
     async hit (key, limit, windowMs): Promise<RateVerdict> {
@@ -153,7 +145,24 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   }
 }
 
-/** A copy of its own, so a later write to the caller's buffer or headers cannot change a record. */
-function toStored (record: IdempotencyRecord): StoredRecord {
-  return { fingerprint: record.fingerprint, status: record.status, headers: { ...record.headers }, body: record.body.toString('latin1') }
+/**
+ * A copy of its own, so a later write to the caller's buffer or headers cannot change a record.
+ * Header values are latin1 as Node reads them, so latin1 keeps every byte of the head and the body;
+ * one Buffer, decoded once, makes a flat string rather than a rope of two.
+ */
+function packRecord (record: IdempotencyRecord): Entry {
+  const head = `${RECORD}${record.status} ${record.fingerprint} ${JSON.stringify(record.headers)}\n`
+  return Buffer.concat([Buffer.from(head, 'latin1'), record.body]).toString('latin1')
+}
+
+function unpackRecord (entry: Entry): IdempotencyRecord {
+  const end = entry.indexOf('\n')
+  const [status = '', fingerprint = ''] = entry.slice(RECORD.length, end).split(' ', 2)
+  const headersAt = RECORD.length + status.length + fingerprint.length + 2
+  return {
+    status: Number(status),
+    fingerprint,
+    headers: JSON.parse(entry.slice(headersAt, end)) as IdempotencyRecord['headers'],
+    body: Buffer.from(entry.slice(end + 1), 'latin1'),
+  }
 }

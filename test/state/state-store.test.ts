@@ -46,7 +46,7 @@ const factories: Factory[] = [
 ]
 
 const record = (fingerprint: string, body = '{"ok":true}'): IdempotencyRecord => ({
-  fingerprint, status: 201, headers: { 'content-type': 'application/json', 'set-thing': ['a', 'b'] }, body: Buffer.from(body),
+  fingerprint, status: 201, headers: { 'content-type': 'application/json', 'set-thing': ['a', 'b'], 'x-latin1': 'caf\u00e9 "\\ ' }, body: Buffer.from(body),
 })
 
 for (const factory of factories) {
@@ -65,7 +65,7 @@ for (const factory of factories) {
       if (again.kind !== 'recorded') return
       t.equal(again.record.fingerprint, 'fp')
       t.equal(again.record.status, 201)
-      t.same(again.record.headers, { 'content-type': 'application/json', 'set-thing': ['a', 'b'] })
+      t.same(again.record.headers, { 'content-type': 'application/json', 'set-thing': ['a', 'b'], 'x-latin1': 'caf\u00e9 "\\ ' }, 'headers as sent, latin1 and quotes included')
       t.ok(again.record.body.equals(binary), 'the body bytes survive')
       binary.fill(0)
       const later = await store.claim('k1', 60_000)

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=proxy-context.js.map
