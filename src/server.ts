@@ -148,6 +148,7 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): F
   })
   app.decorateRequest('proxy', null)
   app.decorateRequest('caller', null)
+  app.decorateRequest('heldJson', null)
   return app
 }
 

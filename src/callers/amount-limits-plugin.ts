@@ -9,6 +9,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
 import { AmountLimitExceededError, AmountUnreadableError } from '../errors.js'
+import { heldJsonOf } from '../json/held-json.js'
 import type { StateStore } from '../state/state-store.js'
 import { BODY_METHODS, judgeAmounts } from './amount-limits.js'
 import type { RefuseCaller } from './caller-refusals.js'
@@ -44,7 +45,7 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
     const caller = request.callerSpec
     const target = request.target
     if (caller === null || target === null || caller.amountLimits.length === 0 || !BODY_METHODS.has(request.method)) return
-    const verdict = judgeAmounts(caller.amountLimits, { path: target.path, body: request.body, contentEncoding: request.headers['content-encoding'] })
+    const verdict = judgeAmounts(caller.amountLimits, { path: target.path, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
     if (verdict.kind === 'unreadable') throw refuse(request, caller.id, new AmountUnreadableError(verdict.reason))
     if (verdict.kind === 'exceeded') throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: ${verdict.reason}`))
     const now = clock.wallMs()

@@ -7,8 +7,9 @@
  * "0.1" + "0.2" is exactly "0.3". An amount with more decimals than that is rounded up and a limit
  * rounded down: the rounding can only refuse, never let more through.
  */
+import type { HeldJson } from '../json/held-json.js'
 import { isContentEncoded } from '../json/reference.js'
-import { parseStrictJsonBytes, readPointer } from '../json/strict-json.js'
+import { readPointer } from '../json/strict-json.js'
 import type { AmountLimit } from './callers-file.js'
 
 /** The methods whose bodies a caller's reference and amount rules read (SPEC §7). */
@@ -51,7 +52,8 @@ export type AmountVerdict =
 
 export interface AmountFacts {
   path: string
-  body: unknown
+  /** The held body; null when it streams or there is none. */
+  body: HeldJson | null
   /** Content-Encoding as sent; a compressed body is not read. */
   contentEncoding: string | string[] | undefined
 }
@@ -60,9 +62,9 @@ export function judgeAmounts (limits: readonly AmountLimit[], facts: AmountFacts
   const applicable = limits.map((limit, entry) => ({ limit, entry })).filter(({ limit }) => limit.paths === null || limit.paths(facts.path))
   if (applicable.length === 0) return { kind: 'within', reservations: [] }
   if (isContentEncoded(facts.contentEncoding)) return { kind: 'unreadable', reason: 'the body is compressed' }
-  if (!Buffer.isBuffer(facts.body)) return { kind: 'unreadable', reason: 'no body' }
+  if (facts.body === null) return { kind: 'unreadable', reason: 'no body' }
   // Numbers as their source text: `1e400` or `-5` must stay visible, not become Infinity or a float.
-  const parsed = parseStrictJsonBytes(facts.body, { numbers: 'text' })
+  const parsed = facts.body.read('text')
   if (!parsed.ok) return { kind: 'unreadable', reason: 'the body is not JSON' }
   const reservations: Reservation[] = []
   for (const { limit, entry } of applicable) {

@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import {
   CallerNotPermittedError, CallerRateLimitedError, CallerUnauthenticatedError, ExternalReferenceRequiredError,
 } from '../errors.js'
+import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
 import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
@@ -84,7 +85,7 @@ export const callersPlugin = fp(async function callersPlugin (app: FastifyInstan
   app.addHook('preHandler', async (request) => {
     const caller = request.callerSpec
     if (caller === null || !caller.requireExternalReference || !BODY_METHODS.has(request.method)) return
-    if (readReference(request.body, request.headers['content-encoding'], options.keyPointer).kind === 'found') return
+    if (readReference(heldJsonOf(request), request.headers['content-encoding'], options.keyPointer).kind === 'found') return
     throw refuse(request, caller.id, new ExternalReferenceRequiredError(`Caller ${caller.id} must send a non-empty string reference at ${options.keyPointer}`))
   })
 }, { name: 'callers' })

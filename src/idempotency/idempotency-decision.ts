@@ -5,8 +5,8 @@
  */
 import { hash } from 'node:crypto'
 import { ExternalReferenceRequiredError } from '../errors.js'
+import type { HeldJson } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
-import { parseStrictJsonBytes } from '../json/strict-json.js'
 import { fingerprintOf } from './fingerprint.js'
 
 /** The methods whose requests carry a transaction and are keyed by its reference (SPEC §8). */
@@ -20,7 +20,8 @@ export interface RequestFacts {
   /** Canonical path below the interface base, without query. */
   path: string
   contentEncoding: string | string[] | undefined
-  body: unknown
+  /** The held body; null when it streams or there is none. */
+  body: HeldJson | null
   keyPointer: string
 }
 
@@ -38,11 +39,11 @@ export function decideIdempotency (facts: RequestFacts): IdempotencyDecision {
   if (read.kind === 'ambiguous') {
     return { kind: 'refuse', error: new ExternalReferenceRequiredError('The body repeats a member name on the way to the idempotency reference (PROXY_IDEMPOTENCY_KEY_POINTER): send it once') }
   }
-  // Found, so the body is a Buffer of JSON, already parsed (parseStrictJsonBytes reads it once).
-  const body = facts.body as Buffer
-  const parsed = parseStrictJsonBytes(body)
+  // Found, so the body is held JSON, parsed already (HeldJson reads it once).
+  const body = facts.body as HeldJson
+  const parsed = body.read()
   const value = parsed.ok && !parsed.hasDuplicates ? parsed.value : null
-  return { kind: 'check', key: recordKey(facts, read.reference), fingerprint: fingerprintOf(value, body) }
+  return { kind: 'check', key: recordKey(facts, read.reference), fingerprint: fingerprintOf(value, body.bytes) }
 }
 
 /** Hashed, so a long reference never makes a long key and the store holds nothing a caller sent. */

@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, StateUnavailableError } from '../errors.js'
 import { callerIdOf } from '../callers/caller.js'
 import type { Config } from '../config/config.js'
+import { heldJsonOf } from '../json/held-json.js'
 import type { StateStore } from '../state/state-store.js'
 import './idempotency-claim.js'
 import { decideIdempotency, KEYED_METHODS } from './idempotency-decision.js'
@@ -54,7 +55,7 @@ export const idempotency = fp(async function idempotency (app: FastifyInstance, 
       iface: target.route.interface,
       path: target.path,
       contentEncoding: request.headers['content-encoding'],
-      body: request.body,
+      body: heldJsonOf(request),
       keyPointer,
     })
     if (decision.kind === 'skip') { done(); return }

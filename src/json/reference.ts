@@ -4,7 +4,8 @@
  * question and must get the same answer: whether a 401 may be retried (SPEC §5), whether a caller
  * sent the reference it must send (§7), and which record a transaction is keyed by (§8).
  */
-import { parseStrictJsonBytes, readPointer } from './strict-json.js'
+import type { HeldJson } from './held-json.js'
+import { readPointer } from './strict-json.js'
 
 export type ReferenceRead =
   | { kind: 'found', reference: string }
@@ -15,10 +16,10 @@ export type ReferenceRead =
 
 const NONE: ReferenceRead = { kind: 'none' }
 
-export function readReference (body: unknown, contentEncoding: string | string[] | undefined, pointer: string): ReferenceRead {
+export function readReference (body: HeldJson | null, contentEncoding: string | string[] | undefined, pointer: string): ReferenceRead {
   // A compressed body is not read (SPEC §8): the provider reads the decoded one, which we cannot judge.
-  if (!Buffer.isBuffer(body) || isContentEncoded(contentEncoding)) return NONE
-  const parsed = parseStrictJsonBytes(body)
+  if (body === null || isContentEncoded(contentEncoding)) return NONE
+  const parsed = body.read()
   if (!parsed.ok) return NONE
   const read = readPointer(parsed.value, pointer)
   if (read.kind === 'ambiguous') return read

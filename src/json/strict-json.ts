@@ -140,24 +140,8 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
 
 /** Reads bytes as UTF-8 JSON; invalid UTF-8 is a syntax problem, not a replacement character. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
-/**
- * One held body is read by up to three steps of a request (a caller's reference rule, its amount
- * limits, idempotency): each reading mode parses a given Buffer once. The results are only read,
- * never changed, by those steps; the Buffer going away takes its entry with it.
- */
-const parsedByMode = { value: new WeakMap<Buffer, StrictJson>(), text: new WeakMap<Buffer, StrictJson>() }
 
 export function parseStrictJsonBytes (bytes: Buffer, options: StrictJsonOptions = {}): StrictJson {
-  const parsed = parsedByMode[options.numbers ?? 'value']
-  let result = parsed.get(bytes)
-  if (result === undefined) {
-    result = parseBytesNow(bytes, options)
-    parsed.set(bytes, result)
-  }
-  return result
-}
-
-function parseBytesNow (bytes: Buffer, options: StrictJsonOptions): StrictJson {
   let text: string
   try {
     text = UTF8.decode(bytes)

@@ -10,6 +10,7 @@
 import { Transform, type TransformCallback } from 'node:stream'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BodyTooLargeError } from '../errors.js'
+import type { HeldJson } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
 
 /** Methods whose request may be repeated after a 401 (RFC 9110 §9.2.2 idempotent methods). */
@@ -102,9 +103,9 @@ export function limitStream (payload: NodeJS.ReadableStream, limit: number): Tra
  * the held JSON body carries a reference (a non-empty string at `referencePointer`), the provider's
  * idempotency key: the provider then recognises a duplicate instead of paying twice.
  */
-export function isRetrySafe (method: string, body: ProxiedBody | null, contentEncoding: string | string[] | undefined, referencePointer: string): boolean {
+export function isRetrySafe (method: string, body: ProxiedBody | null, json: HeldJson | null, contentEncoding: string | string[] | undefined, referencePointer: string): boolean {
   if (body !== null && !Buffer.isBuffer(body)) return false
   if (IDEMPOTENT.has(method)) return true
   if (!KEYED.has(method) || body === null) return false
-  return readReference(body, contentEncoding, referencePointer).kind === 'found'
+  return readReference(json, contentEncoding, referencePointer).kind === 'found'
 }

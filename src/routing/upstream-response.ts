@@ -11,6 +11,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { upstreamErrorFrom } from '../errors.js'
+import { heldJsonOf } from '../json/held-json.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { createDecodingScan, createMarkerScan, type MarkerScan } from './marker-scan.js'
 import type { ProxyContext } from './proxy-context.js'
@@ -107,7 +108,7 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
   }
 
   function handleUnauthorized (request: FastifyRequest, reply: FastifyReply, res: RawResponse, ctx: ProxyContext): void {
-    const retry = ctx.attempt === 0 && isRetrySafe(request.method, ctx.body, request.headers['content-encoding'], referencePointer)
+    const retry = ctx.attempt === 0 && isRetrySafe(request.method, ctx.body, heldJsonOf(request), request.headers['content-encoding'], referencePointer)
     const replacement = source.replaceRejected(ctx.token)
     if (!retry) {
       request.log.warn({ retried: false }, 'upstream answered 401; token replaced for the next request')

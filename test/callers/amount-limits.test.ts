@@ -7,6 +7,7 @@ import { request } from 'undici'
 import { judgeAmounts, toUnits } from '../../src/callers/amount-limits.js'
 import { parseCallersText } from '../../src/callers/callers-file.js'
 import { keySha256 } from '../../src/callers/judge-caller.js'
+import { HeldJson } from '../../src/json/held-json.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
@@ -35,7 +36,7 @@ t.test('judgeAmounts: unreadable, exceeded and within', async (t) => {
         perDay: { KES: 500 }
 `)
   const judge = (body: string, path = '/payouts', contentEncoding?: string): string => {
-    const v = judgeAmounts(limits, { path, body: Buffer.from(body), contentEncoding })
+    const v = judgeAmounts(limits, { path, body: new HeldJson(Buffer.from(body)), contentEncoding })
     return v.kind === 'within' ? `within:${v.reservations.map((r) => `${r.currency}=${r.units}`).join(',')}` : v.kind
   }
   const cases: Array<[string, string, string, string?]> = [

@@ -1,5 +1,8 @@
 import t from 'tap'
 import { decideIdempotency, headersToRecord, isRecordable, type RequestFacts } from '../../src/idempotency/idempotency-decision.js'
+import { HeldJson } from '../../src/json/held-json.js'
+
+const held = (text: string): HeldJson => new HeldJson(Buffer.from(text))
 
 const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({
   method: 'POST',
@@ -8,7 +11,7 @@ const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({
   iface: 'fiat',
   path: '/payouts',
   contentEncoding: undefined,
-  body: Buffer.from('{"externalReference":"r-1","amount":"1.00"}'),
+  body: held('{"externalReference":"r-1","amount":"1.00"}'),
   keyPointer: '/externalReference',
   ...over,
 })
@@ -22,14 +25,14 @@ function keyOf (over: Partial<RequestFacts>): string {
 t.test('the record key: caller, environment, interface, method, path and reference, hashed', async (t) => {
   const base = keyOf({})
   t.match(base, /^[0-9a-f]{64}$/)
-  t.equal(keyOf({ body: Buffer.from('{"amount":"2.00","externalReference":"r-1"}') }), base, 'the body does not change the key')
+  t.equal(keyOf({ body: held('{"amount":"2.00","externalReference":"r-1"}') }), base, 'the body does not change the key')
   for (const [label, over] of [
     ['caller', { callerId: 'other-agent' }],
     ['environment', { environment: 'production' }],
     ['interface', { iface: 'crypto' }],
     ['method', { method: 'PUT' }],
     ['path', { path: '/payouts/1' }],
-    ['reference', { body: Buffer.from('{"externalReference":"r-2"}') }],
+    ['reference', { body: held('{"externalReference":"r-2"}') }],
   ] as Array<[string, Partial<RequestFacts>]>) {
     t.not(keyOf(over), base, `another ${label} is another record`)
   }
@@ -45,22 +48,22 @@ t.test('what is judged and what is not', async (t) => {
     ['a streamed body', { body: null }, 'skip'],
     ['gzip', { contentEncoding: 'gzip' }, 'skip'],
     ['identity encoding', { contentEncoding: 'identity' }, 'check'],
-    ['not JSON', { body: Buffer.from('externalReference=r-1') }, 'skip'],
-    ['an empty reference', { body: Buffer.from('{"externalReference":""}') }, 'skip'],
-    ['a number', { body: Buffer.from('{"externalReference":7}') }, 'skip'],
-    ['a root array', { body: Buffer.from('[{"externalReference":"r"}]') }, 'skip'],
-    ['a repeated reference', { body: Buffer.from('{"externalReference":"a","externalReference":"a"}') }, 'refuse'],
-    ['a repeated parent', { body: Buffer.from('{"m":{"ref":"a"},"m":{"ref":"b"}}'), keyPointer: '/m/ref' }, 'refuse'],
-    ['a repeated member elsewhere', { body: Buffer.from('{"externalReference":"a","x":1,"x":2}') }, 'check'],
+    ['not JSON', { body: held('externalReference=r-1') }, 'skip'],
+    ['an empty reference', { body: held('{"externalReference":""}') }, 'skip'],
+    ['a number', { body: held('{"externalReference":7}') }, 'skip'],
+    ['a root array', { body: held('[{"externalReference":"r"}]') }, 'skip'],
+    ['a repeated reference', { body: held('{"externalReference":"a","externalReference":"a"}') }, 'refuse'],
+    ['a repeated parent', { body: held('{"m":{"ref":"a"},"m":{"ref":"b"}}'), keyPointer: '/m/ref' }, 'refuse'],
+    ['a repeated member elsewhere', { body: held('{"externalReference":"a","x":1,"x":2}') }, 'check'],
   ]
   for (const [label, over, kind] of cases) t.equal(decideIdempotency(facts(over)).kind, kind, label)
-  const refused = decideIdempotency(facts({ body: Buffer.from('{"externalReference":"a","externalReference":"b"}') }))
+  const refused = decideIdempotency(facts({ body: held('{"externalReference":"a","externalReference":"b"}') }))
   if (refused.kind === 'refuse') t.equal(refused.error.code, 'EXTERNAL_REFERENCE_REQUIRED')
 })
 
 t.test('a body repeating a member elsewhere is fingerprinted by its bytes, the rest by canonical JSON', async (t) => {
   const fp = (body: string): string => {
-    const d = decideIdempotency(facts({ body: Buffer.from(body) }))
+    const d = decideIdempotency(facts({ body: held(body) }))
     return d.kind === 'check' ? d.fingerprint : ''
   }
   t.equal(fp('{"externalReference":"a","x":1}'), fp('{"x":1, "externalReference":"a"}'))

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { HeldJson } from '../../src/json/held-json.js'
 import { MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
 
 t.test('values read as JSON.parse reads them', async (t) => {
@@ -56,4 +57,15 @@ t.test('a repeated member name makes a pointer through it ambiguous', async (t) 
   t.equal(clean.ok && clean.hasDuplicates, false)
   const found = parseStrictJson('{"a":{"b":[10,20]}}')
   if (found.ok) t.same(readPointer(found.value, '/a/b/1'), { kind: 'found', value: 20 as JsonValue })
+})
+
+t.test('a held body is parsed once per reading mode, however many steps read it', async (t) => {
+  const body = new HeldJson(Buffer.from('{"amount":1e400,"ref":"a"}'))
+  const values = body.read()
+  t.equal(body.read(), values, 'the same result for the second reader')
+  t.same(values.ok && values.value, { amount: Infinity, ref: 'a' })
+  const texts = body.read('text')
+  t.not(texts, values, 'numbers as text are their own reading')
+  t.same(texts.ok && texts.value, { amount: '1e400', ref: 'a' }, 'the exact source text of a number')
+  t.equal(body.read('text'), texts)
 })
