@@ -3,13 +3,10 @@
  * every way around its amount limits. Each is refused, nothing reaches the provider, and a warn
  * line names the caller and the code.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import t, { type Test } from 'tap'
-import { keySha256 } from '../../src/callers/judge-caller.js'
+import { payoutAgentCallersFile } from './payout-agent.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
@@ -18,17 +15,7 @@ const KEY = 'pak_evasive-agent-key-0123456789abcdefghijklmnopqrstu'
 const PATH = '/sandbox/fiat/payouts'
 
 async function rig (t: Test): Promise<{ provider: FakeProvider, proxy: RunningProxy }> {
-  const file = join(mkdtempSync(join(tmpdir(), 'evasion-')), 'callers.yaml')
-  writeFileSync(file, `callers:
-  - id: evasive-agent
-    keySha256: ${keySha256(KEY)}
-    allow: [{ environments: [sandbox], interfaces: [fiat], methods: [POST], paths: ["/payouts/**"] }]
-    amountLimits:
-      - amount: /amount
-        currency: /currency
-        perRequest: { KES: 100, USD: "0.3" }
-        perDay: { KES: 500, USD: "0.3" }
-`)
+  const file = payoutAgentCallersFile('evasive-agent', KEY)
   const provider = await startProvider(t)
   const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: file }))
   await waitReady(proxy)

@@ -1,13 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
 import type { IncomingHttpHeaders } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import t from 'tap'
 import { request } from 'undici'
 import { judgeAmounts, toUnits } from '../../src/callers/amount-limits.js'
 import { parseCallersText } from '../../src/callers/callers-file.js'
-import { keySha256 } from '../../src/callers/judge-caller.js'
 import { HeldJson } from '../../src/json/held-json.js'
+import { payoutAgentCallersFile } from './payout-agent.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
@@ -72,21 +69,7 @@ t.test('judgeAmounts: unreadable, exceeded and within', async (t) => {
   }
 })
 
-function callersFile (): string {
-  const dir = mkdtempSync(join(tmpdir(), 'amounts-'))
-  const file = join(dir, 'callers.yaml')
-  writeFileSync(file, `callers:
-  - id: payout-agent
-    keySha256: ${keySha256(KEY)}
-    allow: [{ environments: [sandbox], interfaces: [fiat], methods: [POST], paths: ["/payouts/**"] }]
-    amountLimits:
-      - amount: /amount
-        currency: /currency
-        perRequest: { KES: 100, USD: "0.3" }
-        perDay: { KES: 500, USD: "0.3" }
-`)
-  return file
-}
+const callersFile = (): string => payoutAgentCallersFile('payout-agent', KEY)
 
 async function payout (url: string, amount: string, currency = 'KES', ref = `r-${Math.random()}`): Promise<{ status: number, headers: IncomingHttpHeaders, body: string }> {
   const res = await request(`${url}/sandbox/fiat/payouts`, {
