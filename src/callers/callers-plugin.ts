@@ -4,10 +4,10 @@
  * (preHandler, on the held body). Every refusal is logged at warn with the caller id and code,
  * counted, and reaches no upstream.
  *
- * Rate limits go through the state store's `hit` rather than @fastify/rate-limit: one store
- * contract holds idempotency records, rate windows and day totals (memory or Redis alike), a store
- * failure fails closed with 503 STATE_UNAVAILABLE, and the check must run after identity and allow
- * and before the body, which a separate plugin's own hook order would not guarantee.
+ * Rate limits go through the state store's `hit` rather than @fastify/rate-limit: a sliding window
+ * (its fixed window lets a caller spend twice its limit across a window's edge: docs/callers.md),
+ * one store contract for records, windows and day totals (memory or Redis alike), a store failure
+ * failing closed with 503 STATE_UNAVAILABLE, and the check after identity and allow, before the body.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
