@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify'
 import { Counter, type Registry } from 'prom-client'
 import type { ProxyError } from '../errors.js'
 
-/** Returns the error, so a hook can `throw refusals.refuse(...)`. */
+/** Returns the error, so a hook can `throw refuse(request, callerId, error)`. */
 export type RefuseCaller = (request: FastifyRequest, callerId: string, error: ProxyError) => ProxyError
 
 export function createCallerRefusals (registry: Registry, metricPrefix: string): RefuseCaller {
