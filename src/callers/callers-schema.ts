@@ -7,6 +7,7 @@
  */
 import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox'
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
+import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 export const ENVIRONMENT_NAMES = ['sandbox', 'production'] as const
@@ -24,7 +25,7 @@ const object = <P extends Parameters<typeof Type.Object>[0]>(properties: P): Ret
   says('must be an object', Type.Object(properties, { additionalProperties: false }))
 
 const pathGlobs = list(says('must be a path glob starting with "/"', Type.String({ pattern: '^/' })))
-const pointer = says('must be a JSON Pointer (RFC 6901)', Type.String({ pattern: '^(/([^~]|~[01])*)*$' }))
+const pointer = says('must be a JSON Pointer (RFC 6901)', Type.String({ pattern: JSON_POINTER_PATTERN }))
 const decimals = says('must map currency codes to amounts', Type.Record(Type.String(), says(
   'must be a plain decimal (a number or a string like "500.00")', Type.Union([Type.Number(), Type.String()]),
 )))

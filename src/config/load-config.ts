@@ -13,6 +13,7 @@ import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
 import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
+import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
 /** The provider's API keys carry this vendor prefix (SPEC §1); another prefix is suspicious, not fatal. */
 export const API_KEY_PREFIX = 'HC_'
@@ -186,11 +187,11 @@ function checkListenHost (host: string, problems: string[]): void {
   }
 }
 
-/** RFC 6901, below the root: a pointer that can never match would turn idempotency off without a word. */
-const REFERENCE_POINTER = /^(\/([^~/]|~[01])*)+$/
+const JSON_POINTER = new RegExp(JSON_POINTER_PATTERN)
 
+/** A member, not the whole body: a pointer that can never match would turn idempotency off without a word. */
 function checkReferencePointer (pointer: string, problems: string[]): void {
-  if (!REFERENCE_POINTER.test(pointer)) {
+  if (pointer === '' || !JSON_POINTER.test(pointer)) {
     problems.push('PROXY_IDEMPOTENCY_KEY_POINTER must be a JSON Pointer (RFC 6901) to a member of the body, such as /externalReference or /meta/reference')
   }
 }

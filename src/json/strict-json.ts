@@ -151,6 +151,9 @@ export function parseStrictJsonBytes (bytes: Buffer, options: StrictJsonOptions 
   return parseStrictJson(text, options)
 }
 
+/** RFC 6901 JSON Pointer syntax: '' (the whole document) or `/`-led segments with `~0`/`~1` escapes. */
+export const JSON_POINTER_PATTERN = '^(/([^~]|~[01])*)*$'
+
 /**
  * RFC 6901 JSON Pointer over a value from parseStrictJson. An array index is a decimal without
  * leading zeros; `-` (past the end) is never a value.
