@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net'
 import type { Logger } from 'pino'
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { Clock, TimerHandle } from '../clock.js'
 
 const CHECK_TIMEOUT_MS = 5_000
@@ -87,8 +87,9 @@ export function createEgressReporter (options: EgressReporterOptions): EgressRep
 }
 
 async function fetchIp (url: string, dispatcher: Dispatcher): Promise<string> {
-  const { statusCode, body } = await request(url, {
-    dispatcher, method: 'GET', headers: { accept: 'text/plain' }, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+  const { origin, pathname, search } = new URL(url)
+  const { statusCode, body } = await dispatcher.request({
+    origin, path: pathname + search, method: 'GET', headers: { accept: 'text/plain' }, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
   })
   let text = ''
   for await (const chunk of body) {

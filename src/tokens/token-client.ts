@@ -1,9 +1,9 @@
 /**
  * Exchanges one environment's API Key + Public Key for a Bearer token (SPEC §1). The API key goes
- * to this URL only; undici's request() follows no redirect, so a 3xx is a failure and the key
+ * to this URL only; a dispatcher's request() follows no redirect, so a 3xx is a failure and the key
  * never travels to the `Location` host (Node's fetch would resend it).
  */
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { Clock } from '../clock.js'
 import type { EnvironmentConfig } from '../config/config.js'
 import { parseTokenResponse } from './token-response.js'
@@ -29,8 +29,10 @@ export function createTokenClient (options: TokenClientOptions): FetchToken {
     const abort = signal === undefined ? timeout : AbortSignal.any([timeout, signal])
     let response: Dispatcher.ResponseData
     try {
-      response = await request(environment.tokenUrl, {
-        dispatcher,
+      const { origin, pathname, search } = new URL(environment.tokenUrl)
+      response = await dispatcher.request({
+        origin,
+        path: pathname + search,
         method: 'POST',
         headers: {
           'api-key': environment.credentials.apiKey,
