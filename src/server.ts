@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import './callers/caller.js'
-import { createCallersHolder, type CallersHolder } from './callers/callers-holder.js'
+import type { CallersHolder } from './callers/callers-holder.js'
 import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
 import { createCallerRefusals } from './callers/caller-refusals.js'
 import { callersPlugin } from './callers/callers-plugin.js'
@@ -72,8 +72,12 @@ export interface ProxyServer {
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger
-  // First, so an invalid callers file stops the start before anything is opened.
-  const callers = config.callers.file === null ? null : createCallersHolder(config.callers.file, log)
+  // First, so an invalid callers file stops the start before anything is opened. Imported only when
+  // there is a file: its reader brings the YAML parser and TypeBox's checker, which a start without
+  // callers need not load.
+  const callers = config.callers.file === null
+    ? null
+    : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log)
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
