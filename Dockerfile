@@ -35,8 +35,8 @@ COPY --from=build /app/dist ./dist
 USER 1000:1000
 CMD ["node", "dist/fake-provider/cli.js"]
 
-# --- runtime: the bundled proxy only (dist-bundle/cli.mjs and its source map), no node_modules, -----
-# no fake provider, no demo
+# --- runtime: the bundled proxy only (dist-bundle/: cli.mjs, its chunks, their source maps), ---------
+# no node_modules, no fake provider, no demo
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it:
 # 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory).
@@ -55,8 +55,8 @@ ENV NODE_ENV=production \
     PROXY_PORT=8080
 WORKDIR /app
 # Files stay owned by root and read-only to the service user: the process cannot modify its code.
-# The bundle holds dist/cli.js and every module it imports (scripts/bundle.mjs); the fake provider
-# and the demo are not among them (the bundle step fails if they are).
+# The bundle holds dist/cli.js and every module it imports, in cli.mjs and chunks/ (scripts/bundle.mjs);
+# the fake provider and the demo are not among them (the bundle step fails if they are).
 COPY --from=build /app/dist-bundle ./dist
 # The official node images ship user `node` as 1000:1000. Numeric, so Kubernetes `runAsNonRoot`
 # can verify it without a runAsUser.

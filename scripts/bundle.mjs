@@ -1,18 +1,60 @@
 /**
- * Image build step: dist/cli.js and everything it imports as one ES module (esbuild), with its
- * source map, into dist-bundle/. A start then reads and compiles one file instead of resolving and
- * reading some 700 modules, which took two fifths off the start (docs/performance-startup.md), and
- * the runtime image needs no node_modules.
+ * Image build step: dist/cli.js and everything it imports bundled by esbuild, with source maps,
+ * into dist-bundle/: cli.mjs, and chunks/ for what is loaded with import() only when it is needed.
+ * A start then reads and compiles a few files instead of resolving and reading some 700 modules,
+ * which took two fifths off the start (docs/performance-startup.md), and the runtime image needs no
+ * node_modules.
  *
  * `require` is defined for the CommonJS dependencies esbuild wraps (fastify, pino, ioredis, …), which
  * call it for Node's built-in modules only; everything else is inside the bundle.
+ *
+ * `node scripts/bundle.mjs [outdir]`, dist-bundle/ by default.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
+const OUT_DIR = process.argv[2] ?? 'dist-bundle'
+const UNDICI_ENTRY = fileURLToPath(new URL('undici-dispatchers.cjs', import.meta.url))
+// The only modules that import undici, and what they take from it is what undici-dispatchers.cjs
+// exports. Another importer fails the build until that file is checked against what it uses.
+const UNDICI_IMPORTERS = ['dist/outbound/outbound-agents.js', 'node_modules/@fastify/reply-from/lib/request.js']
+const undiciImporters = new Set()
+
+/** Bare `undici` resolves to its dispatchers alone (scripts/undici-dispatchers.cjs). */
+const undiciDispatchers = {
+  name: 'undici-dispatchers',
+  setup (build) {
+    build.onResolve({ filter: /^undici$/ }, ({ importer }) => {
+      if (importer !== UNDICI_ENTRY) undiciImporters.add(importer)
+      return { path: UNDICI_ENTRY }
+    })
+  },
+}
+
+/**
+ * Our ESM `import … from 'node:http'` becomes a `require('node:http')`. Node 24 builds an ES module
+ * of a built-in by reading every one of its exports, and node:http's `WebSocket` export loads Node's
+ * own copy of undici when read: a large module, compiled and held for nothing. The CommonJS
+ * dependencies already reach node:http through `require`, which reads nothing it is not asked for.
+ */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup (build) {
+    build.onResolve({ filter: /^node:https?$/ }, ({ path, kind }) => kind === 'import-statement' ? { path, namespace: 'builtin-by-require' } : undefined)
+    build.onLoad({ filter: /.*/, namespace: 'builtin-by-require' }, ({ path }) => ({ contents: `module.exports = require(${JSON.stringify(path)})`, loader: 'js' }))
+  },
+}
+
+rmSync(OUT_DIR, { recursive: true, force: true })
 const result = await build({
   entryPoints: ['dist/cli.js'],
-  outfile: 'dist-bundle/cli.mjs',
+  outdir: OUT_DIR,
+  outExtension: { '.js': '.mjs' },
+  // What is imported with import() (each command's code, Redis, the callers file's reader) goes in
+  // chunks of its own: a start reads and compiles only what it loads.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -27,11 +69,18 @@ const result = await build({
   minifyWhitespace: true,
   logLevel: 'warning',
   metafile: true,
+  plugins: [undiciDispatchers, builtinsByRequire],
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
 })
 const inputs = Object.keys(result.metafile.inputs)
 const demo = inputs.filter((path) => path.includes('fake-provider') || path.endsWith('demo.js'))
 if (demo.length > 0) throw new Error(`the bundle would carry the demo: ${demo.join(', ')}`)
-const nonAscii = readFileSync('dist-bundle/cli.mjs').findIndex((byte) => byte > 0x7f)
-if (nonAscii !== -1) throw new Error(`dist-bundle/cli.mjs has a non-ASCII byte at ${nonAscii}: V8 would hold its whole source as two-byte text`)
-process.stdout.write(`dist-bundle/cli.mjs: ${inputs.length} modules\n`)
+const unknownImporters = [...undiciImporters].filter((path) => !UNDICI_IMPORTERS.some((known) => path.endsWith(known)))
+if (unknownImporters.length > 0) throw new Error(`undici is imported by ${unknownImporters.join(', ')}: check that scripts/undici-dispatchers.cjs exports what it uses, then list it in UNDICI_IMPORTERS`)
+if (inputs.includes('node_modules/undici/index.js')) throw new Error("the bundle holds undici's whole entry (node_modules/undici/index.js)")
+const outputs = Object.keys(result.metafile.outputs).filter((path) => path.endsWith('.mjs'))
+for (const output of outputs) {
+  const nonAscii = readFileSync(output).findIndex((byte) => byte > 0x7f)
+  if (nonAscii !== -1) throw new Error(`${output} has a non-ASCII byte at ${nonAscii}: V8 would hold its whole source as two-byte text`)
+}
+process.stdout.write(`${OUT_DIR}/cli.mjs: ${inputs.length} modules in ${outputs.length} files\n`)

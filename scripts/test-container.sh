@@ -161,10 +161,10 @@ docker build --target demo -t "$DEMO_IMAGE" . >>"$WORK/build.log" 2>&1 || { tail
 pass "docker build, production and demo targets ($(( $(date +%s) - build_started ))s)"
 
 begin "the production image is the bundle alone: no node_modules, no fake provider, no demo"
-docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test ! -e node_modules && test ! -e dist/fake-provider && test ! -e dist/demo.js && ! grep -q "fake provider listening" dist/cli.mjs' ||
+docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test ! -e node_modules && test ! -e dist/fake-provider && test ! -e dist/demo.js && test -d dist/chunks && ! grep -rq "fake provider listening" dist' ||
   fail "$IMAGE holds more than the bundle (node_modules, the fake provider or the demo) or lacks it"
 docker run --rm --entrypoint sh "$DEMO_IMAGE" -c 'test -f dist/fake-provider/cli.js' || fail "the demo image has no fake provider"
-pass "dist/cli.mjs and its map only; the demo target has the fake provider"
+pass "dist/cli.mjs, its chunks and their maps only; the demo target has the fake provider"
 
 begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS, MALLOC_ARENA_MAX"
 user=$(docker image inspect -f '{{.Config.User}}' "$IMAGE")

@@ -22,6 +22,11 @@ export function runCli (t: Test, args: string[], env: Record<string, string | un
   return run(t, process.execPath, [CLI, ...args], env, cwd)
 }
 
+/** Another entry point of the CLI, e.g. the image's bundle. */
+export function runCliAt (t: Test, cli: string, args: string[], env: Record<string, string | undefined>): Child {
+  return run(t, process.execPath, [cli, ...args], env)
+}
+
 /** `npm start` itself, in the project's directory: what the README tells users to run. */
 export function runNpmStart (t: Test, env: Record<string, string | undefined>): Child {
   return run(t, 'npm', ['start', '--silent'], { HOME: process.env['HOME'], ...env }, fileURLToPath(new URL('../../', import.meta.url)))
