@@ -18,9 +18,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY scripts/bundle.mjs ./scripts/bundle.mjs
+COPY scripts/bundle.mjs scripts/undici-dispatchers.cjs ./scripts/
 RUN npm run build \
- && node scripts/bundle.mjs \
  && npm prune --omit=dev --no-audit --no-fund
 
 # --- demo: the production image plus the fake provider (docker-compose --profile demo) -------------

@@ -1,15 +1,37 @@
 /**
  * Summarises a V8 .cpuprofile (node --cpu-prof): self time per function, self time per package
  * (node_modules/<name>, node: internals, our dist/ files, V8 pseudo-nodes such as the garbage
- * collector), and inclusive time per function (a recursive function counted once per stack).
+ * collector), and inclusive time per function (a recursive function counted once per stack). Frames
+ * in the bundle (dist-bundle/*.mjs) are named by their source through the bundle's source maps.
  *
  *   node bench/cpuprofile-summary.mjs FILE.cpuprofile [--top N] [--json]
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { SourceMap } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
+/** Each frame in a bundled file that has a source map gets the file and line it came from. */
+function mapToSources (profile) {
+  const maps = new Map()
+  const mapFor = (url) => {
+    if (!maps.has(url)) {
+      const file = `${fileURLToPath(url)}.map`
+      maps.set(url, existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8'))) : null)
+    }
+    return maps.get(url)
+  }
+  for (const node of profile.nodes) {
+    const frame = node.callFrame
+    if (!frame.url.startsWith('file:') || !frame.url.endsWith('.mjs')) continue
+    const entry = mapFor(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber)
+    if (entry?.originalSource === undefined) continue
+    node.callFrame = { ...frame, url: new URL(entry.originalSource, frame.url).href, lineNumber: entry.originalLine }
+  }
+}
+
 export function summariseProfile (profile, top = 30) {
+  mapToSources(profile)
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const selfUs = new Map()
   for (let i = 0; i < profile.samples.length; i++) {
@@ -72,8 +94,8 @@ function functionKey ({ functionName, url, lineNumber }) {
 function shortUrl (url) {
   const nm = url.lastIndexOf('node_modules/')
   if (nm !== -1) return url.slice(nm + 'node_modules/'.length)
-  const dist = url.indexOf('/dist/')
-  if (dist !== -1) return url.slice(dist + 1)
+  const ours = Math.max(url.indexOf('/dist/'), url.indexOf('/src/'))
+  if (ours !== -1) return url.slice(ours + 1)
   return url.replace(/^file:\/\/.*\/bench\//, 'bench/')
 }
 
@@ -85,8 +107,8 @@ function packageOf ({ functionName, url }) {
     const parts = url.slice(nm + 'node_modules/'.length).split('/')
     return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]
   }
-  const dist = url.indexOf('/dist/')
-  if (dist !== -1) return `ours: ${url.slice(dist + 1).split('/').slice(0, -1).join('/') || 'dist'}`
+  const ours = Math.max(url.indexOf('/dist/'), url.indexOf('/src/'))
+  if (ours !== -1) return `ours: ${url.slice(ours + 1).split('/').slice(0, -1).join('/')}`
   return url
 }
 

@@ -1,6 +1,6 @@
 /**
  * CPU profile of our proxy under load: the bench upstream on the load core, `node --cpu-prof
- * dist/cli.js` (with npm start's Node options, LOG_LEVEL=info to a file, as in the benchmark) on
+ * dist-bundle/cli.mjs` (with npm start's Node options, LOG_LEVEL=info to a file, as in the benchmark) on
  * the target core, saturated by wrk
  * (or autocannon) for --duration seconds after a warm-up; then the proxy is stopped with SIGTERM
  * (it writes the profile on exit) and the profile is summarised with cpuprofile-summary.mjs.
@@ -8,7 +8,7 @@
  * speedscope for a flame graph).
  *
  *   node bench/profile.mjs [--workload small|large|post|idem] [--duration S (15)] [--interval US (250)]
- *                          [--cli PATH (dist/cli.js)] [--log-level L (info)] [--target ours|bare]
+ *                          [--cli PATH (dist-bundle/cli.mjs)] [--log-level L (info)] [--target ours|bare]
  *                          [--callers N (a callers file of N callers x 10 rules, as in npm run bench)]
  *                          [--env NAME=VALUE,... (settings added to our proxy's, e.g. PROXY_IDEMPOTENCY=off)]
  * --target bare profiles the bare Fastify + @fastify/http-proxy proxy instead, for comparison.
@@ -94,7 +94,7 @@ try {
   mkdirSync(dir, { recursive: true })
   copyFileSync(join(scratch, file), join(dir, `profile-${stamp}.cpuprofile`))
   const md = [
-    argv.target === 'bare' ? `# CPU profile of bench/bare-proxy.mjs, ${argv.workload}` : `# CPU profile of ${argv.cli === CLI ? 'dist/cli.js' : argv.cli}, ${argv.workload}, LOG_LEVEL=${argv['log-level']}`, '',
+    argv.target === 'bare' ? `# CPU profile of bench/bare-proxy.mjs, ${argv.workload}` : `# CPU profile of ${argv.cli === CLI ? 'dist-bundle/cli.mjs' : argv.cli}, ${argv.workload}, LOG_LEVEL=${argv['log-level']}`, '',
     `${tool}, 50 connections, ${argv.duration} s at saturation after 2 s of warm-up: ${result.rps} req/s, proxy CPU ${result.targetCpuPct}%, other processes ${result.foreignCpuPctOnTargetCore}% of its core; sampling every ${argv.interval} µs.`, '',
     formatSummary(summary),
   ].join('\n')

@@ -3,7 +3,7 @@
  *
  * Measures, interleaved over several rounds, (a) the bench upstream served directly, (b) a bare
  * Fastify + @fastify/http-proxy proxy that only injects a header, (c) our proxy as users run it
- * (`node dist/cli.js` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and
+ * (`node dist-bundle/cli.mjs` with npm start's Node options, LOG_LEVEL=info to a file, metrics on), and
  * with --with-plain (d) plain node:http + undici. For four workloads (GET ~200 B, GET 64 KiB, POST
  * 2 KiB JSON without a reference, and the same with a new externalReference per request, each a
  * transaction the idempotency layer claims and records): req/s at saturation (wrk when installed, else autocannon; 50 keep-alive
@@ -26,7 +26,7 @@
  * commit built with npm run build, for before/after figures in one run)
  * --compare-node-options=OPTS (Node options for target (e) instead of npm start's, e.g.
  * =--max-semi-space-size=4, or empty for none; without --compare-cli, (e) is this build run with them)
- * --cli PATH (measure another build as (c); default dist/cli.js)
+ * --cli PATH (measure another build as (c); default dist-bundle/cli.mjs)
  * --callers N (target (e): this build with a callers file of N callers × 10 rules, requests sent
  * with the last caller's key, whose last rule is the one that matches; paired against (c), this is
  * what callers cost per request)
@@ -288,7 +288,7 @@ async function main () {
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
     `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s (after ${RATE_WARMUP_S} s at that rate, not recorded), ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
-    `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? 'dist/cli.js'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off, ${redis === null ? 'state in memory' : `state in a local redis-server ${redisVersion()} on the upstream's core (PROXY_REDIS_URL)`}`,
+    `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? 'dist-bundle/cli.mjs'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off, ${redis === null ? 'state in memory' : `state in a local redis-server ${redisVersion()} on the upstream's core (PROXY_REDIS_URL)`}`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
   ]

@@ -11,7 +11,7 @@
  * Docker's container start, for both. Peak memory under load is `npm run bench`'s figure.
  *
  * Options: --runs N (5) --idle S (5) --image TAG --cli PATH (another entry point of ours, e.g. a
- * bundle; default dist/cli.js) --baseline-image TAG (where the baseline's Fastify is; the
+ * build; default dist-bundle/cli.mjs, as npm start runs it) --baseline-image TAG (where the baseline's Fastify is; the
  * production image bundles ours and has no node_modules: use the demo target, same Node)
  * --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
  * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
 import { OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: 'dist/cli.js' }, 'baseline-image': { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: 'dist-bundle/cli.mjs' }, 'baseline-image': { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
 // Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
 const OUR_EXTRA_ENV = Object.fromEntries(argv['our-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
 const RUNS = Number(argv.runs)

@@ -12,7 +12,7 @@ import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
 
 const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url))
-export const CLI = `${ROOT_DIR}dist/cli.js`
+export const CLI = `${ROOT_DIR}dist-bundle/cli.mjs`
 /** The Node options `npm start` gives our proxy (and the Docker image its NODE_OPTIONS): measured as shipped. */
 const START_SCRIPT = JSON.parse(readFileSync(`${ROOT_DIR}package.json`, 'utf8')).scripts.start.split(/\s+/)
 export const OUR_NODE_ARGS = START_SCRIPT.filter((arg) => arg.startsWith('--'))

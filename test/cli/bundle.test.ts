@@ -1,31 +1,22 @@
 /**
- * The image runs the esbuild bundle (scripts/bundle.mjs), not dist/: its chunks loaded on demand and
- * undici's dispatchers-only entry (scripts/undici-dispatchers.cjs) must carry what dist/ carries.
- * Built here into a temp dir and run on this Node against the fake provider and a real Redis: tokens,
- * a proxied payout, its replay from the shared store, a callers file, and `check`.
+ * npm start and the image run the esbuild bundle (scripts/bundle.mjs), not dist/: its chunks loaded
+ * on demand and undici's dispatchers-only entry (scripts/undici-dispatchers.cjs) must carry what the
+ * code in dist/ uses. Every CLI test runs the bundle; these reach each chunk: a callers file, Redis
+ * and `check`.
  */
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import t from 'tap'
 import { request } from 'undici'
-import { listeningPort, runCliAt } from '../helpers/child-proxy.js'
+import { CLI, listeningPort, runCli } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { payoutAgentCallersFile } from '../callers/payout-agent.js'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const AGENT_KEY = 'pak_bundle-agent-key-0123456789abcdefghijklmnopqrs'
 
-const outDir = mkdtempSync(join(tmpdir(), 'pap-bundle-'))
-t.teardown(() => { rmSync(outDir, { recursive: true, force: true }) })
-execFileSync(process.execPath, ['scripts/bundle.mjs', outDir], { cwd: ROOT, stdio: 'pipe' })
-const bundle = join(outDir, 'cli.mjs')
-
 t.test('the bundle is cli.mjs and chunks loaded on demand, each with its source map', async (t) => {
-  const chunks = readdirSync(join(outDir, 'chunks'))
+  const chunks = readdirSync(join(dirname(CLI), 'chunks'))
   for (const name of ['check', 'callers-holder', 'redis-store']) {
     t.ok(chunks.some((file) => file.startsWith(`${name}-`) && file.endsWith('.mjs')), `${name} is a chunk of its own`)
   }
@@ -35,7 +26,7 @@ t.test('the bundle is cli.mjs and chunks loaded on demand, each with its source 
 t.test('serving from the bundle: tokens, a payout with the Bearer token, its replay from Redis, a callers file', async (t) => {
   const provider = await startProvider(t)
   const redis = await startRedis(t)
-  const child = runCliAt(t, bundle, [], providerEnv(provider, {
+  const child = runCli(t, [], providerEnv(provider, {
     PROXY_REDIS_URL: redis.url,
     PROXY_CALLERS_FILE: payoutAgentCallersFile('bundle-agent', AGENT_KEY),
   }))
@@ -67,7 +58,7 @@ t.test('serving from the bundle: tokens, a payout with the Bearer token, its rep
 
 t.test('check from the bundle: exit 0', async (t) => {
   const provider = await startProvider(t)
-  const child = runCliAt(t, bundle, ['check'], providerEnv(provider))
+  const child = runCli(t, ['check'], providerEnv(provider))
   const { code } = await child.exited
   t.equal(code, 0, child.stdout() + child.stderr())
   t.match(child.stdout(), /all checks passed/)

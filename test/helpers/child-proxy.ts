@@ -1,6 +1,7 @@
 /**
- * Runs the compiled CLI (`dist/cli.js`, what `npm start` and the Docker image run) as a child
- * process with a given environment, collecting its stdout/stderr; killed at teardown.
+ * Runs the CLI as `npm start` and the Docker image run it (`dist-bundle/cli.mjs`, the esbuild bundle
+ * of `dist/cli.js` that `npm run build` makes) as a child process with a given environment,
+ * collecting its stdout/stderr; killed at teardown.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -8,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { eventually } from './eventually.js'
 
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
+export const CLI = fileURLToPath(new URL('../../dist-bundle/cli.mjs', import.meta.url))
 
 export interface Child {
   process: ChildProcess
@@ -20,11 +21,6 @@ export interface Child {
 
 export function runCli (t: Test, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
   return run(t, process.execPath, [CLI, ...args], env, cwd)
-}
-
-/** Another entry point of the CLI, e.g. the image's bundle. */
-export function runCliAt (t: Test, cli: string, args: string[], env: Record<string, string | undefined>): Child {
-  return run(t, process.execPath, [cli, ...args], env)
 }
 
 /** `npm start` itself, in the project's directory: what the README tells users to run. */
