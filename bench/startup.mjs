@@ -10,9 +10,9 @@
  * --network host`, the baseline as `node -e` with the image's own Fastify; the time then includes
  * Docker's container start, for both. Peak memory under load is `npm run bench`'s figure.
  *
- * Options: --runs N (5) --idle S (5) --image TAG --cli PATH (another entry point of ours, e.g. a
- * build; default dist-bundle/cli.mjs, as npm start runs it) --baseline-image TAG (where the baseline's Fastify is; the
- * production image bundles ours and has no node_modules: use the demo target, same Node)
+ * Options: --runs N (5) --idle S (5) --image TAG --cli PATH (another build of ours; default
+ * dist-bundle/cli.mjs, as npm start runs it) --baseline-image TAG (where the baseline's Fastify is;
+ * the production image bundles ours and has no node_modules: use the demo target, same Node)
  * --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
  * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
  */

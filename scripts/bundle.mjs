@@ -1,20 +1,19 @@
 /**
- * Image build step: dist/cli.js and everything it imports bundled by esbuild, with source maps,
- * into dist-bundle/: cli.mjs, and chunks/ for what is loaded with import() only when it is needed.
+ * `npm run build`'s second step, after tsc: dist/cli.js and everything it imports bundled by esbuild,
+ * with source maps, into dist-bundle/: cli.mjs, and chunks/ for what is loaded with import() only
+ * when it is needed. `npm start` and the image run it.
  * A start then reads and compiles a few files instead of resolving and reading some 700 modules,
- * which took two fifths off the start (docs/performance-startup.md), and the runtime image needs no
+ * which took two fifths off the start (docs/performance-startup.md), and the image needs no
  * node_modules.
  *
  * `require` is defined for the CommonJS dependencies esbuild wraps (fastify, pino, ioredis, …), which
  * call it for Node's built-in modules only; everything else is inside the bundle.
- *
- * `node scripts/bundle.mjs [outdir]`, dist-bundle/ by default.
  */
 import { readFileSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
-const OUT_DIR = process.argv[2] ?? 'dist-bundle'
+const OUT_DIR = 'dist-bundle'
 const UNDICI_ENTRY = fileURLToPath(new URL('undici-dispatchers.cjs', import.meta.url))
 // The only modules that import undici, and what they take from it is what undici-dispatchers.cjs
 // exports. Another importer fails the build until that file is checked against what it uses.

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * What the image's bundle gets for `require('undici')` and `import … from 'undici'`
+ * What the bundle gets for `require('undici')` and `import … from 'undici'`
  * (scripts/bundle.mjs). undici's own entry also loads fetch and its Web classes, the cache stores,
  * the mocks, and the WebSocket and EventSource clients, on every start: a large part of the start's
  * time and of idle memory (docs/performance-startup.md), for parts that neither this proxy nor

@@ -1,8 +1,8 @@
 /**
  * npm start and the image run the esbuild bundle (scripts/bundle.mjs), not dist/: its chunks loaded
  * on demand and undici's dispatchers-only entry (scripts/undici-dispatchers.cjs) must carry what the
- * code in dist/ uses. Every CLI test runs the bundle; these reach each chunk: a callers file, Redis
- * and `check`.
+ * code in dist/ uses. Every CLI test runs the bundle (`check` in check.test.ts); this one reaches the
+ * chunks a callers file and Redis load.
  */
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -54,12 +54,4 @@ t.test('serving from the bundle: tokens, a payout with the Bearer token, its rep
   const forwarded = provider.upstreamRequests.filter((r) => r.url.includes('/payouts/'))
   t.equal(forwarded.length, 1, 'the payout reached the provider once')
   t.ok(forwarded.every((r) => r.tokenValid), 'with a valid Bearer token')
-})
-
-t.test('check from the bundle: exit 0', async (t) => {
-  const provider = await startProvider(t)
-  const child = runCli(t, ['check'], providerEnv(provider))
-  const { code } = await child.exited
-  t.equal(code, 0, child.stdout() + child.stderr())
-  t.match(child.stdout(), /all checks passed/)
 })
