@@ -1,13 +1,14 @@
 /**
  * npm start and the image run the esbuild bundle (scripts/bundle.mjs), not dist/: its chunks loaded
  * on demand and undici's dispatchers-only entry (scripts/undici-dispatchers.cjs) must carry what the
- * code in dist/ uses. Every CLI test runs the bundle (`check` in check.test.ts); this one reaches the
- * chunks a callers file and Redis load.
+ * code in dist/ uses. Every CLI test runs the bundle (`check` in check.test.ts); these reach the
+ * chunks that a callers file, Redis and `caller-key` load.
  */
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import t from 'tap'
 import { request } from 'undici'
+import { keySha256 } from '../../src/callers/judge-caller.js'
 import { CLI, listeningPort, runCli } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
@@ -54,4 +55,12 @@ t.test('serving from the bundle: tokens, a payout with the Bearer token, its rep
   const forwarded = provider.upstreamRequests.filter((r) => r.url.includes('/payouts/'))
   t.equal(forwarded.length, 1, 'the payout reached the provider once')
   t.ok(forwarded.every((r) => r.tokenValid), 'with a valid Bearer token')
+})
+
+t.test('caller-key from the bundle: a new key and its keySha256 line', async (t) => {
+  const child = runCli(t, ['caller-key'], {})
+  t.equal((await child.exited).code, 0, child.stderr())
+  const key = /pak_[A-Za-z0-9_-]{43}/.exec(child.stdout())?.[0]
+  if (key === undefined) t.fail(`no key in:\n${child.stdout()}`)
+  else t.match(child.stdout(), new RegExp(`keySha256: ${keySha256(key)}`))
 })
