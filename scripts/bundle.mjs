@@ -2,9 +2,8 @@
  * `npm run build`'s second step, after tsc: dist/cli.js and everything it imports bundled by esbuild,
  * with source maps, into dist-bundle/: cli.mjs, and chunks/ for what is loaded with import() only
  * when it is needed. `npm start` and the image run it.
- * A start then reads and compiles a few files instead of resolving and reading some 700 modules,
- * which took two fifths off the start (docs/performance-startup.md), and the image needs no
- * node_modules.
+ * A start then reads and compiles a few files instead of resolving and reading some 700 modules
+ * (docs/performance-startup.md), and the image needs no node_modules.
  *
  * `require` is defined for the CommonJS dependencies esbuild wraps (fastify, pino, ioredis, …), which
  * call it for Node's built-in modules only; everything else is inside the bundle.
@@ -25,7 +24,7 @@ const undiciDispatchers = {
   name: 'undici-dispatchers',
   setup (build) {
     build.onResolve({ filter: /^undici$/ }, ({ importer }) => {
-      if (importer !== UNDICI_ENTRY) undiciImporters.add(importer)
+      undiciImporters.add(importer)
       return { path: UNDICI_ENTRY }
     })
   },
@@ -61,9 +60,9 @@ const result = await build({
   sourcemap: true,
   legalComments: 'linked',
   // V8 keeps a module's source text for as long as the module lives, as one-byte characters only
-  // when every character is ASCII: a single '§' or '’' in a comment made it hold all 4 MB as two-byte
-  // text. Whitespace and comments go, non-ASCII in strings is escaped, names stay (stack traces keep
-  // them; the source map gives files and lines). Idle RSS 91-93 -> 80 MiB (docs/performance-startup.md).
+  // when every character is ASCII: a single non-ASCII character in a comment made it hold the whole
+  // bundle as two-byte text. Whitespace and comments go, non-ASCII in strings is escaped, names stay
+  // (stack traces keep them; the source map gives files and lines). docs/performance-startup.md.
   charset: 'ascii',
   minifyWhitespace: true,
   logLevel: 'warning',

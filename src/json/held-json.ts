@@ -1,9 +1,9 @@
 /**
  * A held request body read as strict JSON at most once per reading mode, however many steps of the
  * request read it: a caller's reference rule and amount limits, idempotency, the 401 retry. It is a
- * decoration of the request, so it goes with the request. (A WeakMap keyed by the body did the same
- * job, but every young-generation collection then had to walk an ephemeron table of the requests in
- * flight, which cost more than the parse it saved: docs/performance.md.)
+ * decoration of the request, so it goes with the request: a WeakMap keyed by the body would make
+ * every young-generation collection walk an ephemeron table of the requests in flight
+ * (docs/performance.md).
  */
 import type { FastifyRequest } from 'fastify'
 import { parseStrictJsonBytes, type StrictJson } from './strict-json.js'
