@@ -4,6 +4,11 @@
  * the provider's parser may keep the first, so a value read through a repeated name is ambiguous.
  * `__proto__` is an ordinary own member, as JSON.parse makes it; nesting is bounded.
  * Pure: text in, value or reason out (bytes are read once per reading mode).
+ *
+ * Numbers as values are read by JSON.parse, V8's own parser, and then checked: the member names
+ * counted in the text must all be keys of the value (a repeated name would have been folded into
+ * one), and the nesting must be within bounds. A text that fails either check, or JSON.parse, is
+ * read again token by token, which says exactly where the repetition is or why the text is refused.
  */
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [name: string]: JsonValue }
@@ -41,6 +46,10 @@ export interface StrictJsonOptions {
 
 export function parseStrictJson (text: string, options: StrictJsonOptions = {}): StrictJson {
   const numberAsText = options.numbers === 'text'
+  if (!numberAsText) {
+    const read = readWithJsonParse(text)
+    if (read !== null) return read
+  }
   let at = 0
   let hasDuplicates = false
 
@@ -138,6 +147,62 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
   }
 }
 
+/** JSON.parse's reading when it is the strict one (no repeated name, nesting in bounds); else null. */
+function readWithJsonParse (text: string): StrictJson | null {
+  let value: JsonValue
+  try {
+    value = JSON.parse(text) as JsonValue
+  } catch {
+    return null
+  }
+  const keys = countKeys(value, 0)
+  return keys === countMemberNames(text) ? { ok: true, value, hasDuplicates: false } : null
+}
+
+/** Keys of every object in the value; -1 for a value deeper than the token reader allows. */
+function countKeys (value: JsonValue, depth: number): number {
+  if (depth > MAX_JSON_DEPTH) return -1
+  if (value === null || typeof value !== 'object') return 0
+  const isArray = Array.isArray(value)
+  const items = isArray ? value : Object.values(value)
+  let count = isArray ? 0 : items.length
+  for (const item of items) {
+    const inner = countKeys(item, depth + 1)
+    if (inner < 0) return -1
+    count += inner
+  }
+  return count
+}
+
+/**
+ * Member names in a text JSON.parse has accepted: the strings followed by `:`. Strings are skipped
+ * with indexOf, so a long one costs a native search rather than a character loop.
+ */
+function countMemberNames (text: string): number {
+  let count = 0
+  let start = text.indexOf('"')
+  while (start !== -1) {
+    let end = text.indexOf('"', start + 1)
+    while (escaped(text, end)) end = text.indexOf('"', end + 1)
+    let next = end + 1
+    while (isWhitespace(text.charCodeAt(next))) next++
+    if (text.charCodeAt(next) === 0x3a) count++
+    start = text.indexOf('"', next)
+  }
+  return count
+}
+
+/** Whether the quote at `at` is preceded by an odd run of backslashes. */
+function escaped (text: string, at: number): boolean {
+  let backslashes = 0
+  while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++
+  return backslashes % 2 === 1
+}
+
+function isWhitespace (code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
+}
+
 /** Reads bytes as UTF-8 JSON; invalid UTF-8 is a syntax problem, not a replacement character. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 
@@ -162,8 +227,7 @@ export function readPointer (root: JsonValue, pointer: string): PointerRead {
   if (pointer === '') return { kind: 'found', value: root }
   if (!pointer.startsWith('/')) return { kind: 'missing' }
   let current: JsonValue = root
-  for (const raw of pointer.slice(1).split('/')) {
-    const name = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+  for (const name of segmentsOf(pointer)) {
     if (Array.isArray(current)) {
       if (!/^(0|[1-9][0-9]*)$/.test(name)) return { kind: 'missing' }
       const item: JsonValue | undefined = current[Number(name)]
@@ -178,4 +242,20 @@ export function readPointer (root: JsonValue, pointer: string): PointerRead {
     }
   }
   return { kind: 'found', value: current }
+}
+
+/**
+ * Pointers come from configuration (the idempotency reference, the callers' amount limits): a few
+ * strings read on every judged request, so each is split once. Bounded all the same.
+ */
+const SEGMENTS_KEPT = 256
+const segmentCache = new Map<string, readonly string[]>()
+
+function segmentsOf (pointer: string): readonly string[] {
+  let segments = segmentCache.get(pointer)
+  if (segments === undefined) {
+    segments = pointer.slice(1).split('/').map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'))
+    if (segmentCache.size < SEGMENTS_KEPT) segmentCache.set(pointer, segments)
+  }
+  return segments
 }

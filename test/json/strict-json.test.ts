@@ -1,6 +1,7 @@
 import t from 'tap'
 import { HeldJson } from '../../src/json/held-json.js'
 import { MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
+import { generatedJsonTexts } from '../helpers/generated-json.js'
 
 t.test('values read as JSON.parse reads them', async (t) => {
   const texts = [
@@ -68,4 +69,53 @@ t.test('a held body is parsed once per reading mode, however many steps read it'
   t.not(texts, values, 'numbers as text are their own reading')
   t.same(texts.ok && texts.value, { amount: '1e400', ref: 'a' }, 'the exact source text of a number')
   t.equal(body.read('text'), texts)
+})
+
+t.test('numbers as values (JSON.parse, checked) and as text (token by token) agree on everything else', async (t) => {
+  const pointers = ['/a', '/b', '/a/b', '/__proto__', '/10', '/a/0', '/x\\y', '/"q"', '']
+  let repeated = 0
+  let checked = 0
+  for (const text of generatedJsonTexts(3000, { repeatNames: true })) {
+    const values = parseStrictJson(text)
+    const texts = parseStrictJson(text, { numbers: 'text' })
+    if (!values.ok || !texts.ok) { t.fail(`not read: ${text}`); continue }
+    if (values.hasDuplicates) repeated++
+    const same = values.hasDuplicates === texts.hasDuplicates &&
+      JSON.stringify(values.value) === JSON.stringify(JSON.parse(text)) &&
+      pointers.every((pointer) => readPointer(values.value, pointer).kind === readPointer(texts.value, pointer).kind)
+    if (!same) { t.fail(text); continue }
+    checked++
+  }
+  t.equal(checked, 3000, 'every generated document')
+  t.ok(repeated > 50 && repeated < 2950, `with and without repeated names (${repeated} of 3000 repeat one)`)
+})
+
+t.test('a repeated name is found however its strings are written', async (t) => {
+  const cases: Array<[string, boolean]> = [
+    ['{"a\\"":1,"a\\"":2}', true],
+    ['{"a\\\\":1,"a\\\\":2}', true],
+    ['{"a\\\\":1,"a":2}', false],
+    ['{"a" :1, "a"\n:2}', true],
+    ['{"a":"\\":","a":1}', true],
+    ['{"a":"b","c":"a"}', false],
+    ['["a", ":", "b"]', false],
+    ['{"k":{"k":{"k":1}}}', false],
+    ['{"k":{"k":1,"k":1}}', true],
+    [`{"${'n'.repeat(5000)}":1,"${'n'.repeat(4999)}":2}`, false],
+    [`{"${'n'.repeat(5000)}":1,"${'n'.repeat(5000)}":2}`, true],
+  ]
+  for (const [text, repeats] of cases) {
+    const read = parseStrictJson(text)
+    t.equal(read.ok && read.hasDuplicates, repeats, text.slice(0, 60))
+  }
+})
+
+t.test('the nesting bound is the same either way', async (t) => {
+  const nested = (levels: number, inner = ''): string => '['.repeat(levels) + inner + ']'.repeat(levels)
+  for (const numbers of ['value', 'text'] as const) {
+    t.equal(parseStrictJson(nested(MAX_JSON_DEPTH + 1), { numbers }).ok, true, `${numbers}: ${MAX_JSON_DEPTH + 1} empty arrays`)
+    t.same(parseStrictJson(nested(MAX_JSON_DEPTH + 1, '1'), { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a value under them`)
+    t.same(parseStrictJson(nested(MAX_JSON_DEPTH + 2), { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: one more array`)
+    t.same(parseStrictJson(`{"a":${nested(MAX_JSON_DEPTH)}}`, { numbers }), { ok: true, value: { a: JSON.parse(nested(MAX_JSON_DEPTH)) as JsonValue }, hasDuplicates: false }, `${numbers}: under an object`)
+  }
 })
