@@ -1,13 +1,43 @@
+import { hash } from 'node:crypto'
 import t from 'tap'
 import { canonicalJson, fingerprintOf } from '../../src/idempotency/fingerprint.js'
-import { parseStrictJson, type JsonValue } from '../../src/json/strict-json.js'
+import { parseStrictJson, parseStrictJsonBytes, type JsonValue } from '../../src/json/strict-json.js'
+import { generatedJsonTexts } from '../helpers/generated-json.js'
 
 function read (text: string): JsonValue {
   const parsed = parseStrictJson(text)
   if (!parsed.ok) throw new Error(`not JSON: ${text}`)
   return parsed.value
 }
-const fp = (text: string): string => fingerprintOf(read(text), Buffer.from(text))
+const fp = (text: string): string => fingerprintOf(Buffer.from(text), parseStrictJsonBytes(Buffer.from(text)))
+
+/**
+ * RFC 8785 written the plain way: the reference canonicalJson is held to. JSON.stringify's strings
+ * and numbers, members sorted by UTF-16 code units.
+ */
+function referenceCanonical (value: JsonValue): string | null {
+  switch (typeof value) {
+    case 'string': return JSON.stringify(value)
+    case 'number': return Number.isFinite(value) ? JSON.stringify(value) : null
+    case 'boolean': return String(value)
+  }
+  if (value === null) return 'null'
+  const parts: string[] = []
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const text = referenceCanonical(item)
+      if (text === null) return null
+      parts.push(text)
+    }
+    return `[${parts.join(',')}]`
+  }
+  for (const name of Object.keys(value).sort()) {
+    const text = referenceCanonical(value[name] as JsonValue)
+    if (text === null) return null
+    parts.push(`${JSON.stringify(name)}:${text}`)
+  }
+  return `{${parts.join(',')}}`
+}
 
 t.test('canonical JSON per RFC 8785', async (t) => {
   const cases: Array<[string, string]> = [
@@ -24,6 +54,24 @@ t.test('canonical JSON per RFC 8785', async (t) => {
   t.equal(canonicalJson(read('[1e400]')), null, 'a number beyond the doubles has no canonical form')
 })
 
+t.test('a body without a backslash skips the escaping, and the text stays the same', async (t) => {
+  let plain = 0
+  let checked = 0
+  for (const text of generatedJsonTexts(3000)) {
+    const bytes = Buffer.from(text)
+    const parsed = parseStrictJsonBytes(bytes)
+    if (!parsed.ok) { t.fail(`not read: ${text}`); continue }
+    const plainStrings = !bytes.includes(0x5c)
+    if (plainStrings) plain++
+    const expected = referenceCanonical(JSON.parse(text) as JsonValue)
+    if (canonicalJson(parsed.value, plainStrings) !== expected) { t.equal(canonicalJson(parsed.value, plainStrings), expected, text); continue }
+    if (expected !== null && fingerprintOf(bytes, parsed) !== hash('sha256', `jcs:${expected}`)) { t.fail(`fingerprint: ${text}`); continue }
+    checked++
+  }
+  t.equal(checked, 3000, 'every generated document')
+  t.ok(plain > 500 && plain < 2500, `both ways taken (${plain} of 3000 without a backslash)`)
+})
+
 t.test('fingerprints: equal for the same JSON value, different otherwise', async (t) => {
   t.equal(fp('{"amount":"10.00","externalReference":"r1"}'), fp('{ "externalReference" : "r1",\n "amount":"10.00" }'), 'member order and whitespace')
   t.equal(fp('{"a":1}'), fp('{"a":1.0}'), 'the same number in another spelling')
@@ -31,5 +79,7 @@ t.test('fingerprints: equal for the same JSON value, different otherwise', async
   t.not(fp('{"a":"10.00"}'), fp('{"a":"10.0"}'), 'strings are compared exactly')
   t.not(fp('{"a":[1,2]}'), fp('{"a":[2,1]}'), 'array order matters')
   t.not(fp('{"a":1e400}'), fp('{"a":null}'), 'an unrepresentable number is not null')
+  t.not(fp('{"a":1,"a":2}'), fp('{"a":2}'), 'a repeated name is not the value JSON.parse keeps')
+  t.equal(fp('null'), fp(' null '), 'the JSON null is a value like any other, not a body without one')
   t.match(fp('{"a":1}'), /^[0-9a-f]{64}$/)
 })
