@@ -1,11 +1,11 @@
 /**
  * The in-process StateStore (SPEC §9 without PROXY_REDIS_URL): one replica's records and limits.
  * lru-cache bounds it, records by bytes (a burst of large answers evicts the oldest records, never
- * the process), windows and totals by count, and expires entries by TTL. Every operation is
- * synchronous inside one event-loop turn, which is what makes claims and reservations atomic here.
+ * the process), in-flight marks, windows and totals by count, and expires entries by TTL. Every
+ * operation is synchronous inside one event-loop turn, which is what makes claims and reservations
+ * atomic here.
  * Time comes from the injected clock so tests can move it.
  */
-import { randomUUID } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock.js'
 import type { ClaimOutcome, IdempotencyRecord, RateVerdict, StateStore, StoreStatus } from './state-store.js'
@@ -14,21 +14,20 @@ import type { ClaimOutcome, IdempotencyRecord, RateVerdict, StateStore, StoreSta
 export const DEFAULT_MEMORY_RECORD_BYTES = 64 * 1024 * 1024
 /** Rate windows and day totals kept; each is small, the bound is against a key explosion. */
 export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
+/** In-flight marks kept: one per transaction being forwarded, so far more than a sidecar ever holds. */
+export const MAX_IN_FLIGHT_MARKS = 100_000
 /** Timestamps kept per rate window: a limit above it is admitted at this rate at most. */
 export const MAX_RATE_WINDOW_ENTRIES = 100_000
 
 /**
- * An entry as kept: one latin1 string, `m<owner>` for an in-flight mark, `r<status> <fingerprint>
- * <headers as JSON>\n<body>` for a record, byte for byte. One string is one object on V8's heap with
- * nothing inside to trace, where a record of fields, a headers object and a body is several, each
- * traced and, while young, copied by every collection; a Buffer body would be a slice of an 8 KiB
- * pool that it keeps alive outside the heap, where V8 answers growth with full collections.
- * (Measured: docs/performance.md.) Replays, the only readers of a record, are rare.
+ * A record as kept: one latin1 string, `<status> <fingerprint> <headers as JSON>\n<body>`, byte for
+ * byte. One string is one object on V8's heap with nothing inside to trace, where a record of
+ * fields, a headers object and a body is several, each traced and, while young, copied by every
+ * collection; a Buffer body would be a slice of an 8 KiB pool that it keeps alive outside the heap,
+ * where V8 answers growth with full collections. (Measured: docs/performance.md.) Replays, the
+ * only readers of a record, are rare.
  */
-type Entry = string
-
-const MARK = 'm'
-const RECORD = 'r'
+type PackedRecord = string
 
 /**
  * The request times of one rate window, oldest first, as the Redis store's sorted set holds them.
@@ -60,8 +59,8 @@ export interface MemoryStoreOptions {
 /** The key, lru-cache's bookkeeping and the string's header, roughly: what an entry costs beyond its text. */
 const ENTRY_OVERHEAD_BYTES = 256
 
-function entrySize (entry: Entry): number {
-  return ENTRY_OVERHEAD_BYTES + entry.length
+function recordSize (record: PackedRecord): number {
+  return ENTRY_OVERHEAD_BYTES + record.length
 }
 
 export function createMemoryStore (options: MemoryStoreOptions): StateStore {
@@ -69,41 +68,46 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   // The clock is read on every call (ttlResolution 0): by default lru-cache keeps a reading for
   // 1 ms of real time, so a test that moves the clock would see expiry depend on the machine's speed.
   const timing = { perf: { now: () => clock.monotonicMs() }, ttlResolution: 0 }
-  const entries = new LRUCache<string, Entry>({
+  const records = new LRUCache<string, PackedRecord>({
     maxSize: options.maxRecordBytes ?? DEFAULT_MEMORY_RECORD_BYTES,
-    sizeCalculation: entrySize,
+    sizeCalculation: recordSize,
     ttlAutopurge: false,
     ...timing,
   })
-  const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
   // Bounded by count through maxSize (each entry counts 1), not `max`: lru-cache allocates its
   // index arrays for `max` entries up front, which every start and every idle sidecar would pay
-  // for two caches most deployments barely use.
-  const counted = { maxSize: maxCounterKeys, sizeCalculation: () => 1, ...timing }
-  const windows = new LRUCache<string, SlidingLog>(counted)
-  const totals = new LRUCache<string, { total: bigint }>(counted)
+  // for caches most deployments barely use.
+  const counted = <V extends object | string>(bound: number): LRUCache.Options<string, V, unknown> => ({ maxSize: bound, sizeCalculation: () => 1, ...timing })
+  // Marks apart from records: a transaction touches the large record cache twice (the lookup that
+  // finds nothing, the record stored), the few marks in flight stay in a small one. A mark holds
+  // its owner, a number no other claim of this store gets.
+  const marks = new LRUCache<string, string>(counted(MAX_IN_FLIGHT_MARKS))
+  let claims = 0
+  const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
+  const windows = new LRUCache<string, SlidingLog>(counted(maxCounterKeys))
+  const totals = new LRUCache<string, { total: bigint }>(counted(maxCounterKeys))
 
   const status: StoreStatus = { kind: 'memory', ready: true }
 
   return {
     async claim (key, inFlightTtlMs): Promise<ClaimOutcome> {
-      const existing = entries.get(key)
-      if (existing?.startsWith(RECORD) === true) return { kind: 'recorded', record: unpackRecord(existing) }
-      if (existing !== undefined) return { kind: 'in-flight' }
-      const owner = randomUUID()
-      entries.set(key, MARK + owner, { ttl: inFlightTtlMs })
+      const recorded = records.get(key)
+      if (recorded !== undefined) return { kind: 'recorded', record: unpackRecord(recorded) }
+      if (marks.has(key)) return { kind: 'in-flight' }
+      const owner = String(++claims)
+      marks.set(key, owner, { ttl: inFlightTtlMs })
       return { kind: 'claimed', owner }
     },
 
     async finish (key, owner, record, ttlMs) {
-      if (entries.get(key) !== MARK + owner) return
-      // A record too large for the byte bound is refused by lru-cache, which then deletes the mark
-      // under its key too, so a retry is forwarded.
-      entries.set(key, packRecord(record), { ttl: ttlMs })
+      if (marks.get(key) !== owner) return
+      marks.delete(key)
+      // A record too large for the byte bound is refused by lru-cache, so a retry is forwarded.
+      records.set(key, packRecord(record), { ttl: ttlMs })
     },
 
     async abort (key, owner) {
-      if (entries.get(key) === MARK + owner) entries.delete(key)
+      if (marks.get(key) === owner) marks.delete(key)
     },
 
     async hit (key, limit, windowMs): Promise<RateVerdict> {
@@ -138,7 +142,8 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
     status: () => ({ ...status }),
     async ping () {},
     async close () {
-      entries.clear()
+      records.clear()
+      marks.clear()
       windows.clear()
       totals.clear()
     },
@@ -150,15 +155,15 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
  * Header values are latin1 as Node reads them, so latin1 keeps every byte of the head and the body;
  * one Buffer, decoded once, makes a flat string rather than a rope of two.
  */
-function packRecord (record: IdempotencyRecord): Entry {
-  const head = `${RECORD}${record.status} ${record.fingerprint} ${JSON.stringify(record.headers)}\n`
+function packRecord (record: IdempotencyRecord): PackedRecord {
+  const head = `${record.status} ${record.fingerprint} ${JSON.stringify(record.headers)}\n`
   return Buffer.concat([Buffer.from(head, 'latin1'), record.body]).toString('latin1')
 }
 
-function unpackRecord (entry: Entry): IdempotencyRecord {
+function unpackRecord (entry: PackedRecord): IdempotencyRecord {
   const end = entry.indexOf('\n')
-  const [status = '', fingerprint = ''] = entry.slice(RECORD.length, end).split(' ', 2)
-  const headersAt = RECORD.length + status.length + fingerprint.length + 2
+  const [status = '', fingerprint = ''] = entry.slice(0, end).split(' ', 2)
+  const headersAt = status.length + fingerprint.length + 2
   return {
     status: Number(status),
     fingerprint,
