@@ -191,6 +191,23 @@ t.test('memory store: an answer past the byte bound is not kept, and its mark is
   t.equal((await store.claim('small', 60_000)).kind, 'recorded', 'an answer within the bound is recorded')
 })
 
+t.test('memory store: records filling the byte bound never push out a mark still in flight', async (t) => {
+  // A payout waiting on a slow provider while other transactions are recorded: its mark is the
+  // least recently used entry, and a duplicate must still be held back.
+  const store = createMemoryStore({ clock: new FakeClock(), maxRecordBytes: 16 * 1024 })
+  const slow = await store.claim('slow', 60_000)
+  if (slow.kind !== 'claimed') throw new Error(`expected a claim, got ${slow.kind}`)
+  for (let i = 0; i < 50; i++) {
+    const other = await store.claim(`other-${i}`, 60_000)
+    if (other.kind !== 'claimed') throw new Error(`expected a claim, got ${other.kind}`)
+    await store.finish(`other-${i}`, other.owner, { fingerprint: 'fp', status: 200, headers: {}, body: Buffer.alloc(1024) }, 60_000)
+  }
+  t.equal((await store.claim('other-0', 60_000)).kind, 'claimed', 'the oldest records went to make room')
+  t.equal((await store.claim('slow', 60_000)).kind, 'in-flight', 'the mark did not')
+  await store.finish('slow', slow.owner, { fingerprint: 'fp', status: 200, headers: {}, body: Buffer.alloc(100) }, 60_000)
+  t.equal((await store.claim('slow', 60_000)).kind, 'recorded', 'and its answer is recorded when it comes')
+})
+
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   await redis.stop()
