@@ -71,6 +71,7 @@ const { values: argv } = parseArgs({
     callers: { type: 'string' },
     'variant-env': { type: 'string' },
     redis: { type: 'boolean', default: false },
+    'restart-each-round': { type: 'boolean', default: false },
   },
 })
 const positive = (name, value) => {
@@ -115,6 +116,14 @@ const CONNECTIONS = positive('connections', argv.connections)
 const TOKEN_LIFETIME_S = positive('token-lifetime', argv['token-lifetime'])
 const REFRESH_MARGIN_S = positive('refresh-margin', argv['refresh-margin'])
 const WARMUP_S = 1
+/**
+ * Our proxy and (e) started afresh before every round: one process of a build can run some percent
+ * faster or slower than another for its whole life (docs/performance.md), so a ratio between two
+ * long-lived processes is partly their luck. Each new process warms up as long as a round runs,
+ * so a memory store fills again first. The token check needs one long-lived process and is skipped.
+ */
+const RESTART = argv['restart-each-round']
+if (RESTART && VARIANT === null) throw new Error('--restart-each-round compares our proxy with (e): give --compare-cli, --compare-node-options, --variant-env or --callers')
 const WRK = wrkVersion()
 const TOOL = argv.tool ?? (WRK !== null ? 'wrk' : 'autocannon')
 if (TOOL !== 'wrk' && TOOL !== 'autocannon') throw new Error('--tool must be wrk or autocannon')
@@ -184,18 +193,20 @@ async function main () {
   // On the upstream's core: like the upstream, it is the proxy's network peer, not the proxy.
   const redis = argv.redis ? await startRedis({ core: UPSTREAM_CORE, dir: scratch }) : null
   const oursStartedMs = Date.now()
-  const ours = await startOurProxy({
+  const startOurs = () => startOurProxy({
     cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
     extraEnv: redis === null ? {} : { PROXY_REDIS_URL: redis.url },
   })
+  let ours = await startOurs()
   // The variant gets its own upstream, so the token check of our proxy stays exact.
   const variantUpstream = VARIANT === null ? null : await startUpstream('variant upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
   const callersFile = join(scratch, 'callers.json')
   const callerKey = VARIANT?.callers === undefined ? undefined : writeCallersFile(callersFile, VARIANT.callers)
-  const variant = variantUpstream === null ? null : await startOurProxy({
+  const startVariant = () => startOurProxy({
     name: 'variant proxy', cli: VARIANT.cli, nodeArgs: VARIANT.nodeArgs, core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
     extraEnv: { ...VARIANT.env, ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile }) },
   })
+  let variant = variantUpstream === null ? null : await startVariant()
 
   const allTargets = [
     { name: 'direct', label: '(a) upstream direct', base: `${directUpstream.origin}${FIAT_SANDBOX_BASE}`, pid: directUpstream.proc.pid, auth: 'Bearer bench-static' },
@@ -225,8 +236,27 @@ async function main () {
   log(`warming up (${WARMUP_S} s per target and workload)`)
   for (const workload of WORKLOADS) for (const target of targets) await one('saturate', target, workload, WARMUP_S)
 
+  /** --restart-each-round: new processes for our proxy and (e) (the first round's are new already), warmed up as long as a round runs. */
+  const freshOwn = async (restart) => {
+    if (!RESTART) return
+    for (const target of restart ? targets : []) {
+      if (target.name === 'ours') {
+        await stop(ours.proc)
+        ours = await startOurs()
+        Object.assign(target, { base: `${ours.origin}/fiat`, pid: ours.proc.pid })
+      } else if (target.name === 'variant') {
+        await stop(variant.proc)
+        variant = await startVariant()
+        Object.assign(target, { base: `${variant.origin}/fiat`, pid: variant.proc.pid })
+      }
+    }
+    log(`${restart ? 'our proxy and (e) started afresh; ' : ''}warming them up (${DURATION_S} s each per workload)`)
+    for (const workload of WORKLOADS) for (const target of targets) if (target.name === 'ours' || target.name === 'variant') await one('saturate', target, workload, DURATION_S)
+  }
+
   const measurements = []
   for (let round = 1; round <= ROUNDS; round++) {
+    await freshOwn(round > 1)
     for (const workload of WORKLOADS) {
       // Rotate the order every round so no target always runs first (or right after another).
       const order = targets.map((_, i) => targets[(i + round - 1) % targets.length])
@@ -248,6 +278,8 @@ async function main () {
   const partners = targets.filter((t) => t.name === 'bare' || t.name === 'variant')
   const paired = []
   for (let round = 1; round <= ROUNDS; round++) {
+    // The interleaved rounds' last processes, warm, go on into the first paired round.
+    if (round > 1) await freshOwn(true)
     for (const workload of WORKLOADS) {
       for (const partner of partners) {
         if (interrupted) return
@@ -270,7 +302,7 @@ async function main () {
   const metricsText = await getText(`${ours.origin}/metrics`)
   await stop(ours.proc)
   const logStats = await countLog(logFile)
-  const tokens = checkTokens({
+  const checked = checkTokens({
     tokenRequests: upstreamStats.tokenRequests,
     requests: upstreamStats.requests,
     tokenRejected: upstreamStats.tokenRejected,
@@ -279,6 +311,9 @@ async function main () {
     tokenLifetimeS: TOKEN_LIFETIME_S,
     refreshMarginS: REFRESH_MARGIN_S,
   })
+  // With restarts only what the upstream saw is checked: every new process asks at its start.
+  const u = checked.upstreamSaw
+  const tokens = RESTART ? { ...checked, skipped: true, ok: u.unknownToken + u.expiredToken + u.missingAuthorization + u.tokenRejected === 0 } : checked
   const summary = summarise(measurements, WORKLOADS, targets, paired)
   const loadAfter = loadavg()
   const conditions = [
@@ -290,6 +325,7 @@ async function main () {
     `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s (after ${RATE_WARMUP_S} s at that rate, not recorded), ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
     `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? 'dist-bundle/cli.mjs'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off, ${redis === null ? 'state in memory' : `state in a local redis-server ${redisVersion()} on the upstream's core (PROXY_REDIS_URL)`}`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
+    ...(RESTART ? [`--restart-each-round: our proxy and (e) were started afresh before rounds 2–${ROUNDS} of both the interleaved and the paired measurements, and warmed up ${DURATION_S} s per workload before every interleaved round and every restarted paired round`] : []),
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,
   ]
   const notes = []
