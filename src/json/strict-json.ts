@@ -5,10 +5,12 @@
  * `__proto__` is an ordinary own member, as JSON.parse makes it; nesting is bounded.
  * Pure: text in, value or reason out (bytes are read once per reading mode).
  *
- * Numbers as values are read by JSON.parse, V8's own parser, and then checked: the member names
- * counted in the text must all be keys of the value (a repeated name would have been folded into
- * one), and the nesting must be within bounds. A text that fails either check, or JSON.parse, is
- * read again token by token, which says exactly where the repetition is or why the text is refused.
+ * Numbers as values are read by JSON.parse, V8's own parser, between two checks: a scan of the
+ * text first counts its member names and gives up past the nesting bound (JSON.parse would build
+ * any depth, at any cost, before a check after it could refuse it), then every name counted must
+ * be a key of the value (a repeated name would have been folded into one). A text that fails a
+ * check, or JSON.parse, is read token by token, which says exactly where the repetition is or why
+ * the text is refused: such a text costs both readings, still in time linear in its length.
  */
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [name: string]: JsonValue }
@@ -149,14 +151,15 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
 
 /** JSON.parse's reading when it is the strict one (no repeated name, nesting in bounds); else null. */
 function readWithJsonParse (text: string): StrictJson | null {
+  const names = countMemberNames(text)
+  if (names < 0) return null
   let value: JsonValue
   try {
     value = JSON.parse(text) as JsonValue
   } catch {
     return null
   }
-  const keys = countKeys(value, 0)
-  return keys === countMemberNames(text) ? { ok: true, value, hasDuplicates: false } : null
+  return countKeys(value, 0) === names ? { ok: true, value, hasDuplicates: false } : null
 }
 
 /** Keys of every object in the value; -1 for a value deeper than the token reader allows. */
@@ -175,21 +178,34 @@ function countKeys (value: JsonValue, depth: number): number {
 }
 
 /**
- * Member names in a text JSON.parse has accepted: the strings followed by `:`. Strings are skipped
- * with indexOf, so a long one costs a native search rather than a character loop.
+ * The member names in a text (the strings followed by `:`), or -1 for an unterminated string or
+ * more open brackets at once than the token reader allows (one more than MAX_JSON_DEPTH: the
+ * innermost may be empty). Strings are skipped with indexOf, so a long one costs a native search
+ * rather than a character loop; the characters between strings are walked for the brackets.
  */
 function countMemberNames (text: string): number {
   let count = 0
-  let start = text.indexOf('"')
-  while (start !== -1) {
+  let open = 0
+  let at = 0
+  for (;;) {
+    const start = text.indexOf('"', at)
+    const stop = start === -1 ? text.length : start
+    for (let i = at; i < stop; i++) {
+      const code = text.charCodeAt(i)
+      if (code === 0x5b || code === 0x7b) {
+        if (++open > MAX_JSON_DEPTH + 1) return -1
+      } else if (code === 0x5d || code === 0x7d) {
+        open--
+      }
+    }
+    if (start === -1) return count
     let end = text.indexOf('"', start + 1)
-    while (escaped(text, end)) end = text.indexOf('"', end + 1)
-    let next = end + 1
-    while (isWhitespace(text.charCodeAt(next))) next++
-    if (text.charCodeAt(next) === 0x3a) count++
-    start = text.indexOf('"', next)
+    while (end !== -1 && escaped(text, end)) end = text.indexOf('"', end + 1)
+    if (end === -1) return -1
+    at = end + 1
+    while (isWhitespace(text.charCodeAt(at))) at++
+    if (text.charCodeAt(at) === 0x3a) count++
   }
-  return count
 }
 
 /** Whether the quote at `at` is preceded by an odd run of backslashes. */
@@ -227,7 +243,8 @@ export function readPointer (root: JsonValue, pointer: string): PointerRead {
   if (pointer === '') return { kind: 'found', value: root }
   if (!pointer.startsWith('/')) return { kind: 'missing' }
   let current: JsonValue = root
-  for (const name of segmentsOf(pointer)) {
+  for (const raw of pointer.slice(1).split('/')) {
+    const name = raw.replace(/~1/g, '/').replace(/~0/g, '~')
     if (Array.isArray(current)) {
       if (!/^(0|[1-9][0-9]*)$/.test(name)) return { kind: 'missing' }
       const item: JsonValue | undefined = current[Number(name)]
@@ -244,18 +261,3 @@ export function readPointer (root: JsonValue, pointer: string): PointerRead {
   return { kind: 'found', value: current }
 }
 
-/**
- * Pointers come from configuration (the idempotency reference, the callers' amount limits): a few
- * strings read on every judged request, so each is split once. Bounded all the same.
- */
-const SEGMENTS_KEPT = 256
-const segmentCache = new Map<string, readonly string[]>()
-
-function segmentsOf (pointer: string): readonly string[] {
-  let segments = segmentCache.get(pointer)
-  if (segments === undefined) {
-    segments = pointer.slice(1).split('/').map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'))
-    if (segmentCache.size < SEGMENTS_KEPT) segmentCache.set(pointer, segments)
-  }
-  return segments
-}
