@@ -7,18 +7,35 @@
  * canonical form by accident.
  */
 import { hash } from 'node:crypto'
-import type { JsonValue, StrictJson } from '../json/strict-json.js'
+import type { HeldJson } from '../json/held-json.js'
+import type { JsonValue } from '../json/strict-json.js'
+
+/** The canonical JSON text, or null when the value holds a number JSON cannot carry (RFC 8785 §3.2.2.3). */
+export function canonicalJson (value: JsonValue): string | null {
+  return writeCanonical(value, false)
+}
+
+const RAW_PREFIX = Buffer.from('raw:')
+const BACKSLASH = 0x5c
+
+export function fingerprintOf (body: HeldJson): string {
+  const read = body.read()
+  // The reader decodes UTF-8 fatally, so its strings are well formed; a backslash is a native search.
+  const canonical = read.ok && !read.hasDuplicates ? writeCanonical(read.value, !body.bytes.includes(BACKSLASH)) : null
+  // One-shot hash(): no Hash object per request.
+  return canonical === null ? hash('sha256', Buffer.concat([RAW_PREFIX, body.bytes])) : hash('sha256', `jcs:${canonical}`)
+}
 
 /**
- * The canonical JSON text, or null when the value holds a number JSON cannot carry (RFC 8785 §3.2.2.3).
  * One string built by concatenation (V8 joins it as a rope and flattens it once, when hashed), and
  * member names sorted only when the body did not send them sorted.
  *
  * `plainStrings`: the value was read from well-formed UTF-8 with no backslash in it, so none of its
  * strings holds a character JSON escapes (a quote, a backslash, a control character, a lone
- * surrogate) and each one's JSON text is itself in quotes, with no scan of its characters.
+ * surrogate) and each one's JSON text is itself in quotes, with no scan of its characters. Only
+ * fingerprintOf can know that, from the bytes it holds with their reading.
  */
-export function canonicalJson (value: JsonValue, plainStrings = false): string | null {
+function writeCanonical (value: JsonValue, plainStrings: boolean): string | null {
   switch (typeof value) {
     case 'string': return plainStrings ? `"${value}"` : JSON.stringify(value)
     case 'number': return Number.isFinite(value) ? JSON.stringify(value) : null
@@ -28,7 +45,7 @@ export function canonicalJson (value: JsonValue, plainStrings = false): string |
   if (Array.isArray(value)) {
     let out = '['
     for (let i = 0; i < value.length; i++) {
-      const text = canonicalJson(value[i] as JsonValue, plainStrings)
+      const text = writeCanonical(value[i] as JsonValue, plainStrings)
       if (text === null) return null
       out += i === 0 ? text : `,${text}`
     }
@@ -45,24 +62,9 @@ export function canonicalJson (value: JsonValue, plainStrings = false): string |
   let out = '{'
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string
-    const text = canonicalJson(value[name] as JsonValue, plainStrings)
+    const text = writeCanonical(value[name] as JsonValue, plainStrings)
     if (text === null) return null
     out += `${i === 0 ? '' : ','}${plainStrings ? `"${name}"` : JSON.stringify(name)}:${text}`
   }
   return `${out}}`
-}
-
-const RAW_PREFIX = Buffer.from('raw:')
-
-const BACKSLASH = 0x5c
-
-/**
- * `read` is the strict reader's reading of `raw`. A body RFC 8785 does not cover (not JSON, or a
- * repeated member name: I-JSON forbids it) is fingerprinted by its bytes.
- */
-export function fingerprintOf (raw: Buffer, read: StrictJson): string {
-  // The reader decodes UTF-8 fatally, so the text is well formed; a backslash is a native search.
-  const canonical = read.ok && !read.hasDuplicates ? canonicalJson(read.value, !raw.includes(BACKSLASH)) : null
-  // One-shot hash(): no Hash object per request.
-  return canonical === null ? hash('sha256', Buffer.concat([RAW_PREFIX, raw])) : hash('sha256', `jcs:${canonical}`)
 }

@@ -41,7 +41,7 @@ export function decideIdempotency (facts: RequestFacts): IdempotencyDecision {
   }
   // Found, so the body is held JSON, parsed already (HeldJson reads it once).
   const body = facts.body as HeldJson
-  return { kind: 'check', key: recordKey(facts, read.reference), fingerprint: fingerprintOf(body.bytes, body.read()) }
+  return { kind: 'check', key: recordKey(facts, read.reference), fingerprint: fingerprintOf(body) }
 }
 
 /** Hashed, so a long reference never makes a long key and the store holds nothing a caller sent. */
