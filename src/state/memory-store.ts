@@ -8,14 +8,18 @@
  */
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock.js'
+import { StateUnavailableError } from '../errors.js'
 import type { ClaimOutcome, IdempotencyRecord, RateVerdict, StateStore, StoreStatus } from './state-store.js'
 
 /** Bytes of records kept in memory; the oldest are evicted past it (a record over it is not kept). */
 export const DEFAULT_MEMORY_RECORD_BYTES = 64 * 1024 * 1024
 /** Rate windows and day totals kept; each is small, the bound is against a key explosion. */
 export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
-/** In-flight marks kept: one per transaction being forwarded, so far more than a sidecar ever holds. */
-export const MAX_IN_FLIGHT_MARKS = 100_000
+/**
+ * In-flight marks kept: one per transaction being forwarded, far more than a sidecar ever holds.
+ * Past it a claim is refused (503): evicting a mark would let a duplicate through.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_MARKS = 100_000
 /** Timestamps kept per rate window: a limit above it is admitted at this rate at most. */
 export const MAX_RATE_WINDOW_ENTRIES = 100_000
 
@@ -54,6 +58,7 @@ export interface MemoryStoreOptions {
   clock: Clock
   maxRecordBytes?: number
   maxCounterKeys?: number
+  maxInFlightMarks?: number
 }
 
 /** The key, lru-cache's bookkeeping and the string's header, roughly: what an entry costs beyond its text. */
@@ -81,7 +86,8 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   // Marks apart from records: a transaction touches the large record cache twice (the lookup that
   // finds nothing, the record stored), the few marks in flight stay in a small one. A mark holds
   // its owner, a number no other claim of this store gets.
-  const marks = new LRUCache<string, string>(counted(MAX_IN_FLIGHT_MARKS))
+  const maxInFlightMarks = options.maxInFlightMarks ?? DEFAULT_MAX_IN_FLIGHT_MARKS
+  const marks = new LRUCache<string, string>(counted(maxInFlightMarks))
   let claims = 0
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
   const windows = new LRUCache<string, SlidingLog>(counted(maxCounterKeys))
@@ -94,6 +100,8 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
       const recorded = records.get(key)
       if (recorded !== undefined) return { kind: 'recorded', record: unpackRecord(recorded) }
       if (marks.has(key)) return { kind: 'in-flight' }
+      // Expired marks count towards the size until touched: dropped first, at the bound only.
+      if (marks.size >= maxInFlightMarks && (marks.purgeStale(), marks.size >= maxInFlightMarks)) throw new StateUnavailableError()
       const owner = String(++claims)
       marks.set(key, owner, { ttl: inFlightTtlMs })
       return { kind: 'claimed', owner }
@@ -101,9 +109,10 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
 
     async finish (key, owner, record, ttlMs) {
       if (marks.get(key) !== owner) return
+      const packed = packRecord(record)
       marks.delete(key)
       // A record too large for the byte bound is refused by lru-cache, so a retry is forwarded.
-      records.set(key, packRecord(record), { ttl: ttlMs })
+      records.set(key, packed, { ttl: ttlMs })
     },
 
     async abort (key, owner) {

@@ -208,6 +208,23 @@ t.test('memory store: records filling the byte bound never push out a mark still
   t.equal((await store.claim('slow', 60_000)).kind, 'recorded', 'and its answer is recorded when it comes')
 })
 
+t.test('memory store: past the in-flight bound a claim is refused, never a mark evicted', async (t) => {
+  const clock = new FakeClock()
+  const store = createMemoryStore({ clock, maxInFlightMarks: 3 })
+  const owners: string[] = []
+  for (const key of ['a', 'b', 'c']) {
+    const claimed = await store.claim(key, 10_000)
+    if (claimed.kind !== 'claimed') throw new Error(`expected a claim, got ${claimed.kind}`)
+    owners.push(claimed.owner)
+  }
+  await t.rejects(store.claim('d', 10_000), StateUnavailableError, 'a fourth transaction waits (503) rather than push a mark out')
+  for (const key of ['a', 'b', 'c']) t.equal((await store.claim(key, 10_000)).kind, 'in-flight', `${key}: still held back`)
+  await store.abort('a', owners[0] as string)
+  t.equal((await store.claim('d', 10_000)).kind, 'claimed', 'a mark dropped makes room')
+  await clock.advance(10_001)
+  t.equal((await store.claim('e', 10_000)).kind, 'claimed', 'and so do marks that expired')
+})
+
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   await redis.stop()
