@@ -240,6 +240,7 @@ async function main () {
   const freshOwn = async (restart) => {
     if (!RESTART) return
     for (const target of restart ? targets : []) {
+      if (interrupted) return
       if (target.name === 'ours') {
         await stop(ours.proc)
         ours = await startOurs()
@@ -251,7 +252,12 @@ async function main () {
       }
     }
     log(`${restart ? 'our proxy and (e) started afresh; ' : ''}warming them up (${DURATION_S} s each per workload)`)
-    for (const workload of WORKLOADS) for (const target of targets) if (target.name === 'ours' || target.name === 'variant') await one('saturate', target, workload, DURATION_S)
+    for (const workload of WORKLOADS) {
+      for (const target of targets) {
+        if (interrupted) return
+        if (target.name === 'ours' || target.name === 'variant') await one('saturate', target, workload, DURATION_S)
+      }
+    }
   }
 
   const measurements = []
