@@ -20,6 +20,7 @@ export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
  * Past it a claim is refused (503): evicting a mark would let a duplicate through.
  */
 export const DEFAULT_MAX_IN_FLIGHT_MARKS = 100_000
+const STALE_MARKS_PURGE_INTERVAL_MS = 1000
 /** Timestamps kept per rate window: a limit above it is admitted at this rate at most. */
 export const MAX_RATE_WINDOW_ENTRIES = 100_000
 
@@ -89,6 +90,7 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   const maxInFlightMarks = options.maxInFlightMarks ?? DEFAULT_MAX_IN_FLIGHT_MARKS
   const marks = new LRUCache<string, string>(counted(maxInFlightMarks))
   let claims = 0
+  let purgeAfterMs = -Infinity
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
   const windows = new LRUCache<string, SlidingLog>(counted(maxCounterKeys))
   const totals = new LRUCache<string, { total: bigint }>(counted(maxCounterKeys))
@@ -100,8 +102,16 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
       const recorded = records.get(key)
       if (recorded !== undefined) return { kind: 'recorded', record: unpackRecord(recorded) }
       if (marks.has(key)) return { kind: 'in-flight' }
-      // Expired marks count towards the size until touched: dropped first, at the bound only.
-      if (marks.size >= maxInFlightMarks && (marks.purgeStale(), marks.size >= maxInFlightMarks)) throw new StateUnavailableError()
+      if (marks.size >= maxInFlightMarks) {
+        // Expired marks count towards the size until touched. Dropping them walks every mark, so
+        // at most once a second: refusals at the bound must stay cheap for the traffic around them.
+        const now = clock.monotonicMs()
+        if (now >= purgeAfterMs) {
+          purgeAfterMs = now + STALE_MARKS_PURGE_INTERVAL_MS
+          marks.purgeStale()
+        }
+        if (marks.size >= maxInFlightMarks) throw new StateUnavailableError(new Error(`${maxInFlightMarks} transactions in flight in this process`))
+      }
       const owner = String(++claims)
       marks.set(key, owner, { ttl: inFlightTtlMs })
       return { kind: 'claimed', owner }
