@@ -260,4 +260,3 @@ export function readPointer (root: JsonValue, pointer: string): PointerRead {
   }
   return { kind: 'found', value: current }
 }
-
