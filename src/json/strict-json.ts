@@ -166,13 +166,21 @@ function readWithJsonParse (text: string): StrictJson | null {
 function countKeys (value: JsonValue, depth: number): number {
   if (depth > MAX_JSON_DEPTH) return -1
   if (value === null || typeof value !== 'object') return 0
-  const isArray = Array.isArray(value)
-  const items = isArray ? value : Object.values(value)
-  let count = isArray ? 0 : items.length
-  for (const item of items) {
-    const inner = countKeys(item, depth + 1)
+  let count = 0
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const inner = countKeys(item, depth + 1)
+      if (inner < 0) return -1
+      count += inner
+    }
+    return count
+  }
+  // for-in rather than Object.values: no array per object. An enumerable name someone added to
+  // Object.prototype would be counted too, and the text would only go to the token reader.
+  for (const name in value) {
+    const inner = countKeys(value[name] as JsonValue, depth + 1)
     if (inner < 0) return -1
-    count += inner
+    count += inner + 1
   }
   return count
 }
