@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stop, stopAll } from './lib/processes.mjs'
-import { CLI, OUR_NODE_ARGS, ROOT_DIR, parseSettings, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
+import { CLI, CLI_ENTRY, OUR_NODE_ARGS, ROOT_DIR, parseSettings, startOurProxy, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
 
@@ -94,7 +94,7 @@ try {
   mkdirSync(dir, { recursive: true })
   copyFileSync(join(scratch, file), join(dir, `profile-${stamp}.cpuprofile`))
   const md = [
-    argv.target === 'bare' ? `# CPU profile of bench/bare-proxy.mjs, ${argv.workload}` : `# CPU profile of ${argv.cli === CLI ? 'dist-bundle/cli.mjs' : argv.cli}, ${argv.workload}, LOG_LEVEL=${argv['log-level']}`, '',
+    argv.target === 'bare' ? `# CPU profile of bench/bare-proxy.mjs, ${argv.workload}` : `# CPU profile of ${argv.cli === CLI ? CLI_ENTRY : argv.cli}, ${argv.workload}, LOG_LEVEL=${argv['log-level']}`, '',
     `${tool}, 50 connections, ${argv.duration} s at saturation after 2 s of warm-up: ${result.rps} req/s, proxy CPU ${result.targetCpuPct}%, other processes ${result.foreignCpuPctOnTargetCore}% of its core; sampling every ${argv.interval} µs.`, '',
     formatSummary(summary),
   ].join('\n')

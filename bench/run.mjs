@@ -44,7 +44,7 @@ import { tmpdir, loadavg, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
-import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, parseSettings, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
+import { CLI, CLI_ENTRY, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, parseSettings, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
 import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
@@ -308,7 +308,7 @@ async function main () {
   const metricsText = await getText(`${ours.origin}/metrics`)
   await stop(ours.proc)
   const logStats = await countLog(logFile)
-  const checked = checkTokens({
+  const tokens = checkTokens({
     tokenRequests: upstreamStats.tokenRequests,
     requests: upstreamStats.requests,
     tokenRejected: upstreamStats.tokenRejected,
@@ -316,10 +316,8 @@ async function main () {
     endedMs,
     tokenLifetimeS: TOKEN_LIFETIME_S,
     refreshMarginS: REFRESH_MARGIN_S,
+    perWindow: !RESTART,
   })
-  // With restarts only what the upstream saw is checked: every new process asks at its start.
-  const u = checked.upstreamSaw
-  const tokens = RESTART ? { ...checked, skipped: true, ok: u.unknownToken + u.expiredToken + u.missingAuthorization + u.tokenRejected === 0 } : checked
   const summary = summarise(measurements, WORKLOADS, targets, paired)
   const loadAfter = loadavg()
   const conditions = [
@@ -329,7 +327,7 @@ async function main () {
       ? `pinned with taskset: core ${LOAD_CORE} = load generator + bench script${UPSTREAM_CORE === LOAD_CORE ? ' + the upstream behind the proxies' : ''}; core ${TARGET_CORE} = the target alone (for (a), a second upstream instance)${UPSTREAM_CORE !== LOAD_CORE ? `; core ${UPSTREAM_CORE} = the upstream behind the proxies` : ''}`
       : 'not pinned (no taskset or fewer than 2 cores): all processes share the cores',
     `${ROUNDS} round(s), interleaved, per target and workload: ${DURATION_S} s at saturation and ${RATE_DURATION_S} s at ${RATE} req/s (after ${RATE_WARMUP_S} s at that rate, not recorded), ${CONNECTIONS} keep-alive connections; ${WARMUP_S} s warm-up each before the first round; then ${ROUNDS} paired round(s) of ${DURATION_S} s, our proxy and each comparison proxy saturated at the same time on the target core (${CONNECTIONS} connections each)`,
-    `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? 'dist-bundle/cli.mjs'].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off, ${redis === null ? 'state in memory' : `state in a local redis-server ${redisVersion()} on the upstream's core (PROXY_REDIS_URL)`}`,
+    `our proxy: ${[...Object.entries(OUR_START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...OUR_NODE_ARGS, argv.cli ?? CLI_ENTRY].join(' ')} (as npm start runs it), LOG_LEVEL=info to a file (${logStats.lines.toLocaleString('en-US')} lines, ${Math.round(logStats.bytes / 1048576)} MB, ${logStats.warnOrWorse} at warn or worse${logStats.warnOrWorse > 0 ? `: ${Object.entries(logStats.warnMessages).map(([msg, n]) => `${n} × "${msg}"`).join(', ')}` : ''}), metrics on, both environments configured, sandbox default, PROXY_EGRESS_IP_URL=off, ${redis === null ? 'state in memory' : `state in a local redis-server ${redisVersion()} on the upstream's core (PROXY_REDIS_URL)`}`,
     `tokens: the upstream issues ${TOKEN_LIFETIME_S} s tokens and the proxy refreshes ${REFRESH_MARGIN_S} s before expiry, so several refresh windows pass during the run`,
     ...(RESTART ? [`--restart-each-round: our proxy and (e) were started afresh before rounds 2–${ROUNDS} of both the interleaved and the paired measurements, and warmed up ${DURATION_S} s per workload before every interleaved round and every restarted paired round`] : []),
     `machine load (1-min load average) ${loadBefore[0].toFixed(2)} before, ${loadAfter[0].toFixed(2)} after; other processes took up to ${Math.max(...measurements.map((m) => m.foreignCpuPctOnTargetCore ?? 0))}% (median ${medianOf(measurements.map((m) => m.foreignCpuPctOnTargetCore))}%) of the target's core during measurements`,

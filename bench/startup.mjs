@@ -21,9 +21,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
-import { OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
+import { CLI_ENTRY, OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: 'dist-bundle/cli.mjs' }, 'baseline-image': { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: CLI_ENTRY }, 'baseline-image': { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
 // Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
 const OUR_EXTRA_ENV = Object.fromEntries(argv['our-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
 const RUNS = Number(argv.runs)

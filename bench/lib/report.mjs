@@ -138,7 +138,7 @@ export function markdown ({ title, conditions, summary, workloads, targets, toke
     out.push(`| ${workload.label} | ${cells.join(' | ')} |`)
   }
   out.push('', '## Token requests (exactly 1 per environment per refresh window)', '')
-  if (tokens.skipped === true) {
+  if (tokens.skipped) {
     out.push(`Not checked per window: with --restart-each-round every new process asks at its start. ${tokens.ok ? '✓' : '✗'} The upstream saw only valid tokens.`, '')
   } else {
     out.push(`${tokens.ok ? '✓ passed' : '✗ FAILED'}: expected one request at start, then one every ${tokens.expectedGapS[0]}–${tokens.expectedGapS[1]} s; ${tokens.windowsElapsed} refresh intervals elapsed.`, '')

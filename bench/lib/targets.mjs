@@ -12,9 +12,10 @@ import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
 
 const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url))
-export const CLI = `${ROOT_DIR}dist-bundle/cli.mjs`
-/** The Node options `npm start` gives our proxy (and the Docker image its NODE_OPTIONS): measured as shipped. */
+/** What `npm start` runs, its entry and Node options (the Docker image's NODE_OPTIONS too): measured as shipped. */
 const START_SCRIPT = JSON.parse(readFileSync(`${ROOT_DIR}package.json`, 'utf8')).scripts.start.split(/\s+/)
+export const CLI_ENTRY = START_SCRIPT.at(-1)
+export const CLI = `${ROOT_DIR}${CLI_ENTRY}`
 export const OUR_NODE_ARGS = START_SCRIPT.filter((arg) => arg.startsWith('--'))
 /** The environment `npm start` sets before exec (`NAME=${NAME:-default}`), at its defaults. */
 export const OUR_START_ENV = Object.fromEntries(START_SCRIPT.flatMap((arg) => {
