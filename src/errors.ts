@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   ROUTE_NOT_FOUND: 404,
   ENVIRONMENT_NOT_CONFIGURED: 404,
   INVALID_PATH: 400,
+  PATH_NOT_CANONICAL: 400,
   METHOD_NOT_ALLOWED: 405,
   CLIENT_NOT_ALLOWED: 403,
   TOKEN_ENDPOINT_BLOCKED: 403,
@@ -73,6 +74,13 @@ export class EnvironmentNotConfiguredError extends ProxyError {
 export class InvalidPathError extends ProxyError {
   constructor (reason: string) {
     super('INVALID_PATH', `Request path refused: ${reason}`)
+  }
+}
+
+/** SPEC §3: a segment a lenient provider might read as another (`payouts;x`, `payouts.json`, `sandbox%20`). */
+export class PathNotCanonicalError extends ProxyError {
+  constructor (reason: string, segment: number) {
+    super('PATH_NOT_CANONICAL', `Path segment ${segment} below the route is not canonical: ${reason}; spell the path plainly`)
   }
 }
 

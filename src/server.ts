@@ -2,8 +2,9 @@
  * buildServer(config, deps) -> the whole proxy as a Fastify instance that never listens by
  * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
  * This module wires; the decisions live in the plugins it registers, in this order for every
- * proxied request: refusals (draining, path, headers) -> client access -> [callers, idempotency,
- * amount limits] -> the route (token endpoint block, body, token) -> upstream.
+ * proxied request: refusals (draining, a path outside the routes, headers) -> client access ->
+ * [caller identity] -> path guard -> [caller rules, idempotency, amount limits] -> the route (body,
+ * token) -> upstream.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -13,7 +14,7 @@ import './callers/caller.js'
 import type { CallersHolder } from './callers/callers-holder.js'
 import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
 import { createCallerRefusals } from './callers/caller-refusals.js'
-import { callersPlugin } from './callers/callers-plugin.js'
+import { callerIdentity, callerRules } from './callers/callers-plugin.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
@@ -21,7 +22,7 @@ import { createIpNotAllowedDiagnosis } from './egress/ip-not-allowed.js'
 import { errorReply } from './http/error-reply.js'
 import { createClientErrorHandler } from './http/client-errors.js'
 import { createNodeServer, DEFAULT_HTTP_EDGES, type HttpEdgeSettings } from './http/node-server.js'
-import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js'
+import { requestRefusal } from './http/request-refusal.js'
 import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
 import { createIdempotencyMetrics } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
@@ -31,9 +32,11 @@ import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.j
 import { metricsRoute } from './ops/metrics-route.js'
 import { requestAudit } from './ops/request-audit.js'
 import { createOutbound, type Outbound } from './outbound/outbound-agents.js'
+import { pathGuard } from './routing/path-guard.js'
 import { proxyRoutes } from './routing/proxy-routes.js'
 import { requestIdFor } from './routing/request-id.js'
-import { buildRouteTable } from './routing/route-table.js'
+import { createUrlRewriter } from './routing/request-target.js'
+import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import type { UpstreamResponseTap } from './routing/upstream-response.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
@@ -103,7 +106,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   let closing = false
   const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
-  const app = createApp(config, log, httpEdges)
+  const routes = buildRouteTable(config)
+  const app = createApp(config, log, httpEdges, routes)
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
@@ -111,7 +115,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
-    routes: buildRouteTable(config),
+    routes,
     sources,
     dispatcher: outbound.upstream,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -135,7 +139,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   return { app, sources, outbound, egress, metrics, store, rotation, callers }
 }
 
-function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): FastifyInstance {
+function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[]): FastifyInstance {
   // Fastify infers its logger type from this option; pino's own type would leak into every route.
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -148,7 +152,8 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): F
     bodyLimit: config.bodyLimitBytes,
     serverFactory: (handler) => createNodeServer(handler, log, httpEdges),
     clientErrorHandler: createClientErrorHandler(log, httpEdges.linger),
-    rewriteUrl: rewriteToCanonical,
+    // The one reading of every target (SPEC §3): the router and every later hook use it.
+    rewriteUrl: createUrlRewriter(routes.map((route) => route.prefix), config.paths),
   })
   app.decorateRequest('proxy', null)
   app.decorateRequest('caller', null)
@@ -157,7 +162,8 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): F
 }
 
 /**
- * SPEC §7–§8 in their order: callers (identity, allow, rate, reference), the audit line, then
+ * SPEC §7–§8 in their order: callers' identity, the path guard (SPEC §3: after identity, before
+ * any rule judges the path), callers' rules (allow, rate, reference), the audit line, then
  * idempotency, then amount limits, so a replay, 409 or 422 costs no amount. Each is registered only
  * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
  */
@@ -166,9 +172,12 @@ async function registerTransactionChecks (
 ): Promise<UpstreamResponseTap | undefined> {
   const { callers, store, clock, metrics } = deps
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
-  if (callers !== null && refuse !== null) {
-    await app.register(callersPlugin, { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse })
-  }
+  const callerOptions = callers === null || refuse === null
+    ? null
+    : { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse }
+  if (callerOptions !== null) await app.register(callerIdentity, callerOptions)
+  await app.register(pathGuard)
+  if (callerOptions !== null) await app.register(callerRules, callerOptions)
   await app.register(requestAudit, { metrics })
   let recorder: UpstreamResponseTap | undefined
   if (config.idempotency.enabled) {

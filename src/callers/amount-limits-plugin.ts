@@ -45,7 +45,7 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
     const caller = request.callerSpec
     const target = request.target
     if (caller === null || target === null || caller.amountLimits.length === 0 || !BODY_METHODS.has(request.method)) return
-    const verdict = judgeAmounts(caller.amountLimits, { path: target.path, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
+    const verdict = judgeAmounts(caller.amountLimits, { path: target.folded, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
     if (verdict.kind === 'unreadable') throw refuse(request, caller.id, new AmountUnreadableError(verdict.reason))
     if (verdict.kind === 'exceeded') throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: ${verdict.reason}`))
     const now = clock.wallMs()
@@ -85,4 +85,4 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
       request.log.warn({ caller: request.caller?.id, err }, 'day total could not be given back')
     }
   })
-}, { name: 'amount-limits', dependencies: ['callers'] })
+}, { name: 'amount-limits', dependencies: ['caller-rules'] })

@@ -11,6 +11,7 @@ import type { HeldJson } from '../json/held-json.js'
 import { isContentEncoded } from '../json/reference.js'
 import { readPointer } from '../json/strict-json.js'
 import type { AmountLimit } from './callers-file.js'
+import type { CanonicalPath } from '../routing/canonical-path.js'
 
 /** The methods whose bodies a caller's reference and amount rules read (SPEC §7). */
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
@@ -51,7 +52,8 @@ export type AmountVerdict =
   | { kind: 'within', reservations: Reservation[] }
 
 export interface AmountFacts {
-  path: string
+  /** The folded canonical path below the interface base (SPEC §3). */
+  path: CanonicalPath
   /** The held body; null when it streams or there is none. */
   body: HeldJson | null
   /** Content-Encoding as sent; a compressed body is not read. */

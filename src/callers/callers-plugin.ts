@@ -1,7 +1,7 @@
 /**
- * Carries out SPEC §7's checks before the amount step, in the SPEC's order: identity 401 -> allow
- * 403 -> rate 429 (onRequest, before any body is read) -> requireExternalReference 400
- * (preHandler, on the held body). Every refusal is logged at warn with the caller id and code,
+ * Carries out SPEC §7's checks before the amount step, in the SPEC's order: identity 401 -> (the
+ * path guard, SPEC §3) -> allow 403 -> rate 429 (onRequest, before any body is read) ->
+ * requireExternalReference 400 (preHandler, on the held body). Every refusal is logged at warn with the caller id and code,
  * counted, and reaches no upstream.
  *
  * Rate limits go through the state store's `hit` rather than @fastify/rate-limit: a sliding window
@@ -20,7 +20,7 @@ import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
 import { BODY_METHODS } from './amount-limits.js'
 import type { RefuseCaller } from './caller-refusals.js'
-import { judgeCaller, type CallerIndex } from './judge-caller.js'
+import { identify, isPermitted, type CallerIndex } from './judge-caller.js'
 
 export interface CallersPluginOptions {
   /** The current callers; reload swaps what this returns. */
@@ -47,33 +47,39 @@ function authorizationsOf (request: FastifyRequest): string[] {
   return values
 }
 
-export const callersPlugin = fp(async function callersPlugin (app: FastifyInstance, options: CallersPluginOptions) {
+/** Identity (401): first, so that every later refusal, the path guard's included, names the caller. */
+export const callerIdentity = fp(async function callerIdentity (app: FastifyInstance, options: CallersPluginOptions) {
   const { refuse } = options
   app.decorateRequest('callerSpec', null)
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const target = request.target
-    if (target === null) return
+    if (target === null) { done(); return }
     const authorizations = authorizationsOf(request)
     // The caller key is consumed here: it is never forwarded (header-policy drops it too) nor logged.
     // Assigned rather than deleted: `delete` would turn the headers object into a dictionary,
     // slowing every later read of it on this request.
     request.headers.authorization = undefined
-    const verdict = judgeCaller(options.callers(), {
-      authorizations,
-      peer: request.raw.socket.remoteAddress ?? '',
-      environment: target.route.environment,
-      interface: target.route.interface,
-      method: request.method,
-      path: target.path,
-    })
-    if (verdict.kind === 'unauthenticated') throw refuse(request, 'anonymous', new CallerUnauthenticatedError(verdict.reason))
-    const caller = verdict.caller
-    if (verdict.kind === 'not-permitted') {
-      throw refuse(request, caller.id, new CallerNotPermittedError(`Caller ${caller.id} is not permitted ${request.method} on this path`))
-    }
+    const caller = identify(options.callers(), { authorizations, peer: request.raw.socket.remoteAddress ?? '' })
+    if (typeof caller === 'string') { done(refuse(request, 'anonymous', new CallerUnauthenticatedError(caller))); return }
     request.caller = { id: caller.id }
     request.callerSpec = caller
+    done()
+  })
+}, { name: 'caller-identity' })
+
+/** `allow` 403, rate 429 (before any body is read), then the reference 400 on the held body. */
+export const callerRules = fp(async function callerRules (app: FastifyInstance, options: CallersPluginOptions) {
+  const { refuse } = options
+
+  app.addHook('onRequest', async (request) => {
+    const target = request.target
+    const caller = request.callerSpec
+    if (target === null || caller === null) return
+    const facts = { environment: target.route.environment, interface: target.route.interface, method: request.method, path: target.folded }
+    if (!isPermitted(caller, facts)) {
+      throw refuse(request, caller.id, new CallerNotPermittedError(`Caller ${caller.id} is not permitted ${request.method} on this path`))
+    }
     if (caller.rateLimit !== null) {
       const { requests, perSeconds } = caller.rateLimit
       const rate = await options.store.hit(`rate:${caller.id}`, requests, perSeconds * 1000)
@@ -88,4 +94,4 @@ export const callersPlugin = fp(async function callersPlugin (app: FastifyInstan
     if (readReference(heldJsonOf(request), request.headers['content-encoding'], options.keyPointer).kind === 'found') return
     throw refuse(request, caller.id, new ExternalReferenceRequiredError(`Caller ${caller.id} must send a non-empty string reference at ${options.keyPointer}`))
   })
-}, { name: 'callers' })
+}, { name: 'caller-rules', dependencies: ['caller-identity'] })

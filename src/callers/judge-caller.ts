@@ -5,6 +5,7 @@
 import { hash } from 'node:crypto'
 import type { BlockList } from 'node:net'
 import { blockListOf, peerIn } from '../config/network-lists.js'
+import type { CanonicalPath } from '../routing/canonical-path.js'
 import type { CallerSpec } from './callers-file.js'
 
 export interface CallerIndex {
@@ -12,22 +13,19 @@ export interface CallerIndex {
   keyless: ReadonlyArray<{ spec: CallerSpec, sources: BlockList }>
 }
 
-export interface RequestFacts {
+export interface IdentityFacts {
   /** Every Authorization value the client sent (raw headers: Node keeps only the first). */
   authorizations: string[]
   peer: string
+}
+
+export interface RuleFacts {
   environment: string | null
   interface: string
   method: string
-  /** Canonical path below the interface base. */
-  path: string
+  /** The folded canonical path below the interface base (SPEC §3). */
+  path: CanonicalPath
 }
-
-export type Verdict =
-  | { kind: 'unauthenticated', reason: string }
-  | { kind: 'not-permitted', caller: CallerSpec }
-  | { kind: 'permitted', caller: CallerSpec }
-
 
 export function indexCallers (callers: CallerSpec[]): CallerIndex {
   const byKey = new Map<string, { spec: CallerSpec, sources: BlockList | null }>()
@@ -46,7 +44,8 @@ export function keySha256 (key: string): string {
 
 const BEARER = /^bearer +(\S+) *$/i
 
-export function identify (index: CallerIndex, facts: RequestFacts): CallerSpec | string {
+/** The caller, or why there is none (401). */
+export function identify (index: CallerIndex, facts: IdentityFacts): CallerSpec | string {
   if (facts.authorizations.length > 1) return 'more than one Authorization header'
   const [authorization] = facts.authorizations
   if (authorization !== undefined) {
@@ -62,16 +61,10 @@ export function identify (index: CallerIndex, facts: RequestFacts): CallerSpec |
   return keyless?.spec ?? 'no caller key'
 }
 
-export function isPermitted (caller: CallerSpec, facts: RequestFacts): boolean {
+export function isPermitted (caller: CallerSpec, facts: RuleFacts): boolean {
   return caller.allow.some((rule) =>
     (facts.environment === null ? rule.environments.size === 2 : rule.environments.has(facts.environment)) &&
     rule.interfaces.has(facts.interface) &&
     rule.methods.has(facts.method) &&
     (rule.paths === null || rule.paths(facts.path)))
-}
-
-export function judgeCaller (index: CallerIndex, facts: RequestFacts): Verdict {
-  const caller = identify(index, facts)
-  if (typeof caller === 'string') return { kind: 'unauthenticated', reason: caller }
-  return isPermitted(caller, facts) ? { kind: 'permitted', caller } : { kind: 'not-permitted', caller }
 }

@@ -1,13 +1,14 @@
 /**
  * Path globs of allow rules and amount limits (SPEC §7), compiled once with picomatch. They are
- * matched on the canonical path below the interface base (request-target.ts: already decoded and
- * normalised, so an encoded `..` or `/` cannot escape a prefix), lower-cased and without a trailing
- * slash, so a limit cannot be dodged by spelling.
+ * matched on the folded canonical path below the interface base (canonical-path.ts: segments of
+ * `A-Z a-z 0-9 - _` only, lower-cased, without a trailing slash), so a limit cannot be dodged by
+ * spelling: there is no other spelling left to try.
  */
 import { LRUCache } from 'lru-cache'
 import picomatch from 'picomatch'
+import type { CanonicalPath } from '../routing/canonical-path.js'
 
-export type PathRule = (canonicalPath: string) => boolean
+export type PathRule = (folded: CanonicalPath) => boolean
 
 /**
  * Rules are compiled once per distinct glob list: callers files repeat the same lists across
@@ -16,7 +17,8 @@ export type PathRule = (canonicalPath: string) => boolean
  */
 const compiled = new LRUCache<string, PathRule>({ max: 4096 })
 
-export function normalisePath (path: string): string {
+/** A glob in the folded form of the paths it is matched against. */
+function foldGlob (path: string): string {
   const lower = path.toLowerCase()
   const trimmed = lower.length > 1 && lower.endsWith('/') ? lower.replace(/\/+$/, '') : lower
   return trimmed === '' ? '/' : trimmed
@@ -35,9 +37,9 @@ export function compilePathRule (globs: string[]): PathRule {
 function compileNow (globs: string[]): PathRule {
   // `/payouts/**` also matches `/payouts` (SPEC): picomatch's `**` needs the slash before it.
   const patterns = globs.flatMap((glob) => {
-    const g = normalisePath(glob)
+    const g = foldGlob(glob)
     return g.endsWith('/**') ? [g, g.slice(0, -3) === '' ? '/' : g.slice(0, -3)] : [g]
   })
   const match = picomatch(patterns, { dot: true, nocase: true, noextglob: true, nobrace: true })
-  return (path) => match(normalisePath(path))
+  return (path) => match(path)
 }

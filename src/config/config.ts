@@ -43,6 +43,8 @@ export interface Config {
   callers: { file: string | null }
   /** SPEC §8. `keyPointer` is an RFC 6901 JSON Pointer, also used to judge whether a 401 retry is safe. */
   idempotency: { enabled: boolean, keyPointer: string, ttlS: number }
+  /** SPEC §3: whether a segment may hold dots (`USDC.e`), never at its start or end. */
+  paths: { allowDots: boolean }
   /** SPEC §9: `redisUrl` null means the in-memory store. The URL may hold a password: never log it. */
   state: { redisUrl: string | null, keyPrefix: string }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */

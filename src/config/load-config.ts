@@ -103,6 +103,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
       keyPointer: settings.PROXY_IDEMPOTENCY_KEY_POINTER,
       ttlS: settings.PROXY_IDEMPOTENCY_TTL_SECONDS,
     },
+    paths: { allowDots: settings.PROXY_PATH_ALLOW_DOTS === 'true' },
     state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     secretFiles: secrets.files,
   }

@@ -76,6 +76,7 @@ export const envSchema = Type.Object({
   PROXY_IDEMPOTENCY: stringEnum(['on', 'off'], { default: 'on' }),
   PROXY_IDEMPOTENCY_KEY_POINTER: Type.String({ default: DEFAULT_IDEMPOTENCY_KEY_POINTER }),
   PROXY_IDEMPOTENCY_TTL_SECONDS: seconds(DEFAULT_IDEMPOTENCY_TTL_S, 60, 30 * 86400),
+  PROXY_PATH_ALLOW_DOTS: stringEnum(['true', 'false'], { default: 'false' }),
   PROXY_REDIS_URL: optionalString,
   PROXY_REDIS_URL_FILE: optionalString,
   PROXY_REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:._-]{0,64}$', default: DEFAULT_REDIS_KEY_PREFIX }),

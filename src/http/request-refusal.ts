@@ -1,31 +1,17 @@
 /**
- * Requests refused before routing matters: while draining (SPEC §5 shutdown), a target that does
- * not canonicalise (canonical-path.ts, run as Fastify's rewriteUrl so the router only ever sees
- * canonical paths), and headers the header policy refuses. Also tags every answer with its id.
+ * Requests refused before routing matters: while draining (SPEC §5 shutdown), a target that no
+ * route takes and that would traverse (request-target.ts, run as Fastify's rewriteUrl so the router
+ * only ever sees canonical paths), and headers the header policy refuses. A refused path below a
+ * route prefix is the path guard's, after identity. Also tags every answer with its id.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { IncomingMessage } from 'node:http'
 import { BadRequestError, HeadersTooLargeError, InvalidHeadersError, InvalidPathError, ShuttingDownError, type ProxyError } from '../errors.js'
 import { requestHeaderProblem } from '../headers/header-policy.js'
-import { canonicalizeTarget } from '../routing/canonical-path.js'
-import { splitTarget } from '../routing/canonical-path.js'
-
-const kPathProblem = Symbol('pathProblem')
-type MarkedRequest = IncomingMessage & { [kPathProblem]?: string }
+import { readingOf } from '../routing/request-target.js'
 
 /** Answered even while draining; /readyz is not, so orchestrators stop routing to us. */
 const ALWAYS_ANSWERED = new Set(['/healthz', '/metrics'])
-
-/** Fastify's `rewriteUrl`: the canonical target, or '/' with the reason kept for the refusal hook. */
-export function rewriteToCanonical (req: IncomingMessage): string {
-  const target = canonicalizeTarget(req.url ?? '')
-  if (!target.ok) {
-    (req as MarkedRequest)[kPathProblem] = target.reason
-    return '/'
-  }
-  return target.query === '' ? target.path : `${target.path}?${target.query}`
-}
 
 export interface RequestRefusalOptions {
   isClosing: () => boolean
@@ -33,15 +19,15 @@ export interface RequestRefusalOptions {
 
 export const requestRefusal = fp(async function requestRefusal (app: FastifyInstance, options: RequestRefusalOptions) {
   function refusal (request: FastifyRequest): ProxyError | undefined {
-    if (options.isClosing() && !ALWAYS_ANSWERED.has(splitTarget(request.url)[0])) return new ShuttingDownError()
+    const reading = readingOf(request)
+    if (options.isClosing() && !(reading?.kind === 'other' && ALWAYS_ANSWERED.has(reading.path))) return new ShuttingDownError()
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       request.log.warn({ remoteAddress: request.raw.socket.remoteAddress }, 'request without Host refused')
       return new BadRequestError('an HTTP/1.1 request needs a Host header')
     }
-    const problem = (request.raw as MarkedRequest)[kPathProblem]
-    if (problem !== undefined) {
-      request.log.warn({ reason: problem }, 'request path refused')
-      return new InvalidPathError(problem)
+    if (reading?.kind === 'refused') {
+      request.log.warn({ reason: reading.reason, remoteAddress: request.raw.socket.remoteAddress }, 'request path refused')
+      return new InvalidPathError(reading.reason)
     }
     const headerProblem = requestHeaderProblem(request.raw.rawHeaders)
     if (headerProblem !== null) {

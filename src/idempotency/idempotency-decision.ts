@@ -8,6 +8,7 @@ import { ExternalReferenceRequiredError } from '../errors.js'
 import type { HeldJson } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
 import { fingerprintOf } from './fingerprint.js'
+import type { CanonicalPath } from '../routing/canonical-path.js'
 
 /** The methods whose requests carry a transaction and are keyed by its reference (SPEC §8). */
 export const KEYED_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
@@ -17,8 +18,8 @@ export interface RequestFacts {
   callerId: string
   environment: string
   iface: string
-  /** Canonical path below the interface base, without query. */
-  path: string
+  /** The folded canonical path below the interface base (SPEC §3: case and a trailing slash do not matter). */
+  path: CanonicalPath
   contentEncoding: string | string[] | undefined
   /** The held body; null when it streams or there is none. */
   body: HeldJson | null

@@ -1,6 +1,6 @@
 /**
  * One @fastify/http-proxy registration per forwarding route of the route table. Each lives in its
- * own scope with: the token-endpoint block, the body handling of request-body.ts, the token
+ * own scope with: the declared-length refusal, the body handling of request-body.ts, the token
  * lookup, and reply-from options that retry nothing but the single safe 401 retry of SPEC §5
  * (reply-from would otherwise retry a 503 ten times). Every route carries its RouteSpec as route
  * config, so root-level hooks (client access, callers, idempotency) know the target before these run.
@@ -11,15 +11,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Dispatcher } from 'undici'
 import type { EnvironmentName } from '../config/config.js'
 import {
-  BodyTooLargeError, EnvironmentNotConfiguredError, RouteNotFoundError, TokenEndpointBlockedError, upstreamErrorFrom,
+  BodyTooLargeError, EnvironmentNotConfiguredError, upstreamErrorFrom,
 } from '../errors.js'
 import { buildClientResponseHeaders, buildUpstreamHeaders } from '../headers/header-policy.js'
 import type { TokenSource } from '../tokens/token-source.js'
-import { isTokenEndpointPath } from './canonical-path.js'
 import type { ProxyContext } from './proxy-context.js'
 import { continueIfExpected, declaredLength, holdBody, limitStream, shouldHoldBody } from './request-body.js'
 import type { ProxyRouteConfig, RequestTarget } from './request-target.js'
-import { reachesForeignBase, type RouteSpec } from './route-table.js'
+import type { RouteSpec } from './route-table.js'
 import { createUpstreamResponseHandler, type UpstreamResponseObserver, type UpstreamResponseTap } from './upstream-response.js'
 
 /** TRACE would echo the injected token back; CONNECT would open a tunnel. Neither is proxied. */
@@ -46,7 +45,7 @@ export async function proxyRoutes (app: FastifyInstance, options: ProxyRoutesOpt
 /** A route's scope: the guard, then either the refusal of an unconfigured environment or the forwarding. */
 function registerRoute (scope: FastifyInstance, route: RouteSpec, options: ProxyRoutesOptions): void {
   const config: ProxyRouteConfig = { route }
-  guardRequests(scope, route, options.bodyLimitBytes)
+  guardRequests(scope, options.bodyLimitBytes)
   if (route.upstream === null || route.environment === null) {
     refuseUnconfigured(scope, route, config)
     return
@@ -57,21 +56,10 @@ function registerRoute (scope: FastifyInstance, route: RouteSpec, options: Proxy
   forwardRequests(scope, route, route.upstream, source, config, options)
 }
 
-/** Refusals decided from the path and the declared length alone, before a body is read. */
-function guardRequests (scope: FastifyInstance, route: RouteSpec, bodyLimitBytes: number): void {
+/** The declared length alone refuses a body before it is read (the path was judged by path-guard.ts). */
+function guardRequests (scope: FastifyInstance, bodyLimitBytes: number): void {
   // Callback-style hooks: no promise per request on the hot path.
   scope.addHook('onRequest', (request, _reply, done) => {
-    const { path } = request.target as RequestTarget
-    if (reachesForeignBase(path, route.foreignPaths)) {
-      request.log.warn({ path, environment: route.environment }, 'path reaches another environment\'s base: refused')
-      done(new RouteNotFoundError())
-      return
-    }
-    if (isTokenEndpointPath(path)) {
-      request.log.warn({ path }, 'token endpoint request refused')
-      done(new TokenEndpointBlockedError())
-      return
-    }
     const length = declaredLength(request.raw)
     done(length !== null && length > bodyLimitBytes ? new BodyTooLargeError(bodyLimitBytes) : undefined)
   })

@@ -3,6 +3,7 @@
  * Routes of an environment without credentials, or an interface without a base URL, stay in the
  * table with the reason they cannot forward, so clients get a precise 404 instead of a bare one.
  */
+import type { CanonicalPath } from './canonical-path.js'
 import { ENVIRONMENTS, INTERFACES, type Config, type EnvironmentName, type InterfaceName } from '../config/config.js'
 
 export interface RouteSpec {
@@ -76,9 +77,8 @@ export function foreignPathsUnder (config: Pick<Config, 'baseUrls'>, base: URL, 
   return out
 }
 
-/** Whether a canonical path below a route's base reaches into one of its foreign paths. */
-export function reachesForeignBase (path: string, foreignPaths: readonly string[]): boolean {
+/** Whether a folded canonical path below a route's base reaches into one of its foreign paths. */
+export function reachesForeignBase (folded: CanonicalPath, foreignPaths: readonly string[]): boolean {
   if (foreignPaths.length === 0) return false
-  const lower = path.toLowerCase()
-  return foreignPaths.some((foreign) => lower === foreign || lower.startsWith(`${foreign}/`) || lower === `${foreign}/`)
+  return foreignPaths.some((foreign) => folded === foreign || folded.startsWith(`${foreign}/`))
 }

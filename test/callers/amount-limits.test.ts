@@ -8,6 +8,7 @@ import { payoutAgentCallersFile } from './payout-agent.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { folded } from '../helpers/canonical.js'
 
 const KEY = 'pak_amount-agent-key-0123456789abcdefghijklmnopqrstuv'
 
@@ -33,7 +34,7 @@ t.test('judgeAmounts: unreadable, exceeded and within', async (t) => {
         perDay: { KES: 500 }
 `)
   const judge = (body: string, path = '/payouts', contentEncoding?: string): string => {
-    const v = judgeAmounts(limits, { path, body: new HeldJson(Buffer.from(body)), contentEncoding })
+    const v = judgeAmounts(limits, { path: folded(path), body: new HeldJson(Buffer.from(body)), contentEncoding })
     return v.kind === 'within' ? `within:${v.reservations.map((r) => `${r.currency}=${r.units}`).join(',')}` : v.kind
   }
   const cases: Array<[string, string, string, string?]> = [

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { decideIdempotency, headersToRecord, isRecordable, type RequestFacts } from '../../src/idempotency/idempotency-decision.js'
 import { HeldJson } from '../../src/json/held-json.js'
+import { folded } from '../helpers/canonical.js'
 
 const held = (text: string): HeldJson => new HeldJson(Buffer.from(text))
 
@@ -9,7 +10,7 @@ const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({
   callerId: 'payout-agent',
   environment: 'sandbox',
   iface: 'fiat',
-  path: '/payouts',
+  path: folded('/payouts'),
   contentEncoding: undefined,
   body: held('{"externalReference":"r-1","amount":"1.00"}'),
   keyPointer: '/externalReference',
@@ -31,12 +32,19 @@ t.test('the record key: caller, environment, interface, method, path and referen
     ['environment', { environment: 'production' }],
     ['interface', { iface: 'crypto' }],
     ['method', { method: 'PUT' }],
-    ['path', { path: '/payouts/1' }],
+    ['path', { path: folded('/payouts/1') }],
     ['reference', { body: held('{"externalReference":"r-2"}') }],
   ] as Array<[string, Partial<RequestFacts>]>) {
     t.not(keyOf(over), base, `another ${label} is another record`)
   }
-  t.not(keyOf({ callerId: 'a', path: '/b' }), keyOf({ callerId: 'a/', path: 'b' }), 'fields cannot run into each other')
+  t.not(keyOf({ callerId: 'a', path: folded('/b/c') }), keyOf({ callerId: 'a/b', path: folded('/c') }), 'fields cannot run into each other')
+})
+
+t.test('one reference under any spelling of one path is one record key (SPEC §8)', async (t) => {
+  const base = keyOf({ path: folded('/v1/payouts') })
+  for (const spelling of ['/V1/Payouts', '/v1/payouts/', '/v1/PAYOUTS/', '/%76%31/pay%6Fu%74s']) {
+    t.equal(keyOf({ path: folded(spelling) }), base, spelling)
+  }
 })
 
 t.test('what is judged and what is not', async (t) => {

@@ -8,12 +8,18 @@ t.test('look-alike route prefixes get 404 ROUTE_NOT_FOUND and are never forwarde
   }
 })
 
-t.test('an encoded prefix is routed, checked and forwarded as the one decoded path the router used', async (t) => {
+t.test('an encoded prefix is no prefix: 404, never the route its decoded text names (SPEC §3)', async (t) => {
+  const rig = await startRig(t)
+  for (const target of ['/%70roduction/fiat/v1', '/production/fi%61t/v1', '/%73andbox/crypto/v1']) {
+    await assertRefused(t, rig, get(target), 404, 'ROUTE_NOT_FOUND', target)
+  }
+})
+
+t.test('below the prefix, encoded letters and digits are decoded and forwarded as the one path every check judged', async (t) => {
   const rig = await startRig(t)
   const cases: Array<[string, string, string]> = [
-    ['/%70roduction/fiat/v1', 'production', '/api/b2b/v1'],
-    ['/production/fi%61t/v%31', 'production', '/api/b2b/v1'],
-    ['/%73andbox/crypto/v1/%7Ex', 'sandbox', '/api/sandbox/v1/~x'],
+    ['/production/fiat/v%31', 'production', '/api/b2b/v1'],
+    ['/sandbox/crypto/%76%31/%5Fx%2D', 'sandbox', '/api/sandbox/v1/_x-'],
   ]
   for (const [target, environment, upstreamUrl] of cases) {
     const res = await send(rig, get(target))

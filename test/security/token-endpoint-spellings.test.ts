@@ -11,16 +11,21 @@ const BLOCKED = [
   '/production/fiat/AUTH/GENERATE-BEARER-TOKEN',
   '/production/fiat/Auth/Generate-Bearer-Token',
   '/production/fiat/auth/generate-bearer-token/',
+  '/production/fiat/auth/generate-bearer-token?publicKey=x',
+  '/sandbox/fiat/auth/generate-bearer-token',
+  '/fiat/auth/generate-bearer-token',
+  '/production/crypto/b2b/auth/generate-bearer-token',
+]
+
+/** Spellings a lenient server reads as the token path: not canonical, so refused before the block is even asked (SPEC §3). */
+const NOT_CANONICAL = [
   '/production/fiat/auth/generate-bearer-token;x',
   '/production/fiat/auth;x/generate-bearer-token',
   '/production/fiat/auth/generate-bearer-token%3bx',
   '/production/fiat/auth/generate-bearer-token.json',
   '/production/fiat/auth/generate-bearer-token%20',
   '/production/fiat/auth/generate-bearer-to%E2%84%AAen',
-  '/production/fiat/auth/generate-bearer-token?publicKey=x',
-  '/sandbox/fiat/auth/generate-bearer-token',
-  '/fiat/auth/generate-bearer-token',
-  '/production/crypto/b2b/auth/generate-bearer-token',
+  '/production/fiat/auth/generate-bearer-token.',
 ]
 
 /** Spellings that a normalising server would turn into the token path: refused as paths first. */
@@ -46,6 +51,17 @@ t.test('the token endpoint in any spelling gets 403 TOKEN_ENDPOINT_BLOCKED and i
     await assertStillServes(t, rig, target)
   }
   assertWarned(t, rig, 'token endpoint request refused', 'blocked token paths')
+})
+
+t.test('spellings a lenient server reads as the token endpoint get 400 PATH_NOT_CANONICAL and are never reached', async (t) => {
+  const rig = await startRig(t)
+  for (const target of NOT_CANONICAL) {
+    const res = await send(rig, get(target))
+    await assertProxyError(t, res, 400, 'PATH_NOT_CANONICAL', target)
+    assertNothingForwarded(t, rig, target)
+    await assertStillServes(t, rig, target)
+  }
+  assertWarned(t, rig, 'path not canonical: refused', 'non-canonical token paths')
 })
 
 t.test('spellings that normalise onto the token endpoint get 400 INVALID_PATH and are never reached', async (t) => {
