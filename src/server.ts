@@ -9,7 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
-import './callers/caller.js'
+import { ANONYMOUS_CALLER_ID } from './callers/caller.js'
 import type { CallersHolder } from './callers/callers-holder.js'
 import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
 import { createCallerRefusals } from './callers/caller-refusals.js'
@@ -18,8 +18,9 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
 import { createIpNotAllowedDiagnosis } from './egress/ip-not-allowed.js'
+import type { ProxyError } from './errors.js'
 import { errorReply } from './http/error-reply.js'
-import { createClientErrorHandler } from './http/client-errors.js'
+import { createClientErrorHandler, type AnswerObserver } from './http/client-errors.js'
 import { createNodeServer, DEFAULT_HTTP_EDGES, type HttpEdgeSettings } from './http/node-server.js'
 import { requestRefusal, rewriteToCanonical } from './http/request-refusal.js'
 import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
@@ -103,7 +104,9 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   let closing = false
   const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
-  const app = createApp(config, log, httpEdges)
+  // Answers written before any route is known are counted without environment and interface.
+  const answered = (error: ProxyError): void => { metrics.requestAnswered('', '', error.statusCode, ANONYMOUS_CALLER_ID, error.code) }
+  const app = createApp(config, log, httpEdges, answered)
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
@@ -135,7 +138,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   return { app, sources, outbound, egress, metrics, store, rotation, callers }
 }
 
-function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): FastifyInstance {
+function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, answered: AnswerObserver): FastifyInstance {
   // Fastify infers its logger type from this option; pino's own type would leak into every route.
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -146,8 +149,8 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings): F
     genReqId: requestIdFor,
     return503OnClosing: false,
     bodyLimit: config.bodyLimitBytes,
-    serverFactory: (handler) => createNodeServer(handler, log, httpEdges),
-    clientErrorHandler: createClientErrorHandler(log, httpEdges.linger),
+    serverFactory: (handler) => createNodeServer(handler, log, httpEdges, answered),
+    clientErrorHandler: createClientErrorHandler(log, httpEdges.linger, answered),
     rewriteUrl: rewriteToCanonical,
   })
   app.decorateRequest('proxy', null)
