@@ -9,6 +9,7 @@ import pino from 'pino'
 import { existsSync } from 'node:fs'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
+import { describeListenError, listenProblem } from './http/listen-check.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 
@@ -38,6 +39,12 @@ function exitOnConfigError (err: unknown): never {
   throw err
 }
 
+/** One line and exit 1: for a start that cannot happen, where a stack trace would only bury the reason. */
+function exitWith (line: string): never {
+  process.stderr.write(`payments-auth-proxy: ${line}\n`)
+  process.exit(1)
+}
+
 const DROP_NOTICE_INTERVAL_MS = 60_000
 let lastDropNoticeMs = -Infinity
 
@@ -53,6 +60,10 @@ async function serve (): Promise<void> {
   const { config, warnings } = loadOrExit()
   const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
+  const { host, port } = config.listen
+  // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
+  const taken = await listenProblem(host, port)
+  if (taken !== null) exitWith(taken)
   // Each command imports its own code: `check` never loads the server, serving never loads check.
   const { buildServer } = await import('./server.js')
   const { app, sources, rotation, callers } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
@@ -84,7 +95,12 @@ async function serve (): Promise<void> {
     log.info('stopped')
   })
 
-  await app.listen({ host: config.listen.host, port: config.listen.port })
+  await app.listen({ host, port }).catch(async (err: unknown) => {
+    const sentence = describeListenError(err, host, port)
+    if (sentence === null) throw err
+    await app.close()
+    exitWith(sentence)
+  })
   log.info({ environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }, 'payments-auth-proxy ready to accept requests')
 }
 
