@@ -9,6 +9,7 @@ import pino from 'pino'
 import { existsSync } from 'node:fs'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
+import { describeFatal } from './fatal-error.js'
 import { describeListenError, listenProblem } from './http/listen-check.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
@@ -38,6 +39,14 @@ function exitOnConfigError (err: unknown): never {
   }
   throw err
 }
+
+/** Any error no code path expected, in every command: a bounded report, never Node's quote of the bundle. */
+function fatal (err: unknown): never {
+  process.stderr.write(`payments-auth-proxy: unexpected error (stack positions are in the bundle; node --enable-source-maps maps them to src/)\n${describeFatal(err)}\n`)
+  process.exit(1)
+}
+process.on('uncaughtException', fatal)
+process.on('unhandledRejection', fatal)
 
 /** One line and exit 1: for a start that cannot happen, where a stack trace would only bury the reason. */
 function exitWith (line: string): never {
@@ -83,6 +92,9 @@ async function serve (): Promise<void> {
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
   const graceMs = config.shutdownGraceS * 1000
+  // From here close-with-grace logs an uncaught error and drains before exiting.
+  process.off('uncaughtException', fatal)
+  process.off('unhandledRejection', fatal)
   closeWithGrace({ delay: graceMs + 2_000, skip: ['SIGHUP'], logger: { error: (m: unknown) => log.error({ detail: String(m) }, 'shutdown') } }, async ({ signal, err }) => {
     if (err !== undefined) log.error({ err }, 'fatal error; shutting down')
     log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
@@ -115,12 +127,15 @@ async function check (): Promise<void> {
   process.exitCode = ok ? 0 : 1
 }
 
-const command = process.argv[2] ?? 'serve'
-if (command === 'serve') await serve()
-else if (command === 'check') await check()
-else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
-else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
-else {
-  process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)
-  process.exitCode = 2
+async function run (command: string): Promise<void> {
+  if (command === 'serve') await serve()
+  else if (command === 'check') await check()
+  else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
+  else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
+  else {
+    process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)
+    process.exitCode = 2
+  }
 }
+
+await run(process.argv[2] ?? 'serve').catch(fatal)
