@@ -13,6 +13,7 @@ import { describeFatal } from './fatal-error.js'
 import { describeListenError, listenProblem } from './http/listen-check.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
+import { changesNeedingRestart } from './ops/restart-required.js'
 
 const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
   serve   run the proxy (default)
@@ -66,7 +67,8 @@ function noticeDroppedLines (bytes: number): void {
 }
 
 async function serve (): Promise<void> {
-  const { config, warnings } = loadOrExit()
+  const started = loadOrExit()
+  const { config, warnings } = started
   const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   const { host, port } = config.listen
@@ -75,15 +77,28 @@ async function serve (): Promise<void> {
   if (taken !== null) exitWith(taken)
   // Each command imports its own code: `check` never loads the server, serving never loads check.
   const { buildServer } = await import('./server.js')
-  const { app, sources, rotation, callers } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
   let current: Config = config
 
-  // One rotation at a time, each on the configuration the previous one left in force.
+  // One reload at a time, each on the configuration the previous one left in force. The
+  // configuration is read once per reload: credentials rotate live, and every other variable that
+  // differs from the start's is reported as needing a restart (ops/restart-required.ts).
   let rotating: Promise<void> = Promise.resolve()
   const reload = (trigger: string): void => {
     rotating = rotating.then(async () => {
       log.info({ trigger }, 'reloading credentials')
-      current = await rotation.rotate(current, load)
+      let next: LoadedConfig | ConfigError
+      try {
+        next = load()
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err
+        next = err
+      }
+      if (!(next instanceof ConfigError)) restart.update(changesNeedingRestart(started, next))
+      current = await rotation.rotate(current, () => {
+        if (next instanceof ConfigError) throw next
+        return next
+      })
     }).catch((err: unknown) => { log.error({ err }, 'credential reload failed') })
   }
   process.on('SIGHUP', () => { reload('SIGHUP') })

@@ -28,6 +28,7 @@ import { createIdempotencyMetrics } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
 import { createCredentialRotation, type CredentialRotation } from './ops/credential-rotation.js'
 import { healthRoutes } from './ops/health-routes.js'
+import { createRestartNotice, type RestartNotice } from './ops/restart-required.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
 import { requestAudit } from './ops/request-audit.js'
@@ -68,6 +69,8 @@ export interface ProxyServer {
   store: StateStore
   /** The callers file in force (SPEC §7), null without one; cli.ts reloads it. */
   callers: CallersHolder | null
+  /** Changed variables a reload could not apply (cli.ts compares at SIGHUP); shown in /readyz. */
+  restart: RestartNotice
 }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
@@ -102,6 +105,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
   })
 
+  const restart = createRestartNotice(log)
   let closing = false
   const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
   // Answers written before any route is known are counted without environment and interface.
@@ -111,7 +115,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics })
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes: buildRouteTable(config),
@@ -135,7 +139,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, outbound, egress, metrics, store, rotation, callers }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart }
 }
 
 function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, answered: AnswerObserver): FastifyInstance {

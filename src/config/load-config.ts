@@ -30,7 +30,12 @@ export class ConfigError extends Error {
   }
 }
 
-export interface LoadedConfig { config: Config, warnings: string[] }
+export interface LoadedConfig {
+  config: Config
+  warnings: string[]
+  /** The variables as the schema read them (defaults applied): what a reload compares, never logged. */
+  settings: Readonly<RawSettings>
+}
 
 export interface LoadOptions {
   /** Path of a dotenv file read under the variables (variables win); absent means none. */
@@ -111,7 +116,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {
     warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: right for a sidecar whose application shares its network namespace (same Pod, compose network_mode); otherwise set PROXY_ALLOWED_CLIENTS to your applications' network`)
   }
-  return { config: deepFreeze(config), warnings }
+  return { config: deepFreeze(config), warnings, settings: Object.freeze(settings) }
 }
 
 /**
