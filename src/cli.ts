@@ -13,6 +13,7 @@ import { describeFatal } from './fatal-error.js'
 import { describeListenError, listenProblem } from './http/listen-check.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
+import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 
 const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
@@ -104,6 +105,7 @@ async function serve (): Promise<void> {
   process.on('SIGHUP', () => { reload('SIGHUP') })
   process.on('SIGHUP', () => { callers?.reload('SIGHUP') })
   const stopWatchingCallers = callers?.watch()
+  let stopAnnouncing = (): void => {}
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
   const graceMs = config.shutdownGraceS * 1000
@@ -115,6 +117,7 @@ async function serve (): Promise<void> {
     log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
     stopWatching()
     stopWatchingCallers?.()
+    stopAnnouncing()
     // In-flight requests get the grace period; whatever is still open after it is cut.
     const cut = setTimeout(() => { app.server.closeAllConnections() }, graceMs)
     await app.close()
@@ -128,7 +131,9 @@ async function serve (): Promise<void> {
     await app.close()
     exitWith(sentence)
   })
-  log.info({ environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }, 'payments-auth-proxy ready to accept requests')
+  const fields = { environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }
+  log.info(fields, 'payments-auth-proxy listening; ready once every environment holds a token')
+  stopAnnouncing = announceWhenReady(sources, log, fields)
 }
 
 async function check (): Promise<void> {
