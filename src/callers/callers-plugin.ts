@@ -19,8 +19,9 @@ import { readReference } from '../json/reference.js'
 import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
 import { BODY_METHODS } from './amount-limits.js'
-import type { RefuseCaller } from './caller-refusals.js'
-import { judgeCaller, type CallerIndex } from './judge-caller.js'
+import { boundedPath, type RefuseCaller } from './caller-refusals.js'
+import { judgeCaller, type CallerIndex, type Mismatch } from './judge-caller.js'
+import type { RequestTarget } from '../routing/request-target.js'
 
 export interface CallersPluginOptions {
   /** The current callers; reload swaps what this returns. */
@@ -36,6 +37,14 @@ declare module 'fastify' {
     /** The matched caller's rules, for the later steps (amount limits). */
     callerSpec: CallerSpec | null
   }
+}
+
+/** Says which field no rule admitted, so "wrong environment" is not read as "wrong path". */
+function notPermittedMessage (callerId: string, mismatch: Mismatch, method: string, target: RequestTarget): string {
+  const environment = target.route.environment ?? 'either environment'
+  const asked = `${method} ${boundedPath(target.path === '' ? '/' : target.path)} on ${environment} ${target.route.interface}`
+  const field = mismatch === 'environment' ? `the ${environment} environment` : mismatch === 'interface' ? `the ${target.route.interface} interface` : mismatch === 'method' ? `the method ${method}` : 'this path'
+  return `Caller ${callerId} is not permitted ${asked}: none of its allow rules admits ${field}${mismatch === 'environment' || mismatch === 'interface' ? '' : ' there'}`
 }
 
 function authorizationsOf (request: FastifyRequest): string[] {
@@ -70,7 +79,7 @@ export const callersPlugin = fp(async function callersPlugin (app: FastifyInstan
     if (verdict.kind === 'unauthenticated') throw refuse(request, 'anonymous', new CallerUnauthenticatedError(verdict.reason))
     const caller = verdict.caller
     if (verdict.kind === 'not-permitted') {
-      throw refuse(request, caller.id, new CallerNotPermittedError(`Caller ${caller.id} is not permitted ${request.method} on this path`))
+      throw refuse(request, caller.id, new CallerNotPermittedError(notPermittedMessage(caller.id, verdict.mismatch, request.method, target)), verdict.mismatch)
     }
     request.caller = { id: caller.id }
     request.callerSpec = caller

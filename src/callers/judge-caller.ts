@@ -23,9 +23,12 @@ export interface RequestFacts {
   path: string
 }
 
+/** The first field, in rule order, that no allow rule admitting the fields before it admits. */
+export type Mismatch = 'environment' | 'interface' | 'method' | 'path'
+
 export type Verdict =
   | { kind: 'unauthenticated', reason: string }
-  | { kind: 'not-permitted', caller: CallerSpec }
+  | { kind: 'not-permitted', caller: CallerSpec, mismatch: Mismatch }
   | { kind: 'permitted', caller: CallerSpec }
 
 
@@ -62,16 +65,29 @@ export function identify (index: CallerIndex, facts: RequestFacts): CallerSpec |
   return keyless?.spec ?? 'no caller key'
 }
 
-export function isPermitted (caller: CallerSpec, facts: RequestFacts): boolean {
-  return caller.allow.some((rule) =>
-    (facts.environment === null ? rule.environments.size === 2 : rule.environments.has(facts.environment)) &&
-    rule.interfaces.has(facts.interface) &&
-    rule.methods.has(facts.method) &&
-    (rule.paths === null || rule.paths(facts.path)))
+type AllowRule = CallerSpec['allow'][number]
+
+/** Each field's test, in the order a refusal is explained: the environment first, the path last. */
+const FIELD_TESTS: ReadonlyArray<[Mismatch, (rule: AllowRule, facts: RequestFacts) => boolean]> = [
+  ['environment', (rule, facts) => facts.environment === null ? rule.environments.size === 2 : rule.environments.has(facts.environment)],
+  ['interface', (rule, facts) => rule.interfaces.has(facts.interface)],
+  ['method', (rule, facts) => rule.methods.has(facts.method)],
+  ['path', (rule, facts) => rule.paths === null || rule.paths(facts.path)],
+]
+
+/** Null when a rule admits the request; else the field that ruled out the last candidate rules. */
+export function firstMismatch (caller: CallerSpec, facts: RequestFacts): Mismatch | null {
+  let candidates: readonly AllowRule[] = caller.allow
+  for (const [field, admits] of FIELD_TESTS) {
+    candidates = candidates.filter((rule) => admits(rule, facts))
+    if (candidates.length === 0) return field
+  }
+  return null
 }
 
 export function judgeCaller (index: CallerIndex, facts: RequestFacts): Verdict {
   const caller = identify(index, facts)
   if (typeof caller === 'string') return { kind: 'unauthenticated', reason: caller }
-  return isPermitted(caller, facts) ? { kind: 'permitted', caller } : { kind: 'not-permitted', caller }
+  const mismatch = firstMismatch(caller, facts)
+  return mismatch === null ? { kind: 'permitted', caller } : { kind: 'not-permitted', caller, mismatch }
 }
