@@ -9,8 +9,12 @@ import pino from 'pino'
 import { existsSync } from 'node:fs'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
+import { describeFatal } from './fatal-error.js'
+import { describeListenError, listenProblem } from './http/listen-check.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
+import { announceWhenReady } from './ops/ready-announcer.js'
+import { changesNeedingRestart } from './ops/restart-required.js'
 
 const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
   serve   run the proxy (default)
@@ -38,6 +42,20 @@ function exitOnConfigError (err: unknown): never {
   throw err
 }
 
+/** Any error no code path expected, in every command: a bounded report, never Node's quote of the bundle. */
+function fatal (err: unknown): never {
+  process.stderr.write(`payments-auth-proxy: unexpected error (stack positions are in the bundle; node --enable-source-maps maps them to src/)\n${describeFatal(err)}\n`)
+  process.exit(1)
+}
+process.on('uncaughtException', fatal)
+process.on('unhandledRejection', fatal)
+
+/** One line and exit 1: for a start that cannot happen, where a stack trace would only bury the reason. */
+function exitWith (line: string): never {
+  process.stderr.write(`payments-auth-proxy: ${line}\n`)
+  process.exit(1)
+}
+
 const DROP_NOTICE_INTERVAL_MS = 60_000
 let lastDropNoticeMs = -Infinity
 
@@ -50,33 +68,56 @@ function noticeDroppedLines (bytes: number): void {
 }
 
 async function serve (): Promise<void> {
-  const { config, warnings } = loadOrExit()
+  const started = loadOrExit()
+  const { config, warnings } = started
   const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
+  const { host, port } = config.listen
+  // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
+  const taken = await listenProblem(host, port)
+  if (taken !== null) exitWith(taken)
   // Each command imports its own code: `check` never loads the server, serving never loads check.
   const { buildServer } = await import('./server.js')
-  const { app, sources, rotation, callers } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
   let current: Config = config
 
-  // One rotation at a time, each on the configuration the previous one left in force.
+  // One reload at a time, each on the configuration the previous one left in force. The
+  // configuration is read once per reload: credentials rotate live, and every other variable that
+  // differs from the start's is reported as needing a restart (ops/restart-required.ts).
   let rotating: Promise<void> = Promise.resolve()
   const reload = (trigger: string): void => {
     rotating = rotating.then(async () => {
       log.info({ trigger }, 'reloading credentials')
-      current = await rotation.rotate(current, load)
+      let next: LoadedConfig | ConfigError
+      try {
+        next = load()
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err
+        next = err
+      }
+      if (!(next instanceof ConfigError)) restart.update(changesNeedingRestart(started, next))
+      current = await rotation.rotate(current, () => {
+        if (next instanceof ConfigError) throw next
+        return next
+      })
     }).catch((err: unknown) => { log.error({ err }, 'credential reload failed') })
   }
   process.on('SIGHUP', () => { reload('SIGHUP') })
   process.on('SIGHUP', () => { callers?.reload('SIGHUP') })
   const stopWatchingCallers = callers?.watch()
+  let stopAnnouncing = (): void => {}
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
   const graceMs = config.shutdownGraceS * 1000
+  // From here close-with-grace logs an uncaught error and drains before exiting.
+  process.off('uncaughtException', fatal)
+  process.off('unhandledRejection', fatal)
   closeWithGrace({ delay: graceMs + 2_000, skip: ['SIGHUP'], logger: { error: (m: unknown) => log.error({ detail: String(m) }, 'shutdown') } }, async ({ signal, err }) => {
     if (err !== undefined) log.error({ err }, 'fatal error; shutting down')
     log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
     stopWatching()
     stopWatchingCallers?.()
+    stopAnnouncing()
     // In-flight requests get the grace period; whatever is still open after it is cut.
     const cut = setTimeout(() => { app.server.closeAllConnections() }, graceMs)
     await app.close()
@@ -84,8 +125,15 @@ async function serve (): Promise<void> {
     log.info('stopped')
   })
 
-  await app.listen({ host: config.listen.host, port: config.listen.port })
-  log.info({ environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }, 'payments-auth-proxy ready to accept requests')
+  await app.listen({ host, port }).catch(async (err: unknown) => {
+    const sentence = describeListenError(err, host, port)
+    if (sentence === null) throw err
+    await app.close()
+    exitWith(sentence)
+  })
+  const fields = { environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }
+  log.info(fields, 'payments-auth-proxy listening; ready once every environment holds a token')
+  stopAnnouncing = announceWhenReady(sources, log, fields)
 }
 
 async function check (): Promise<void> {
@@ -99,12 +147,15 @@ async function check (): Promise<void> {
   process.exitCode = ok ? 0 : 1
 }
 
-const command = process.argv[2] ?? 'serve'
-if (command === 'serve') await serve()
-else if (command === 'check') await check()
-else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
-else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
-else {
-  process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)
-  process.exitCode = 2
+async function run (command: string): Promise<void> {
+  if (command === 'serve') await serve()
+  else if (command === 'check') await check()
+  else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
+  else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
+  else {
+    process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)
+    process.exitCode = 2
+  }
 }
+
+await run(process.argv[2] ?? 'serve').catch(fatal)

@@ -6,15 +6,23 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import pretty from 'pino-pretty'
 import { loadConfig } from './config/load-config.js'
+import { listenProblem } from './http/listen-check.js'
 import { proxyEnvFor, startFakeProvider } from './fake-provider/index.js'
 import { loggerOptions } from './logger.js'
 import { buildServer } from './server.js'
 
+const port = Number(process.env['PROXY_PORT'] ?? '8080')
+// Asked before the fake provider starts, so a taken port is the one line the demo prints.
+const taken = Number.isInteger(port) ? await listenProblem('127.0.0.1', port) : null
+if (taken !== null) {
+  process.stderr.write(`payments-auth-proxy demo: ${taken}\n`)
+  process.exit(1)
+}
 const provider = await startFakeProvider()
 const { config, warnings } = loadConfig({
   ...proxyEnvFor(provider),
   PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
-  PROXY_PORT: process.env['PROXY_PORT'] ?? '8080',
+  PROXY_PORT: String(port),
   LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info',
 })
 const log = pino(loggerOptions(config.logLevel), pretty({ colorize: process.stdout.isTTY, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,service' }))

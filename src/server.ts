@@ -10,7 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
-import './callers/caller.js'
+import { ANONYMOUS_CALLER_ID } from './callers/caller.js'
 import type { CallersHolder } from './callers/callers-holder.js'
 import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
 import { createCallerRefusals } from './callers/caller-refusals.js'
@@ -19,8 +19,9 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
 import { createEgressReporter, type EgressReporter } from './egress/egress-reporter.js'
 import { createIpNotAllowedDiagnosis } from './egress/ip-not-allowed.js'
+import type { ProxyError } from './errors.js'
 import { errorReply } from './http/error-reply.js'
-import { createClientErrorHandler } from './http/client-errors.js'
+import { createClientErrorHandler, type AnswerObserver } from './http/client-errors.js'
 import { createNodeServer, DEFAULT_HTTP_EDGES, type HttpEdgeSettings } from './http/node-server.js'
 import { requestRefusal } from './http/request-refusal.js'
 import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
@@ -28,6 +29,7 @@ import { createIdempotencyMetrics } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
 import { createCredentialRotation, type CredentialRotation } from './ops/credential-rotation.js'
 import { healthRoutes } from './ops/health-routes.js'
+import { createRestartNotice, type RestartNotice } from './ops/restart-required.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
 import { requestAudit } from './ops/request-audit.js'
@@ -70,6 +72,8 @@ export interface ProxyServer {
   store: StateStore
   /** The callers file in force (SPEC §7), null without one; cli.ts reloads it. */
   callers: CallersHolder | null
+  /** Changed variables a reload could not apply (cli.ts compares at SIGHUP); shown in /readyz. */
+  restart: RestartNotice
 }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
@@ -104,15 +108,18 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
   })
 
+  const restart = createRestartNotice(log)
   let closing = false
   const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
+  // Answers written before any route is known are counted without environment and interface.
+  const answered = (error: ProxyError): void => { metrics.requestAnswered('', '', error.statusCode, ANONYMOUS_CALLER_ID, error.code) }
   const routes = buildRouteTable(config)
-  const app = createApp(config, log, httpEdges, routes)
+  const app = createApp(config, log, httpEdges, routes, answered)
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics })
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes,
@@ -136,10 +143,10 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, outbound, egress, metrics, store, rotation, callers }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart }
 }
 
-function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[]): FastifyInstance {
+function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver): FastifyInstance {
   // Fastify infers its logger type from this option; pino's own type would leak into every route.
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -150,8 +157,8 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, ro
     genReqId: requestIdFor,
     return503OnClosing: false,
     bodyLimit: config.bodyLimitBytes,
-    serverFactory: (handler) => createNodeServer(handler, log, httpEdges),
-    clientErrorHandler: createClientErrorHandler(log, httpEdges.linger),
+    serverFactory: (handler) => createNodeServer(handler, log, httpEdges, answered),
+    clientErrorHandler: createClientErrorHandler(log, httpEdges.linger, answered),
     // The one reading of every target (SPEC §3): the router and every later hook use it.
     rewriteUrl: createUrlRewriter(routes.map((route) => route.prefix), config.paths),
   })

@@ -14,6 +14,7 @@ import { parseCidr, type Cidr } from '../config/network-lists.js'
 import { parseStrictJson } from '../json/strict-json.js'
 import { checkCallersSchema, ENVIRONMENT_NAMES, INTERFACE_NAMES, METHODS, type AllowRuleEntry, type AmountLimitEntry, type CallerEntry } from './callers-schema.js'
 import { compilePathRule, type PathRule } from './path-rules.js'
+import { jsonSyntaxProblem, yamlSyntaxProblem } from './syntax-problem.js'
 
 /** A callers file of 1,000 callers with 10 rules each is well below this. */
 export const MAX_CALLERS_FILE_BYTES = 4 * 1024 * 1024
@@ -66,13 +67,28 @@ export function readCallersFile (file: string): CallersLoad {
     }
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, read))
   } catch (error) {
-    const reason = error instanceof TypeError ? 'not valid UTF-8' : 'cannot be read'
-    return { ok: false, problems: [`${file}: ${reason}`] }
+    if (error instanceof TypeError) return { ok: false, problems: [`${file}: not valid UTF-8`] }
+    return { ok: false, problems: [`PROXY_CALLERS_FILE: cannot read ${file} (${readFailure(error)})`] }
   } finally {
     if (fd !== null) closeSync(fd)
   }
   const load = parseCallersText(text, extname(file).toLowerCase())
   return load.ok ? load : { ok: false, problems: load.problems.map((p) => `${file}: ${p}`) }
+}
+
+const READ_FAILURES: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied: the proxy\'s user cannot read it',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  ELOOP: 'too many symbolic links',
+}
+
+function readFailure (error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === undefined) return 'error'
+  const reason = READ_FAILURES[code]
+  return reason === undefined ? code : `${code}: ${reason}`
 }
 
 export function parseCallersText (text: string, extension: string): CallersLoad {
@@ -82,13 +98,13 @@ export function parseCallersText (text: string, extension: string): CallersLoad 
       // Not JSON.parse, which keeps the last of a repeated member: a caller's rules would depend
       // on which of two `allow` lists the reader happened to keep (YAML refuses them: uniqueKeys).
       const parsed = parseStrictJson(text)
-      if (!parsed.ok) return { ok: false, problems: ['not valid JSON'] }
+      if (!parsed.ok) return { ok: false, problems: [jsonSyntaxProblem(text, parsed.reason, parsed.at)] }
       if (parsed.hasDuplicates) return { ok: false, problems: ['not valid JSON: a member name is repeated in one object'] }
       document = parsed.value
     } else if (extension === '.yaml' || extension === '.yml') document = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true })
     else return { ok: false, problems: ['the file name must end in .json, .yaml or .yml'] }
-  } catch {
-    return { ok: false, problems: [`not valid ${extension === '.json' ? 'JSON' : 'YAML'}`] }
+  } catch (err) {
+    return { ok: false, problems: [yamlSyntaxProblem(err)] }
   }
   return validateCallers(document)
 }

@@ -20,7 +20,9 @@ import type { StateStore } from '../state/state-store.js'
 import type { CallerSpec } from './callers-file.js'
 import { BODY_METHODS } from './amount-limits.js'
 import type { RefuseCaller } from './caller-refusals.js'
-import { identify, isPermitted, type CallerIndex } from './judge-caller.js'
+import { firstMismatch, identify, type CallerIndex, type Mismatch } from './judge-caller.js'
+import { loggablePath } from '../routing/canonical-path.js'
+import type { RequestTarget } from '../routing/request-target.js'
 
 export interface CallersPluginOptions {
   /** The current callers; reload swaps what this returns. */
@@ -36,6 +38,14 @@ declare module 'fastify' {
     /** The matched caller's rules, for the later steps (amount limits). */
     callerSpec: CallerSpec | null
   }
+}
+
+/** Says which field no rule admitted, so "wrong environment" is not read as "wrong path". */
+function notPermittedMessage (callerId: string, mismatch: Mismatch, method: string, target: RequestTarget): string {
+  const environment = target.route.environment ?? 'either environment'
+  const asked = `${method} ${loggablePath(target.path)} on ${environment} ${target.route.interface}`
+  const field = mismatch === 'environment' ? `the ${environment} environment` : mismatch === 'interface' ? `the ${target.route.interface} interface` : mismatch === 'method' ? `the method ${method}` : 'this path'
+  return `Caller ${callerId} is not permitted ${asked}: none of its allow rules admits ${field}${mismatch === 'environment' || mismatch === 'interface' ? '' : ' there'}`
 }
 
 function authorizationsOf (request: FastifyRequest): string[] {
@@ -77,8 +87,9 @@ export const callerRules = fp(async function callerRules (app: FastifyInstance, 
     const caller = request.callerSpec
     if (target === null || caller === null) return
     const facts = { environment: target.route.environment, interface: target.route.interface, method: request.method, path: target.folded }
-    if (!isPermitted(caller, facts)) {
-      throw refuse(request, caller.id, new CallerNotPermittedError(`Caller ${caller.id} is not permitted ${request.method} on this path`))
+    const mismatch = firstMismatch(caller, facts)
+    if (mismatch !== null) {
+      throw refuse(request, caller.id, new CallerNotPermittedError(notPermittedMessage(caller.id, mismatch, request.method, target)), mismatch)
     }
     if (caller.rateLimit !== null) {
       const { requests, perSeconds } = caller.rateLimit

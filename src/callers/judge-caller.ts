@@ -27,6 +27,9 @@ export interface RuleFacts {
   path: CanonicalPath
 }
 
+/** The first field, in rule order, that no allow rule admitting the fields before it admits. */
+export type Mismatch = 'environment' | 'interface' | 'method' | 'path'
+
 export function indexCallers (callers: CallerSpec[]): CallerIndex {
   const byKey = new Map<string, { spec: CallerSpec, sources: BlockList | null }>()
   const keyless: Array<{ spec: CallerSpec, sources: BlockList }> = []
@@ -61,10 +64,22 @@ export function identify (index: CallerIndex, facts: IdentityFacts): CallerSpec 
   return keyless?.spec ?? 'no caller key'
 }
 
-export function isPermitted (caller: CallerSpec, facts: RuleFacts): boolean {
-  return caller.allow.some((rule) =>
-    (facts.environment === null ? rule.environments.size === 2 : rule.environments.has(facts.environment)) &&
-    rule.interfaces.has(facts.interface) &&
-    rule.methods.has(facts.method) &&
-    (rule.paths === null || rule.paths(facts.path)))
+type AllowRule = CallerSpec['allow'][number]
+
+/** Each field's test, in the order a refusal is explained: the environment first, the path last. */
+const FIELD_TESTS: ReadonlyArray<[Mismatch, (rule: AllowRule, facts: RuleFacts) => boolean]> = [
+  ['environment', (rule, facts) => facts.environment === null ? rule.environments.size === 2 : rule.environments.has(facts.environment)],
+  ['interface', (rule, facts) => rule.interfaces.has(facts.interface)],
+  ['method', (rule, facts) => rule.methods.has(facts.method)],
+  ['path', (rule, facts) => rule.paths === null || rule.paths(facts.path)],
+]
+
+/** Null when a rule admits the request; else the field that ruled out the last candidate rules. */
+export function firstMismatch (caller: CallerSpec, facts: RuleFacts): Mismatch | null {
+  let candidates: readonly AllowRule[] = caller.allow
+  for (const [field, admits] of FIELD_TESTS) {
+    candidates = candidates.filter((rule) => admits(rule, facts))
+    if (candidates.length === 0) return field
+  }
+  return null
 }

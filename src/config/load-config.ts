@@ -12,6 +12,7 @@ import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type Env
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
 import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
+import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
@@ -29,7 +30,12 @@ export class ConfigError extends Error {
   }
 }
 
-export interface LoadedConfig { config: Config, warnings: string[] }
+export interface LoadedConfig {
+  config: Config
+  warnings: string[]
+  /** The variables as the schema read them (defaults applied): what a reload compares, never logged. */
+  settings: Readonly<RawSettings>
+}
 
 export interface LoadOptions {
   /** Path of a dotenv file read under the variables (variables win); absent means none. */
@@ -52,14 +58,15 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const problems: string[] = []
   const warnings: string[] = []
   const { variables, settings, invalid } = readSettings(env, options, problems)
-  warnUnknownVariables(variables, warnings)
+  reportUnknownVariables(variables, settings, problems, warnings)
   const secrets = readSecrets(settings)
   problems.push(...secrets.problems)
   requireFiatBase(settings, secrets, invalid, problems)
   const baseUrls = resolveBaseUrls(settings, problems, warnings)
-  const { environments, halfConfigured } = resolveEnvironments(secrets, baseUrls, problems, warnings)
+  const environments = resolveEnvironments(secrets, baseUrls, problems, warnings)
   const enabled = ENVIRONMENTS.filter((e) => environments[e] !== undefined)
-  if (enabled.length === 0 && secrets.problems.length === 0 && halfConfigured === 0) {
+  // Only when no key was given at all: keys held back by a bad base URL already have that URL's line.
+  if (Object.keys(secrets.values).length === 0 && secrets.problems.length === 0) {
     problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)')
   }
   const defaultEnvironment = resolveDefaultEnvironment(settings, enabled, problems, warnings)
@@ -110,7 +117,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {
     warnings.push(`PROXY_HOST=${config.listen.host} accepts connections from other hosts, but PROXY_ALLOWED_CLIENTS allows loopback only: right for a sidecar whose application shares its network namespace (same Pod, compose network_mode); otherwise set PROXY_ALLOWED_CLIENTS to your applications' network`)
   }
-  return { config: deepFreeze(config), warnings }
+  return { config: deepFreeze(config), warnings, settings: Object.freeze(settings) }
 }
 
 /**
@@ -134,10 +141,12 @@ function readSettings (env: Env, options: LoadOptions, problems: string[]): { va
   }
 }
 
-/** env-schema drops variables it does not know: a misspelt setting would otherwise vanish unseen. */
-function warnUnknownVariables (variables: Env, warnings: string[]): void {
-  for (const name of Object.keys(variables)) {
-    if (/^(PAYMENTS|PROXY)_/.test(name) && !KNOWN_VARIABLES.has(name)) warnings.push(`${name} is not a known setting and is ignored`)
+/** Unknown PAYMENTS_ and PROXY_ names stop the start, unless PROXY_ALLOW_UNKNOWN_VARIABLES=true makes them warnings. */
+function reportUnknownVariables (variables: Env, settings: RawSettings, problems: string[], warnings: string[]): void {
+  const allowed = settings.PROXY_ALLOW_UNKNOWN_VARIABLES === 'true'
+  for (const unknown of findUnknownVariables(Object.keys(variables), KNOWN_VARIABLES)) {
+    if (allowed) warnings.push(`${describeUnknown(unknown)} (ignored: PROXY_ALLOW_UNKNOWN_VARIABLES=true)`)
+    else problems.push(`${describeUnknown(unknown)} (a misspelt setting would be ignored; set PROXY_ALLOW_UNKNOWN_VARIABLES=true to start anyway)`)
   }
 }
 
@@ -222,17 +231,15 @@ function resolveBaseUrls (settings: RawSettings, problems: string[], warnings: s
   }
 }
 
-/** The environments with both keys; `halfConfigured` counts those with one key only, each reported. */
-function resolveEnvironments (secrets: SecretsResult, baseUrls: Config['baseUrls'], problems: string[], warnings: string[]): { environments: Config['environments'], halfConfigured: number } {
+/** The environments with both keys; one with one key only is reported. */
+function resolveEnvironments (secrets: SecretsResult, baseUrls: Config['baseUrls'], problems: string[], warnings: string[]): Config['environments'] {
   const environments: Partial<Record<EnvironmentName, EnvironmentConfig>> = {}
-  let halfConfigured = 0
   for (const name of ENVIRONMENTS) {
     const prefix = `PAYMENTS_${name.toUpperCase() as Uppercase<EnvironmentName>}` as const
     const apiKey = secrets.values[`${prefix}_API_KEY`]
     const publicKey = secrets.values[`${prefix}_PUBLIC_KEY`]
     if (apiKey === undefined && publicKey === undefined) continue
     if (apiKey === undefined || publicKey === undefined) {
-      halfConfigured++
       const missing = apiKey === undefined ? `${prefix}_API_KEY` as const : `${prefix}_PUBLIC_KEY` as const
       // A value that was set but refused (unreadable file, bad characters) has its own line already.
       if (!secrets.refused.has(missing)) problems.push(`${missing} is missing: ${name} needs both keys (or neither)`)
@@ -253,7 +260,7 @@ function resolveEnvironments (secrets: SecretsResult, baseUrls: Config['baseUrls
     if (urls.crypto !== undefined) interfaces.crypto = urls.crypto
     environments[name] = { name, credentials: { apiKey, publicKey }, baseUrls: interfaces, tokenUrl: `${urls.fiat}${TOKEN_PATH}` }
   }
-  return { environments, halfConfigured }
+  return environments
 }
 
 function knownValues (env: Env): Record<string, string> {

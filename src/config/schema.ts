@@ -80,9 +80,12 @@ export const envSchema = Type.Object({
   PROXY_REDIS_URL: optionalString,
   PROXY_REDIS_URL_FILE: optionalString,
   PROXY_REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:._-]{0,64}$', default: DEFAULT_REDIS_KEY_PREFIX }),
+  // An escape for environments that set PAYMENTS_*/PROXY_* names of their own: unknown ones then warn.
+  PROXY_ALLOW_UNKNOWN_VARIABLES: stringEnum(['true', 'false'], { default: 'false' }),
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 })
 
 export type RawSettings = Static<typeof envSchema>
 
+/** Every name in the schema, `_FILE` forms included: the unknown-variable check and `.env` reading use it. */
 export const KNOWN_VARIABLES: ReadonlySet<string> = new Set(Object.keys(envSchema.properties))

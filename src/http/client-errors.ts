@@ -12,6 +12,9 @@ import { lingerAfterResponse, lingerAndClose, type LingerBounds } from './linger
 
 interface ParserError extends Error { code?: string, reason?: string }
 
+/** Told of every answer written here, outside Fastify, so that it is counted like the others. */
+export type AnswerObserver = (error: ProxyError) => void
+
 /** Pure: which of our errors a node:http client error is, or null when there is no one to answer. */
 export function clientErrorFor (err: ParserError): ProxyError | null {
   if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return null
@@ -26,7 +29,7 @@ export function contractResponse (error: ProxyError): string {
 }
 
 /** Fastify's `clientErrorHandler` (it replaces Fastify's bare answer, logged only at trace). */
-export function createClientErrorHandler (log: Logger, bounds: LingerBounds) {
+export function createClientErrorHandler (log: Logger, bounds: LingerBounds, answered: AnswerObserver) {
   return function onClientError (err: ParserError, socket: Socket): void {
     const error = clientErrorFor(err)
     // An answer already started on this socket cannot be followed by another one.
@@ -36,15 +39,17 @@ export function createClientErrorHandler (log: Logger, bounds: LingerBounds) {
       return
     }
     log.warn({ code: error.code, parserCode: err.code, parserReason: err.reason, remoteAddress: socket.remoteAddress }, 'malformed request refused')
+    answered(error)
     lingerAndClose(socket, bounds, contractResponse(error))
   }
 }
 
 /** Node's 'checkExpectation': any `Expect` but `100-continue` gets 417 in the contract shape. */
-export function createExpectationHandler (log: Logger, bounds: LingerBounds) {
+export function createExpectationHandler (log: Logger, bounds: LingerBounds, answered: AnswerObserver) {
   return function onCheckExpectation (req: IncomingMessage, res: ServerResponse): void {
     const error = new ExpectationFailedError()
     log.warn({ code: error.code, remoteAddress: req.socket.remoteAddress }, 'request refused: unsupported Expect')
+    answered(error)
     lingerAfterResponse(req.socket, bounds)
     const body = JSON.stringify(error.toJSON())
     res.writeHead(error.statusCode, {

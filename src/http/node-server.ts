@@ -7,7 +7,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener,
 import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { MethodNotAllowedError } from '../errors.js'
-import { createExpectationHandler } from './client-errors.js'
+import { createExpectationHandler, type AnswerObserver } from './client-errors.js'
 import { awaitContinue } from '../routing/request-body.js'
 import { DEFAULT_LINGER, type LingerBounds } from './lingering-close.js'
 
@@ -27,7 +27,7 @@ export interface HttpEdgeSettings {
 
 export const DEFAULT_HTTP_EDGES: HttpEdgeSettings = { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, linger: DEFAULT_LINGER }
 
-export function createNodeServer (handler: RequestListener, log: Logger, settings: HttpEdgeSettings = DEFAULT_HTTP_EDGES): Server {
+export function createNodeServer (handler: RequestListener, log: Logger, settings: HttpEdgeSettings = DEFAULT_HTTP_EDGES, answered: AnswerObserver = () => {}): Server {
   const server = createServer({
     headersTimeout: settings.headersTimeoutMs,
     requestTimeout: settings.requestTimeoutMs,
@@ -35,13 +35,13 @@ export function createNodeServer (handler: RequestListener, log: Logger, setting
     // Node's own answer to a Host-less HTTP/1.1 request is a bare 400; request-refusal.ts answers it in our shape.
     requireHostHeader: false,
   }, handler)
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, log) })
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => { refuseConnect(req, socket, log, answered) })
   // With a listener, Node sends no automatic 100 Continue: the route decides (body-limit and access checks first).
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     awaitContinue(req, res)
     server.emit('request', req, res)
   })
-  server.on('checkExpectation', createExpectationHandler(log, settings.linger))
+  server.on('checkExpectation', createExpectationHandler(log, settings.linger, answered))
   return server
 }
 
@@ -49,7 +49,7 @@ export function createNodeServer (handler: RequestListener, log: Logger, setting
  * CONNECT never reaches Fastify: Node hands it to 'connect' listeners, or without one closes the
  * socket with no answer at all. It gets the 405 TRACE gets (BAD_INPUTS: 4xx, no tunnel).
  */
-function refuseConnect (req: IncomingMessage, socket: Duplex, log: Logger): void {
+function refuseConnect (req: IncomingMessage, socket: Duplex, log: Logger, answered: AnswerObserver): void {
   // Node no longer tracks the socket it hands over: not its error listener, timeouts or
   // closeAllConnections(). So it is closed here, whole, once the answer is out (or after a few
   // seconds if the client does not read it), and whatever the client sends meanwhile is discarded.
@@ -60,6 +60,7 @@ function refuseConnect (req: IncomingMessage, socket: Duplex, log: Logger): void
   socket.once('close', () => { clearTimeout(deadline) })
   log.warn({ method: req.method, remoteAddress: req.socket.remoteAddress }, 'CONNECT refused: the proxy opens no tunnels')
   const error = new MethodNotAllowedError('CONNECT')
+  answered(error)
   const body = JSON.stringify(error.toJSON())
   socket.end(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\nx-proxy-error: ${error.code}\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => { socket.destroy() })
 }

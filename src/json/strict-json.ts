@@ -17,7 +17,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [name
 
 export type StrictJson =
   | { ok: true, value: JsonValue, /** Whether any object anywhere repeats a member name. */ hasDuplicates: boolean }
-  | { ok: false, reason: 'syntax' | 'too-deep' }
+  | { ok: false, reason: 'syntax' | 'too-deep', /** Offset in the text where reading stopped, when known. */ at?: number }
 
 export type PointerRead =
   | { kind: 'found', value: JsonValue }
@@ -144,7 +144,7 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
     if (at !== text.length) fail()
     return { ok: true, value: parsed, hasDuplicates }
   } catch (err) {
-    if (err instanceof JsonSyntaxError) return { ok: false, reason: err.reason }
+    if (err instanceof JsonSyntaxError) return { ok: false, reason: err.reason, at }
     throw err
   }
 }

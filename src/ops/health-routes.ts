@@ -17,6 +17,8 @@ export interface HealthRoutesOptions {
   state?: () => { ready: boolean }
   /** The last credential rotation per environment: a failed one is shown, readiness is still the token's. */
   rotation?: () => Partial<Record<EnvironmentName, RotationAttempt>>
+  /** Variables changed since the start that only a restart applies: shown, not a reason to report not ready. */
+  restartRequired?: () => readonly string[]
 }
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
@@ -36,6 +38,8 @@ export async function healthRoutes (app: FastifyInstance, options: HealthRoutesO
     const expected = options.egress.isExpected()
     if (expected !== null) body['egressIpExpected'] = expected
     if (options.state !== undefined) body['state'] = { ready: options.state().ready }
+    const restartRequired = options.restartRequired?.() ?? []
+    if (restartRequired.length > 0) body['restartRequired'] = restartRequired
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
     return body
   })

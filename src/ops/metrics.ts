@@ -13,7 +13,10 @@ export const METRIC_PREFIX = 'payments_auth_proxy_'
 export interface ProxyMetrics {
   registry: Registry
   tokenObserver: TokenObserver
-  requestCompleted(environment: string, iface: string, status: number, durationS: number, caller: string): void
+  /** Every answer to a proxy route, the provider's and the proxy's own (`code`: its x-proxy-error, '' for the provider's). */
+  requestAnswered(environment: string, iface: string, status: number, caller: string, code: string): void
+  /** Only requests that were forwarded: the time the upstream took. */
+  upstreamCompleted(environment: string, iface: string, durationS: number): void
   ipNotAllowed(environment: string, iface: string): void
   egressIp(ip: string | null, expected: boolean | null): void
 }
@@ -27,8 +30,8 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
   // rather than counters of our own read through its internals (their cost: docs/performance.md).
   const requests = new Counter({
     name: `${p}requests_total`,
-    help: 'Proxied requests by environment, interface and response status class',
-    labelNames: ['environment', 'interface', 'status_class', 'caller'],
+    help: 'Answers to proxy routes, forwarded or the proxy\'s own, by environment, interface, status class, caller and proxy error code (empty for the provider\'s answers)',
+    labelNames: ['environment', 'interface', 'status_class', 'caller', 'code'],
     registers: [registry],
   })
   const duration = new Histogram({
@@ -80,8 +83,10 @@ export function createMetrics (sources: () => ReadonlyMap<EnvironmentName, Token
       requestEnded: (environment) => { inflight.dec({ environment }) },
       waited: (environment, ms) => { tokenWait.observe({ environment }, ms / 1000) },
     },
-    requestCompleted (environment, iface, status, durationS, caller) {
-      requests.inc({ environment, interface: iface, status_class: `${Math.floor(status / 100)}xx`, caller })
+    requestAnswered (environment, iface, status, caller, code) {
+      requests.inc({ environment, interface: iface, status_class: `${Math.floor(status / 100)}xx`, caller, code })
+    },
+    upstreamCompleted (environment, iface, durationS) {
       duration.observe({ environment, interface: iface }, durationS)
     },
     ipNotAllowed (environment, iface) { ipNotAllowed.inc({ environment, interface: iface }) },

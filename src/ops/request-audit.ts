@@ -1,7 +1,9 @@
 /**
- * One access log line and one metrics observation per proxied request, after the answer is out
- * (SPEC §7 audit: every line names the caller). The proxy's own endpoints are not counted. The path
- * is the upstream path without its query string, which may carry references or personal data.
+ * One access log line and one upstream timing per forwarded request, after the answer is out
+ * (SPEC §7 audit: every line names the caller). Every answer is counted once in requests_total,
+ * the proxy's own refusals and 5xx included (a request refused before it was forwarded has no
+ * access line: its refusal has its own). The proxy's own endpoints are not counted. The path is
+ * the upstream path without its query string, which may carry references or personal data.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
@@ -19,9 +21,14 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
   const accessLog = app.log.child({}, { redact: [] })
   app.addHook('onResponse', (request, reply, done) => {
     done()
+    const code = reply.getHeader('x-proxy-error')
+    const route = request.target?.route
+    // Not a proxy route and not refused by the proxy: /healthz, /readyz, /metrics.
+    if (route === undefined && code === undefined) return
+    metrics.requestAnswered(route?.environment ?? '', route?.interface ?? '', reply.statusCode, callerIdOf(request), typeof code === 'string' ? code : '')
     const ctx = request.proxy
     if (ctx === null) return
-    metrics.requestCompleted(ctx.route.environment ?? '', ctx.route.interface, reply.statusCode, (performance.now() - ctx.startedMs) / 1000, callerIdOf(request))
+    metrics.upstreamCompleted(ctx.route.environment ?? '', ctx.route.interface, (performance.now() - ctx.startedMs) / 1000)
     accessLog.info({
       reqId: request.id,
       environment: ctx.route.environment,

@@ -80,10 +80,11 @@ export function foldPath (path: CanonicalPath): CanonicalPath {
   return (trimmed === '' ? '/' : trimmed) as CanonicalPath
 }
 
-/** At most this much of a canonical path goes into a log line: it may be long, and it is the client's. */
-const LOGGED_PATH_CHARS = 200
+/** At most this much of a canonical path goes into a log line or a message: it may be long, and it is the client's. */
+export const LOGGED_PATH_CHARS = 256
 
 export function loggablePath (path: CanonicalPath): string {
+  if (path === '') return '/'
   return path.length <= LOGGED_PATH_CHARS ? path : `${path.slice(0, LOGGED_PATH_CHARS)}…`
 }
 

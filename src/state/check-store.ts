@@ -14,7 +14,10 @@ export async function checkStore (config: Pick<Config, 'state'>, log: Logger): P
   const store = createRedisStore({ url: config.state.redisUrl, keyPrefix: config.state.keyPrefix, log })
   try {
     const deadline = Date.now() + CHECK_STORE_TIMEOUT_MS
-    while (!store.status().ready && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    // Redis answering with a refusal (a wrong password) is an answer: no need to wait out the deadline.
+    while (!store.status().ready && store.status().refusal === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    const { refusal } = store.status()
+    if (refusal !== undefined) return { ok: false, line: `FAIL  state store: Redis refused the connection: ${refusal} (PROXY_REDIS_URL or PROXY_REDIS_URL_FILE)` }
     await store.ping()
     return { ok: true, line: 'ok    state store: Redis answers' }
   } catch {

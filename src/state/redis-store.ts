@@ -12,6 +12,7 @@ import type { Logger } from 'pino'
 import { StateUnavailableError } from '../errors.js'
 import { ABORT_LUA, CLAIM_LUA, FINISH_LUA, HIT_LUA, RELEASE_LUA, RESERVE_LUA } from './redis-lua.js'
 import { decodeRecord, encodeRecord } from './record-codec.js'
+import { redisRefusal, type RedisRefusal } from './redis-refusal.js'
 import type { ClaimOutcome, StateStore } from './state-store.js'
 import { noStoreObserver, type StoreObserver } from './store-metrics.js'
 
@@ -87,10 +88,17 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     probeWhileDown()
   }
   observer.up('redis', false)
-  // ioredis messages can carry the address or URL: only the error's code reaches the log.
-  client.on('error', (err: NodeJS.ErrnoException) => { markDown(err.code ?? err.name) })
+  // ioredis messages can carry the address or URL: only the error's code reaches the log, or, when
+  // Redis itself refused (a wrong password), which refusal it was.
+  let refusal: RedisRefusal | null = null
+  client.on('error', (err: NodeJS.ErrnoException) => {
+    refusal = redisRefusal(err) ?? refusal
+    markDown(refusal?.sentence ?? err.code ?? err.name)
+  })
   client.on('close', () => { markDown('connection closed') })
   const markUp = (): void => {
+    if (refusal?.lasting === true) return
+    refusal = null
     observer.up('redis', true)
     if (down) log.info('state store recovered')
     down = false
@@ -101,7 +109,7 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
   client.connect().catch(() => {})
 
   async function run<T> (op: string, command: () => Promise<T>): Promise<T> {
-    if (client.status !== 'ready') {
+    if (client.status !== 'ready' || refusal?.lasting === true) {
       observer.error(op)
       throw new StateUnavailableError()
     }
@@ -150,7 +158,10 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     async release (key, amount) {
       await run('release', () => scripts.papRelease(`d:${key}`, amount.toString()))
     },
-    status: () => ({ kind: 'redis', ready: client.status === 'ready' && !down }),
+    status: () => {
+      const ready = client.status === 'ready' && !down
+      return refusal === null ? { kind: 'redis', ready } : { kind: 'redis', ready, refusal: refusal.sentence }
+    },
     async ping () {
       await run('ping', () => client.ping())
     },

@@ -34,6 +34,8 @@ export interface RateVerdict {
 export interface StoreStatus {
   kind: 'memory' | 'redis'
   ready: boolean
+  /** What the server answered when it last refused the connection (a wrong password), never a secret. */
+  refusal?: string
 }
 
 export interface StateStore {

@@ -69,7 +69,7 @@ t.test('a YAML alias bomb is refused without expanding it', async (t) => {
   const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`), 'callers: []'].join('\n')
   const load = parseCallersText(bomb, '.yaml')
   t.notOk(load.ok, 'refused')
-  t.same(load.ok ? [] : load.problems, ['not valid YAML'])
+  t.match(load.ok ? [] : load.problems, [/^not valid YAML: Excessive alias count/])
 })
 
 t.test('a changed file is picked up by the watcher within 2 s', async (t) => {

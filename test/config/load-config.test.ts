@@ -124,9 +124,10 @@ t.test('a bad value in .env is reported exactly like the same value in the envir
   t.same(fromDotenv, problemsOf({ ...base, PROXY_PORT: 'abc' }))
 })
 
-t.test('an unknown PROXY_ name in .env is warned about as in the environment', async (t) => {
-  const { warnings } = loadConfig({}, { dotenvPath: dotenvFile(`${baseDotenv}PROXY_TOKEN_REFRESH_MARGIN=10\n`) })
-  t.same(warnings, ['PROXY_TOKEN_REFRESH_MARGIN is not a known setting and is ignored'])
+t.test('an unknown PROXY_ name in .env is refused as in the environment', async (t) => {
+  const fromDotenv = problemsWithDotenv({}, `${baseDotenv}PROXY_TOKEN_REFRESH_MARGIN=10\n`)
+  t.match(fromDotenv, [/^PROXY_TOKEN_REFRESH_MARGIN is not a known setting: did you mean PROXY_TOKEN_REFRESH_MARGIN_SECONDS\?/])
+  t.same(fromDotenv, problemsOf({ ...base, PROXY_TOKEN_REFRESH_MARGIN: '10' }))
 })
 
 t.test('an empty line in .env means unset, as an empty variable does', async (t) => {
@@ -203,16 +204,17 @@ t.test('an unexpected failure while loading is a ConfigError that does not repea
   t.notMatch(`${(error as Error).message}${(error as Error).stack ?? ''}`, SECRET)
 })
 
-t.test('warnings: unknown PROXY_ names, API key prefix, both environments without a default, wide bind', async (t) => {
+t.test('warnings: unknown PROXY_ names when allowed, API key prefix, both environments without a default, wide bind', async (t) => {
   const { warnings, config } = loadConfig({
     ...base,
     PAYMENTS_PRODUCTION_API_KEY: 'no_prefix_key',
     PAYMENTS_PRODUCTION_PUBLIC_KEY: PUBLIC,
     PROXY_TOKEN_REFRESH_MARGIN: '10',
+    PROXY_ALLOW_UNKNOWN_VARIABLES: 'true',
     PROXY_HOST: '0.0.0.0',
   })
   const text = warnings.join('\n')
-  t.match(text, /PROXY_TOKEN_REFRESH_MARGIN is not a known setting/)
+  t.match(text, /PROXY_TOKEN_REFRESH_MARGIN is not a known setting: did you mean PROXY_TOKEN_REFRESH_MARGIN_SECONDS\? \(ignored: PROXY_ALLOW_UNKNOWN_VARIABLES=true\)/)
   t.match(text, /PAYMENTS_PRODUCTION_API_KEY does not start with the provider's prefix HC_/)
   t.match(text, /PROXY_DEFAULT_ENVIRONMENT is not set/)
   t.match(text, /PROXY_ALLOWED_CLIENTS allows loopback only/)

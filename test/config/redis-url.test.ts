@@ -24,6 +24,9 @@ t.test('PROXY_REDIS_URL and PROXY_REDIS_URL_FILE give the same URL', async (t) =
   t.equal(loadConfig({ ...base, PROXY_REDIS_URL: SECRET_URL }).config.state.redisUrl, SECRET_URL)
   t.equal(loadConfig({ ...base, PROXY_REDIS_URL_FILE: file }).config.state.redisUrl, SECRET_URL, 'the trailing newline is dropped')
   t.equal(loadConfig({ ...base, PROXY_REDIS_URL: 'rediss://cache.example.com:6380' }).config.state.redisUrl, 'rediss://cache.example.com:6380')
+  for (const db of ['/', '/0', '/9', '/15']) {
+    t.equal(loadConfig({ ...base, PROXY_REDIS_URL: `redis://redis.internal:6379${db}` }).config.state.redisUrl, `redis://redis.internal:6379${db}`, `database ${db} is accepted`)
+  }
 })
 
 t.test('Redis URL problems name the variable and never echo the value', async (t) => {
@@ -39,6 +42,13 @@ t.test('Redis URL problems name the variable and never echo the value', async (t
     ['no host', { PROXY_REDIS_URL: 'redis://' }, /^PROXY_REDIS_URL must be/],
     ['empty file', { PROXY_REDIS_URL_FILE: empty }, /^PROXY_REDIS_URL_FILE: .* is empty/],
     ['missing file', { PROXY_REDIS_URL_FILE: join(dir, 'nope') }, /^PROXY_REDIS_URL_FILE: cannot read .* \(ENOENT\)/],
+    // Issue 35 item 5: ioredis would send SELECT NaN, or stay in database 0 after a refused SELECT.
+    ['a database that is not a number', { PROXY_REDIS_URL: 'redis://:pw-marker-Zq81@redis.internal:6379/banana' }, /^PROXY_REDIS_URL: the database number .* from 0 to 15/],
+    ['a database out of the default range', { PROXY_REDIS_URL: 'redis://:pw-marker-Zq81@redis.internal:6379/16' }, /^PROXY_REDIS_URL: the database number/],
+    ['a database with a sign', { PROXY_REDIS_URL: 'redis://redis.internal:6379/-1' }, /^PROXY_REDIS_URL: the database number/],
+    ['a database with a leading zero', { PROXY_REDIS_URL: 'redis://redis.internal:6379/07' }, /^PROXY_REDIS_URL: the database number/],
+    ['a database under a path', { PROXY_REDIS_URL: 'redis://redis.internal:6379/1/2' }, /^PROXY_REDIS_URL: the database number/],
+    ['a db query that is not a number', { PROXY_REDIS_URL: 'redis://redis.internal:6379?db=x' }, /^PROXY_REDIS_URL: the database number/],
   ]
   for (const [label, env, expected] of cases) {
     const problems = problemsOf({ ...base, ...env })

@@ -22,7 +22,7 @@ export interface RedisServer {
   start: () => Promise<void>
 }
 
-export async function startRedis (t: Test, options: { password?: string } = {}): Promise<RedisServer> {
+export async function startRedis (t: Test, options: { password?: string, databases?: number } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pap-redis-'))
   const port = await freePort()
   let child: ChildProcess | null = null
@@ -37,6 +37,7 @@ export async function startRedis (t: Test, options: { password?: string } = {}):
     }
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--enable-debug-command', 'local']
     if (options.password !== undefined) args.push('--requirepass', options.password)
+    if (options.databases !== undefined) args.push('--databases', String(options.databases))
     const proc = spawn('redis-server', args, { stdio: 'ignore' })
     child = proc
     await waitForPort(port, proc)
