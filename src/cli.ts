@@ -11,6 +11,7 @@ import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
+import type { Inbox } from './webhooks/inbox-server.js'
 
 const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
   serve   run the proxy (default)
@@ -55,7 +56,14 @@ async function serve (): Promise<void> {
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   // Each command imports its own code: `check` never loads the server, serving never loads check.
   const { buildServer } = await import('./server.js')
-  const { app, sources, rotation, callers } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
+  // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
+  let inbox: Inbox | null = null
+  const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
+  const { app, sources, rotation, callers, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  if (config.webhooks !== null) {
+    const { buildInbox } = await import('./webhooks/inbox-server.js')
+    inbox = await buildInbox(config.webhooks, { logger: log, registry: metrics.registry })
+  }
   let current: Config = config
 
   // One rotation at a time, each on the configuration the previous one left in force.
@@ -78,14 +86,22 @@ async function serve (): Promise<void> {
     stopWatching()
     stopWatchingCallers?.()
     // In-flight requests get the grace period; whatever is still open after it is cut.
-    const cut = setTimeout(() => { app.server.closeAllConnections() }, graceMs)
-    await app.close()
+    const cut = setTimeout(() => {
+      app.server.closeAllConnections()
+      inbox?.app.server.closeAllConnections()
+    }, graceMs)
+    await Promise.all([app.close(), inbox?.app.close()])
     clearTimeout(cut)
     log.info('stopped')
   })
 
   await app.listen({ host: config.listen.host, port: config.listen.port })
   log.info({ environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }, 'payments-auth-proxy ready to accept requests')
+  if (inbox !== null && config.webhooks !== null) {
+    await inbox.app.listen({ host: config.webhooks.listen.host, port: config.webhooks.listen.port })
+    const address = inbox.app.server.address()
+    log.info({ port: typeof address === 'object' && address !== null ? address.port : null, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
+  }
 }
 
 async function check (): Promise<void> {

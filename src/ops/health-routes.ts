@@ -17,7 +17,11 @@ export interface HealthRoutesOptions {
   state?: () => { ready: boolean }
   /** The last credential rotation per environment: a failed one is shown, readiness is still the token's. */
   rotation?: () => Partial<Record<EnvironmentName, RotationAttempt>>
+  /** The webhook inbox (SPEC §10): shown, never a reason to report not ready. */
+  webhooks?: (() => Promise<WebhooksSection | null>) | undefined
 }
+
+export interface WebhooksSection { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }))
@@ -36,7 +40,18 @@ export async function healthRoutes (app: FastifyInstance, options: HealthRoutesO
     const expected = options.egress.isExpected()
     if (expected !== null) body['egressIpExpected'] = expected
     if (options.state !== undefined) body['state'] = { ready: options.state().ready }
+    if (options.webhooks !== undefined) body['webhooks'] = await webhooksSection(options.webhooks)
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
     return body
   })
+}
+
+/** A store that cannot answer is shown as not ready, with nothing counted: readiness stays the tokens'. */
+async function webhooksSection (read: () => Promise<WebhooksSection | null>): Promise<WebhooksSection> {
+  const unknown = { ready: false, pending: 0, failed: 0, oldestPendingAgeSeconds: 0 }
+  try {
+    return await read() ?? unknown
+  } catch {
+    return unknown
+  }
 }

@@ -1,0 +1,114 @@
+/**
+ * buildInbox(config, deps): the webhook inbox (SPEC §10) as a second Fastify instance beside the
+ * proxy's, never listening by itself (cli.ts does). It serves `POST /webhooks/<path token>` and
+ * `GET /healthz`, nothing else, and owns the store and the deliverer. It imports nothing of the
+ * proxy's plugins, and they nothing of it.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { createServer, type RequestListener, type Server } from 'node:http'
+import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
+import type { Dispatcher } from 'undici'
+import { systemClock, type Clock } from '../clock.js'
+import type { WebhookConfig } from '../config/webhook-config.js'
+import { blockListOf } from '../config/network-lists.js'
+import { createClientErrorHandler, createExpectationHandler } from '../http/client-errors.js'
+import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
+import { METRIC_PREFIX } from '../ops/metrics.js'
+import { createDeliverer, type Deliverer } from './deliverer.js'
+import { inboxErrors } from './inbox-errors.js'
+import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
+import type { InboxStore } from './inbox-store.js'
+import { intakeRoute } from './intake-route.js'
+import { createPathTokenMatcher } from './path-token.js'
+
+/** Slow senders: headers within 10 s, the whole request within 30 s (as the proxy's listener). */
+const HEADERS_TIMEOUT_MS = 10_000
+const REQUEST_TIMEOUT_MS = 30_000
+
+export interface InboxDeps {
+  logger: Logger
+  clock?: Clock
+  /** Built from the settings (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
+  store?: InboxStore
+  /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
+  registry?: Registry
+  /** Outbound dispatcher for deliveries; one of the inbox's own when absent. */
+  dispatcher?: Dispatcher
+  linger?: LingerBounds
+  random?: () => number
+}
+
+export interface WebhooksReadiness { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
+
+export interface Inbox {
+  app: FastifyInstance
+  store: InboxStore
+  deliverer: Deliverer
+  readiness: () => Promise<WebhooksReadiness>
+}
+
+export async function buildInbox (settings: WebhookConfig, deps: InboxDeps): Promise<Inbox> {
+  const clock = deps.clock ?? systemClock
+  const log = deps.logger.child({ component: 'webhooks' })
+  const store = deps.store ?? await openStore(settings, { ownLeases: true })
+  const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
+  const linger = deps.linger ?? DEFAULT_LINGER
+  const loggerInstance: FastifyBaseLogger = log
+  const app = Fastify({
+    loggerInstance,
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    return503OnClosing: false,
+    serverFactory: (handler) => inboxNodeServer(handler, log, linger),
+    clientErrorHandler: createClientErrorHandler(log, linger),
+  })
+  app.removeAllContentTypeParsers()
+  // Any content type is taken, byte for byte (SPEC §10); the route's bodyLimit bounds it.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
+  inboxErrors(app, { bodyLimitBytes: settings.bodyLimitBytes, linger, observer })
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random })
+  await app.register(intakeRoute, {
+    settings,
+    store,
+    matchesToken: createPathTokenMatcher(settings.pathTokens),
+    trusted: blockListOf(settings.trustedProxies),
+    allowed: settings.allowedSources.length === 0 ? null : blockListOf(settings.allowedSources),
+    observer,
+    clock,
+    onStored: deliverer.wake,
+  })
+  app.addHook('onReady', async () => { deliverer.start() })
+  // Intakes in progress finish storing and are answered (Fastify waits for them); deliveries in
+  // flight are abandoned without counting as an attempt, and resume at the next start.
+  app.addHook('onClose', async () => {
+    await deliverer.stop()
+    if (deps.store === undefined) await store.close()
+  })
+
+  const readiness = async (): Promise<WebhooksReadiness> => {
+    const stats = await store.stats()
+    const age = stats.oldestPendingReceivedAtMs === null ? 0 : Math.max(0, Math.floor((clock.wallMs() - stats.oldestPendingReceivedAtMs) / 1000))
+    return { ready: store.ready(), pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
+  }
+  return { app, store, deliverer, readiness }
+}
+
+/**
+ * The embedded SQLite store, loaded only when the inbox is on (cli.ts imports this module lazily,
+ * and better-sqlite3 is a native module outside the bundle). `ownLeases`: the sidecar's own
+ * deliveries; the operator commands open the file without it.
+ */
+export async function openStore (settings: WebhookConfig, options: { ownLeases: boolean }): Promise<InboxStore> {
+  const { createSqliteStore } = await import('./sqlite-store.js')
+  return createSqliteStore({
+    path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes, ownLeases: options.ownLeases,
+  })
+}
+
+function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds): Server {
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000, requireHostHeader: false }, handler)
+  server.on('checkExpectation', createExpectationHandler(log, linger))
+  return server
+}
