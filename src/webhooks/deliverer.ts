@@ -50,6 +50,7 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   let again = false
   let poll: TimerHandle | null = null
   let cleanup: TimerHandle | null = null
+  let stopped: Promise<void> | null = null
 
   const look = (): void => {
     if (!running) return
@@ -110,19 +111,22 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
 
   return {
     start () {
-      if (running) return
+      if (running || stopped !== null) return
       running = true
       tick()
       removeExpired()
     },
     wake: look,
-    async stop () {
-      running = false
-      if (poll !== null) clock.clearTimeout(poll)
-      if (cleanup !== null) clock.clearTimeout(cleanup)
-      for (const { abort } of inFlight.values()) abort.abort()
-      await Promise.all([...inFlight.values()].map((f) => f.done))
-      await ownAgent?.destroy()
+    stop () {
+      stopped ??= (async () => {
+        running = false
+        if (poll !== null) clock.clearTimeout(poll)
+        if (cleanup !== null) clock.clearTimeout(cleanup)
+        for (const { abort } of inFlight.values()) abort.abort()
+        await Promise.all([...inFlight.values()].map((f) => f.done))
+        await ownAgent?.destroy()
+      })()
+      return stopped
     },
   }
 }
