@@ -13,9 +13,11 @@ import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 import type { Inbox } from './webhooks/inbox-server.js'
 
-const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
+const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | --help]
   serve   run the proxy (default)
   caller-key  print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
+  webhooks list|show|replay  the webhook inbox's events (payments-auth-proxy webhooks --help)
+  webhook-secrets  print a new webhook path token and signing secret
   check   validate configuration, fetch a token per environment and the egress IP; exit 0 when all is well
 Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
@@ -115,10 +117,26 @@ async function check (): Promise<void> {
   process.exitCode = ok ? 0 : 1
 }
 
+/** The inbox's operator commands, on the store the configuration names (SPEC §10). */
+async function webhooks (): Promise<void> {
+  const { config } = loadOrExit()
+  const { runWebhooksCommand, WEBHOOKS_USAGE } = await import('./webhooks/webhooks-command.js')
+  if (config.webhooks === null) {
+    process.stderr.write(`payments-auth-proxy: the webhook inbox is not configured (PROXY_WEBHOOK_LISTEN and the other PROXY_WEBHOOK_ settings of the sidecar)\n${WEBHOOKS_USAGE}\n`)
+    process.exitCode = 2
+    return
+  }
+  process.exitCode = await runWebhooksCommand(process.argv.slice(3), config.webhooks, {
+    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
+  })
+}
+
 const command = process.argv[2] ?? 'serve'
 if (command === 'serve') await serve()
 else if (command === 'check') await check()
 else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
+else if (command === 'webhooks') await webhooks()
+else if (command === 'webhook-secrets') process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport())
 else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
 else {
   process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)

@@ -20,6 +20,7 @@ import { inboxErrors } from './inbox-errors.js'
 import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
 import type { InboxStore } from './inbox-store.js'
 import { intakeRoute } from './intake-route.js'
+import { openStore } from './open-store.js'
 import { createPathTokenMatcher } from './path-token.js'
 
 /** Slow senders: headers within 10 s, the whole request within 30 s (as the proxy's listener). */
@@ -93,18 +94,6 @@ export async function buildInbox (settings: WebhookConfig, deps: InboxDeps): Pro
     return { ready: store.ready(), pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
   }
   return { app, store, deliverer, readiness }
-}
-
-/**
- * The embedded SQLite store, loaded only when the inbox is on (cli.ts imports this module lazily,
- * and better-sqlite3 is a native module outside the bundle). `ownLeases`: the sidecar's own
- * deliveries; the operator commands open the file without it.
- */
-export async function openStore (settings: WebhookConfig, options: { ownLeases: boolean }): Promise<InboxStore> {
-  const { createSqliteStore } = await import('./sqlite-store.js')
-  return createSqliteStore({
-    path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes, ownLeases: options.ownLeases,
-  })
 }
 
 function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds): Server {
