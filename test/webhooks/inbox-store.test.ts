@@ -7,25 +7,47 @@ import { join } from 'node:path'
 import { WebhookStoreUnavailableError } from '../../src/errors.js'
 import type { InboxStore, NewEvent } from '../../src/webhooks/inbox-store.js'
 import { createSqliteStore } from '../../src/webhooks/sqlite-store.js'
+import { createRedisInboxStore } from '../../src/webhooks/redis-inbox-store.js'
+import { eventually } from '../helpers/eventually.js'
+import { captureLogger } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
 import { tempDir } from './inbox-harness.js'
 
 interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number }
+interface Made { store: InboxStore, reopen: () => Promise<InboxStore> }
 interface Factory {
   name: string
-  /** A store; `reopen` gives another one on the same data (a restart). */
-  make: (t: Test, bounds?: Bounds) => { store: InboxStore, reopen: () => InboxStore }
+  /** Whether a store opened by the sidecar voids the leases a killed process left (one process owns an SQLite file). */
+  voidsLeasesOnOpen: boolean
+  /** A store; `reopen` gives another one on the same data (a restart, or another replica). */
+  make: (t: Test, bounds?: Bounds) => Promise<Made>
 }
 
 const factories: Factory[] = [{
   name: 'sqlite',
-  make (t, bounds = {}) {
+  voidsLeasesOnOpen: true,
+  async make (t, bounds = {}) {
     const path = join(tempDir(t), 'webhooks.db')
-    const open = (): InboxStore => {
+    const open = async (): Promise<InboxStore> => {
       const store = createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, ownLeases: true })
       t.teardown(() => store.close())
       return store
     }
-    return { store: open(), reopen: open }
+    return { store: await open(), reopen: open }
+  },
+}, {
+  name: 'redis',
+  voidsLeasesOnOpen: false,
+  async make (t, bounds = {}) {
+    const redis = await startRedis(t)
+    const { logger } = captureLogger()
+    const open = async (): Promise<InboxStore> => {
+      const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+      t.teardown(() => store.close())
+      await eventually(() => store.ready(), { what: 'Redis store ready' })
+      return store
+    }
+    return { store: await open(), reopen: open }
   },
 }]
 
@@ -39,12 +61,12 @@ const event = (overrides: Partial<NewEvent> = {}): NewEvent => {
 for (const factory of factories) {
   t.test(`${factory.name} store`, async (t) => {
     t.test('an event is stored and read back byte for byte, and survives a reopen', async (t) => {
-      const { store, reopen } = factory.make(t)
+      const { store, reopen } = await factory.make(t)
       const body = Buffer.from([0xff, 0x00, 0x7b, 0xfe])
       const outcome = await store.intake(event({ body, headers: [['content-type', 'application/octet-stream'], ['x-a', '1'], ['x-a', '2']] }))
       t.equal(outcome.kind, 'stored')
       await store.close()
-      const again = reopen()
+      const again = await reopen()
       const shown = await again.show(outcome.id)
       t.ok(shown?.event.body.equals(body))
       t.same(shown?.event.headers, [['content-type', 'application/octet-stream'], ['x-a', '1'], ['x-a', '2']])
@@ -53,7 +75,7 @@ for (const factory of factories) {
     })
 
     t.test('duplicates within the retention get the first id; after it, the key is new again; another body is a conflict', async (t) => {
-      const { store } = factory.make(t, { retentionMs: 1000 })
+      const { store } = await factory.make(t, { retentionMs: 1000 })
       const first = await store.intake(event({ key: 'id:dup', bodySha256: 'a', receivedAtMs: T0 }))
       t.same(await store.intake(event({ key: 'id:dup', bodySha256: 'a', receivedAtMs: T0 + 999 })), { kind: 'duplicate', id: first.id })
       const conflict = await store.intake(event({ key: 'id:dup', bodySha256: 'b', receivedAtMs: T0 + 10 }))
@@ -63,7 +85,7 @@ for (const factory of factories) {
     })
 
     t.test('copies submitted together are stored once, and every copy gets the one id', async (t) => {
-      const { store } = factory.make(t)
+      const { store } = await factory.make(t)
       const outcomes = await Promise.all(Array.from({ length: 50 }, () => store.intake(event({ key: 'id:same', bodySha256: 'same' }))))
       t.equal(new Set(outcomes.map((o) => o.id)).size, 1)
       t.equal(outcomes.filter((o) => o.kind === 'stored').length, 1)
@@ -71,21 +93,21 @@ for (const factory of factories) {
     })
 
     t.test('past the bound of events or bytes an intake is refused with WebhookStoreUnavailableError; nothing is dropped', async (t) => {
-      const byCount = factory.make(t, { maxEvents: 2 })
+      const byCount = await factory.make(t, { maxEvents: 2 })
       await byCount.store.intake(event())
       await byCount.store.intake(event())
       await t.rejects(byCount.store.intake(event()), WebhookStoreUnavailableError)
       t.equal((await byCount.store.list({})).length, 2)
       await byCount.store.close()
-      await t.rejects(byCount.reopen().intake(event()), WebhookStoreUnavailableError, 'the bound holds after a reopen')
-      const byBytes = factory.make(t, { maxBytes: 100 })
+      await t.rejects((await byCount.reopen()).intake(event()), WebhookStoreUnavailableError, 'the bound holds after a reopen')
+      const byBytes = await factory.make(t, { maxBytes: 100 })
       await byBytes.store.intake(event({ body: Buffer.alloc(60) }))
       await t.rejects(byBytes.store.intake(event({ body: Buffer.alloc(60) })), WebhookStoreUnavailableError)
       t.equal((await byBytes.store.intake(event({ body: Buffer.alloc(30) }))).kind, 'stored', 'a smaller one still fits')
     })
 
     t.test('claimDue hands out due events once, the head of each order key only, until settled or released', async (t) => {
-      const { store } = factory.make(t)
+      const { store } = await factory.make(t)
       const a1 = await store.intake(event({ orderKey: 'pay_A' }))
       const a2 = await store.intake(event({ orderKey: 'pay_A' }))
       const b1 = await store.intake(event({ orderKey: 'pay_B' }))
@@ -99,25 +121,40 @@ for (const factory of factories) {
       t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [b1.id], 'a released event is claimable again, not counted as an attempt')
       await store.settle(a1.id, { atMs: now, status: 500, error: null, durationMs: 3 }, { status: 'pending', nextAttemptAtMs: now + 5000 })
       t.same(await store.claimDue(now, 10, 60_000), [], 'pay_A n=2 waits behind n=1, retrying')
+      t.same((await store.claimDue(now + 5000, 10, 60_000)).map((e) => e.id), [a1.id], 'n=1 again when its retry is due')
       await store.settle(a1.id, { atMs: now, status: 200, error: null, durationMs: 3 }, { status: 'delivered' })
       t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [a2.id], 'n=2 once n=1 is delivered')
       t.same((await store.claimDue(now + 120_000, 10, 60_000)).map((e) => e.id).sort(), [a2.id, b1.id, c.id].sort(), 'expired leases are taken over')
+      t.same(await store.claimDue(now + 120_000, 10, 60_000), [], 'and leased again')
       const shown = await store.show(a1.id)
       t.same(shown?.attempts.map((a) => a.status), [500, 200])
       t.equal(shown?.event.attempts, 2)
       t.ok(later.id)
     })
 
-    t.test('a reopen by the sidecar voids the leases a killed process left', async (t) => {
-      const { store, reopen } = factory.make(t)
+    t.test('a killed process\'s leases are taken over: at once on reopen (SQLite) or when they end (Redis)', async (t) => {
+      const { store, reopen } = await factory.make(t)
       const e = await store.intake(event({ receivedAtMs: T0 }))
       t.equal((await store.claimDue(T0 + 10, 10, 60_000)).length, 1)
-      const again = reopen()
-      t.same((await again.claimDue(T0 + 10, 10, 60_000)).map((x) => x.id), [e.id])
+      const again = await reopen()
+      t.same((await again.claimDue(T0 + 10, 10, 60_000)).map((x) => x.id), factory.voidsLeasesOnOpen ? [e.id] : [], 'at once, or not yet')
+      t.same((await again.claimDue(T0 + 60_011, 10, 60_000)).map((x) => x.id), [e.id], 'after the lease ends')
+      await store.settle(e.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.equal((await again.show(e.id))?.event.status, factory.voidsLeasesOnOpen ? 'delivered' : 'pending', 'a lost lease\'s late answer does not settle another\'s lease (Redis)')
+    })
+
+    t.test('two stores on the same data claiming at once never hand out one event twice', async (t) => {
+      const { store, reopen } = await factory.make(t)
+      const other = await reopen()
+      for (let i = 0; i < 100; i++) await store.intake(event({ receivedAtMs: T0 }))
+      const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).claimDue(T0 + 10, 10, 60_000)))
+      const ids = claims.flat().map((e) => e.id)
+      t.equal(ids.length, 100, 'all claimed')
+      t.equal(new Set(ids).size, 100, 'none twice')
     })
 
     t.test('replay puts events back to pending with a fresh schedule and the same id', async (t) => {
-      const { store } = factory.make(t)
+      const { store } = await factory.make(t)
       const failed = await store.intake(event({ receivedAtMs: T0 }))
       const delivered = await store.intake(event({ receivedAtMs: T0 }))
       const oldFailed = await store.intake(event({ receivedAtMs: T0 - 100_000 }))
@@ -136,7 +173,7 @@ for (const factory of factories) {
     })
 
     t.test('retention removes delivered and failed events, never pending ones, and frees the bound', async (t) => {
-      const { store } = factory.make(t, { maxEvents: 3 })
+      const { store } = await factory.make(t, { maxEvents: 3 })
       const delivered = await store.intake(event({ receivedAtMs: T0 }))
       const failed = await store.intake(event({ receivedAtMs: T0 }))
       const pending = await store.intake(event({ receivedAtMs: T0 }))
