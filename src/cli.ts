@@ -64,7 +64,7 @@ async function serve (): Promise<void> {
   const { app, sources, rotation, callers, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
-    inbox = await buildInbox(config.webhooks, { logger: log, registry: metrics.registry })
+    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
   }
   let current: Config = config
 
@@ -126,7 +126,9 @@ async function webhooks (): Promise<void> {
     process.exitCode = 2
     return
   }
-  process.exitCode = await runWebhooksCommand(process.argv.slice(3), config.webhooks, {
+  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runWebhooksCommand(process.argv.slice(3), config.webhooks, { state: config.state, log }, {
     out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
   })
 }

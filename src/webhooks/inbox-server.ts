@@ -10,6 +10,7 @@ import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import type { Dispatcher } from 'undici'
 import { systemClock, type Clock } from '../clock.js'
+import type { Config } from '../config/config.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
 import { blockListOf } from '../config/network-lists.js'
 import { createClientErrorHandler, createExpectationHandler } from '../http/client-errors.js'
@@ -30,7 +31,7 @@ const REQUEST_TIMEOUT_MS = 30_000
 export interface InboxDeps {
   logger: Logger
   clock?: Clock
-  /** Built from the settings (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
+  /** Built from the settings and `state` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
   store?: InboxStore
   /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
   registry?: Registry
@@ -49,10 +50,10 @@ export interface Inbox {
   readiness: () => Promise<WebhooksReadiness>
 }
 
-export async function buildInbox (settings: WebhookConfig, deps: InboxDeps): Promise<Inbox> {
+export async function buildInbox (settings: WebhookConfig, state: Config['state'], deps: InboxDeps): Promise<Inbox> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger.child({ component: 'webhooks' })
-  const store = deps.store ?? await openStore(settings, { ownLeases: true })
+  const store = deps.store ?? await openStore(settings, { state, log, ownLeases: true })
   const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log

@@ -83,7 +83,7 @@ export async function startInbox (t: Test, env: Env, deps: Partial<InboxDeps> = 
   const { config } = loadConfig(env)
   if (config.webhooks === null) throw new Error('the inbox is off in this environment')
   const { logger, logs } = captureLogger('trace')
-  const inbox = await buildInbox(config.webhooks, { logger, ...deps })
+  const inbox = await buildInbox(config.webhooks, config.state, { logger, ...deps })
   t.teardown(() => inbox.app.close())
   await inbox.app.listen({ host: '127.0.0.1', port: 0 })
   const address = inbox.app.server.address()
