@@ -18,11 +18,13 @@ const MIN_SIGNING_KEY_BYTES = 24
 const STEP = /^(\d+)(ms|s|m|h|d)$/
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 const JSON_POINTER = new RegExp(JSON_POINTER_PATTERN)
+const SHARED_WITH_APPROVALS = new Set(['PROXY_WEBHOOK_STORE_PATH', 'PROXY_WEBHOOK_RETRY_SCHEDULE'])
 
 /** `variables` are the raw ones, to tell a setting given from a schema default. */
 export function resolveWebhooks (settings: RawSettings, variables: Readonly<Record<string, string | undefined>>, problems: string[], warnings: string[]): WebhookConfig | null {
   if (settings.PROXY_WEBHOOK_LISTEN === undefined) {
-    const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_WEBHOOK_') && variables[name] !== '')
+    // The store path and the retry schedule also serve approvals (SPEC §11), and the image sets the path.
+    const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_WEBHOOK_') && variables[name] !== '' && !SHARED_WITH_APPROVALS.has(name))
     if (given.length > 0) warnings.push(`${given.join(', ')} set but PROXY_WEBHOOK_LISTEN is not: the webhook inbox is off`)
     return null
   }
