@@ -53,7 +53,7 @@ export interface Inbox {
 export async function buildInbox (settings: WebhookConfig, state: Config['state'], deps: InboxDeps): Promise<Inbox> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger.child({ component: 'webhooks' })
-  const store = deps.store ?? await openStore(settings, { state, log, ownLeases: true })
+  const store = deps.store ?? await openStore(settings, { state, log })
   const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log

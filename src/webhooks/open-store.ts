@@ -10,8 +10,6 @@ export interface OpenStoreOptions {
   /** SPEC §9's shared store: with a URL, the inbox lives in Redis and replicas share it. */
   state: Config['state']
   log: Logger
-  /** The sidecar's own deliveries (SQLite): the operator commands open the file without taking them over. */
-  ownLeases: boolean
 }
 
 /**
@@ -31,6 +29,6 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
   }
   const { createSqliteStore } = await import('./sqlite-store.js')
   return createSqliteStore({
-    path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes, ownLeases: options.ownLeases,
+    path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes,
   })
 }

@@ -24,7 +24,6 @@ CREATE TABLE IF NOT EXISTS events (
   status TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0,
   next_attempt_at INTEGER NOT NULL,
-  lease_until INTEGER NOT NULL DEFAULT 0,
   conflict_with TEXT
 );
 CREATE INDEX IF NOT EXISTS events_key ON events (key);

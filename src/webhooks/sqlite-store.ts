@@ -1,13 +1,17 @@
 /**
- * The embedded InboxStore (SPEC §10): one SQLite file, synced commits, intakes grouped into one
- * transaction per turn of the event loop (group-commit.ts). SQLite calls are synchronous and short;
- * the bound (events, bytes) is kept in memory from one count at open, so a full store answers 503
- * without a query, and nothing stored is ever dropped to make room.
+ * The embedded InboxStore (SPEC §10): one SQLite file, synced commits, and every write of a turn of
+ * the event loop (intakes and recorded attempts) grouped into one transaction (group-commit.ts).
+ * SQLite calls are synchronous and short; the bound (events, bytes) is kept in memory from one count
+ * at open, so a full store answers 503 without a query, and nothing stored is ever dropped to make room.
+ *
+ * One sidecar owns a file, so leases live in its memory: a claim writes nothing, and a killed
+ * process's deliveries are claimable again at the next start (at least once). The operator commands
+ * open the same file and never lease.
  */
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
 import { createGroupCommit } from './group-commit.js'
-import type { InboxStore, IntakeOutcome, NewEvent, StoredEvent } from './inbox-store.js'
+import type { AttemptRecord, InboxStore, IntakeOutcome, NewEvent, Settlement, StoredEvent } from './inbox-store.js'
 import { openInboxDatabase } from './sqlite-schema.js'
 import { attemptOf, eventOf, type AttemptRow, type EventRow } from './sqlite-rows.js'
 
@@ -16,18 +20,16 @@ export interface SqliteStoreOptions {
   retentionMs: number
   maxEvents: number
   maxBytes: number
-  /**
-   * The sidecar owns the file's deliveries: leases left by a killed process are void at once. The
-   * operator commands open the same file without taking them over.
-   */
-  ownLeases: boolean
 }
+
+type Write =
+  | { kind: 'intake', event: NewEvent }
+  | { kind: 'settle', id: string, attempt: AttemptRecord, next: Settlement }
 
 const EVENT_COLUMNS = 'id, key, body_sha256, order_key, body, headers, source, received_at, status, attempts, next_attempt_at, conflict_with'
 
 export function createSqliteStore (options: SqliteStoreOptions): InboxStore {
   const db = openInboxDatabase(options.path)
-  if (options.ownLeases) db.prepare('UPDATE events SET lease_until = 0 WHERE lease_until > 0').run()
   const totals = db.prepare('SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events').get() as { n: number, bytes: number }
   let count = totals.n
   let bytes = totals.bytes
@@ -37,10 +39,19 @@ export function createSqliteStore (options: SqliteStoreOptions): InboxStore {
   const insert = db.prepare(`INSERT INTO events (id, key, body_sha256, order_key, body, headers, source, received_at, status, next_attempt_at, conflict_with)
     VALUES (@id, @key, @bodySha256, @orderKey, @body, @headers, @source, @receivedAtMs, 'pending', @receivedAtMs, @conflictWith)`)
 
-  const intakeBatch = (events: readonly NewEvent[]): Array<IntakeOutcome | WebhookStoreUnavailableError> => {
+  const addAttempt = db.prepare('INSERT INTO attempts (event_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)')
+  const setState = db.prepare('UPDATE events SET status = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?')
+
+  const writeBatch = (writes: readonly Write[]): Array<IntakeOutcome | WebhookStoreUnavailableError | null> => {
     let addedCount = 0
     let addedBytes = 0
-    const results = db.transaction(() => events.map((event): IntakeOutcome | WebhookStoreUnavailableError => {
+    const results = db.transaction(() => writes.map((write): IntakeOutcome | WebhookStoreUnavailableError | null => {
+      if (write.kind === 'settle') {
+        addAttempt.run(write.id, write.attempt.atMs, write.attempt.status, write.attempt.error, Math.round(write.attempt.durationMs))
+        setState.run(write.next.status, write.next.status === 'pending' ? write.next.nextAttemptAtMs : 0, write.id)
+        return null
+      }
+      const event = write.event
       const prior = byKey.all(event.key, event.receivedAtMs - options.retentionMs) as Array<{ id: string, body_sha256: string }>
       const same = prior.find((p) => p.body_sha256 === event.bodySha256)
       if (same !== undefined) return { kind: 'duplicate', id: same.id }
@@ -58,9 +69,9 @@ export function createSqliteStore (options: SqliteStoreOptions): InboxStore {
     bytes += addedBytes
     return results
   }
-  const commits = createGroupCommit((events: readonly NewEvent[]) => {
+  const commits = createGroupCommit((writes: readonly Write[]) => {
     try {
-      const results = intakeBatch(events)
+      const results = writeBatch(writes)
       writable = true
       return results
     } catch (err) {
@@ -69,32 +80,32 @@ export function createSqliteStore (options: SqliteStoreOptions): InboxStore {
     }
   })
 
-  const due = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE status = 'pending' AND next_attempt_at <= @now AND lease_until <= @now
+  // A leased head of an order key is still the head (min seq): the events behind it stay out.
+  const due = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE status = 'pending' AND next_attempt_at <= @now
     AND (order_key IS NULL OR seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = e.order_key))
     ORDER BY next_attempt_at, seq LIMIT @limit`)
-  const lease = db.prepare('UPDATE events SET lease_until = ? WHERE id = ?')
-  const claim = db.transaction((now: number, limit: number, leaseMs: number): StoredEvent[] => {
-    const rows = due.all({ now, limit }) as EventRow[]
-    for (const row of rows) lease.run(now + leaseMs, row.id)
+  const leases = new Map<string, number>()
+  const claim = (now: number, limit: number, leaseMs: number): StoredEvent[] => {
+    for (const [id, until] of leases) if (until <= now) leases.delete(id)
+    const rows = (due.all({ now, limit: limit + leases.size }) as EventRow[]).filter((row) => !leases.has(row.id)).slice(0, limit)
+    for (const row of rows) leases.set(row.id, now + leaseMs)
     return rows.map(eventOf)
-  })
-  const addAttempt = db.prepare('INSERT INTO attempts (event_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)')
-  const setState = db.prepare('UPDATE events SET status = ?, attempts = attempts + 1, next_attempt_at = ?, lease_until = 0 WHERE id = ?')
+  }
 
   return {
     async intake (event) {
-      const outcome = await commits.submit(event)
+      const outcome = await commits.submit({ kind: 'intake', event })
       if (outcome instanceof Error) throw outcome
+      if (outcome === null) throw new WebhookStoreUnavailableError('the store answered nothing')
       return outcome
     },
     async claimDue (nowMs, limit, leaseMs) { return claim(nowMs, limit, leaseMs) },
     async settle (id, attempt, next) {
-      db.transaction(() => {
-        addAttempt.run(id, attempt.atMs, attempt.status, attempt.error, Math.round(attempt.durationMs))
-        setState.run(next.status, next.status === 'pending' ? next.nextAttemptAtMs : 0, id)
-      })()
+      const result = await commits.submit({ kind: 'settle', id, attempt, next })
+      leases.delete(id)
+      if (result instanceof Error) throw result
     },
-    async release (id) { db.prepare('UPDATE events SET lease_until = 0 WHERE id = ?').run(id) },
+    async release (id) { leases.delete(id) },
     async list ({ status, sinceMs = 0, limit = 1000 }) {
       const rows = status === undefined
         ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE received_at >= ? ORDER BY seq LIMIT ?`).all(sinceMs, limit)
@@ -108,7 +119,7 @@ export function createSqliteStore (options: SqliteStoreOptions): InboxStore {
       return { event: eventOf(row), attempts: attempts.map(attemptOf) }
     },
     async replay (selection, nowMs) {
-      const set = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?, lease_until = 0'
+      const set = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?'
       if ('ids' in selection) {
         const one = db.prepare(`UPDATE events ${set} WHERE id = ? RETURNING id`)
         return db.transaction(() => selection.ids.flatMap((id) => (one.all(nowMs, id) as Array<{ id: string }>).map((r) => r.id)))()

@@ -18,7 +18,7 @@ export interface CommandIo { out: (text: string) => void, err: (text: string) =>
 const STATUSES: readonly string[] = ['pending', 'delivered', 'failed']
 
 /** Returns the exit code: 0 done, 1 something asked for was not found, 2 usage. */
-export async function runWebhooksCommand (args: readonly string[], settings: WebhookConfig, options: Omit<OpenStoreOptions, 'ownLeases'>, io: CommandIo): Promise<number> {
+export async function runWebhooksCommand (args: readonly string[], settings: WebhookConfig, options: OpenStoreOptions, io: CommandIo): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: { status: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' }, failed: { type: 'boolean' } } })
@@ -33,7 +33,7 @@ export async function runWebhooksCommand (args: readonly string[], settings: Web
     io.err(`${WEBHOOKS_USAGE}\n`)
     return 2
   }
-  const store = await openStore(settings, { ...options, ownLeases: false })
+  const store = await openStore(settings, options)
   try {
     if (verb === 'list') return await list(store, { status: status as EventStatus | undefined, sinceMs, limit: 1_000_000 }, json === true, io)
     if (verb === 'show') return await show(store, ids, io)
