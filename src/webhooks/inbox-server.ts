@@ -38,6 +38,8 @@ export interface InboxDeps {
   /** Outbound dispatcher for deliveries; one of the inbox's own when absent. */
   dispatcher?: Dispatcher
   linger?: LingerBounds
+  /** Slow-sender bounds (headers, whole request); tests shorten them. */
+  timeouts?: { headersMs: number, requestMs: number }
   random?: () => number
 }
 
@@ -62,7 +64,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     return503OnClosing: false,
-    serverFactory: (handler) => inboxNodeServer(handler, log, linger),
+    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }),
     clientErrorHandler: createClientErrorHandler(log, linger),
   })
   app.removeAllContentTypeParsers()
@@ -97,8 +99,10 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   return { app, store, deliverer, readiness }
 }
 
-function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds): Server {
-  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000, requireHostHeader: false }, handler)
+function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }): Server {
+  const server = createServer({
+    headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs), requireHostHeader: false,
+  }, handler)
   server.on('checkExpectation', createExpectationHandler(log, linger))
   return server
 }

@@ -165,3 +165,12 @@ t.test('no path token, provider secret or signing secret in any log line', async
   t.ok(inbox.logs.lines.length > 5, `${inbox.logs.lines.length} lines scanned`)
   for (const secret of [PATH_TOKEN, PREVIOUS_PATH_TOKEN, VERIFY_SECRET, SIGNING_SECRET, SIGNING_SECRET.slice(6)]) t.notOk(text.includes(secret), 'a secret is absent from the logs')
 })
+
+t.test('a sender too slow with its headers or its body gets 408 REQUEST_TIMEOUT in the contract shape; nothing stored', async (t) => {
+  const { inbox } = await startInboxAndApp(t, {}, { timeouts: { headersMs: 300, requestMs: 600 } })
+  const slowHeaders = await rawRequest(inbox.port, `POST /webhooks/${PATH_TOKEN} HTTP/1.1\r\nHost: x\r\n`)
+  await assertProxyError(t, slowHeaders, 408, 'REQUEST_TIMEOUT', 'headers never finished')
+  const slowBody = await rawRequest(inbox.port, `POST /webhooks/${PATH_TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`)
+  await assertProxyError(t, slowBody, 408, 'REQUEST_TIMEOUT', 'a body that never finished')
+  t.equal((await inbox.store.list({})).length, 0)
+})
