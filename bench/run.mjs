@@ -35,6 +35,7 @@
  * idempotency layer costs per keyed POST)
  * --redis (our proxy (c) keeps its state in a local redis-server started for the run instead of
  * memory: with --variant-env PROXY_IDEMPOTENCY=off and --rate 1000, what Redis adds per keyed POST)
+ * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures).
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
@@ -72,8 +73,17 @@ const { values: argv } = parseArgs({
     'variant-env': { type: 'string' },
     redis: { type: 'boolean', default: false },
     'restart-each-round': { type: 'boolean', default: false },
+    // bench/webhooks.mjs's own (with --workloads webhooks).
+    'e2e-rate': { type: 'string' },
+    senders: { type: 'string' },
+    stores: { type: 'string' },
   },
 })
+// The webhook inbox's figures are a script of their own (bench/webhooks.mjs): other targets, other loads.
+if (argv.workloads === 'webhooks') {
+  await import('./webhooks.mjs')
+  process.exit(0)
+}
 const positive = (name, value) => {
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)

@@ -16,7 +16,7 @@ const OUT_DIR = 'dist-bundle'
 const UNDICI_ENTRY = fileURLToPath(new URL('undici-dispatchers.cjs', import.meta.url))
 // The only modules that import undici, and what they take from it is what undici-dispatchers.cjs
 // exports. Another importer fails the build until that file is checked against what it uses.
-const UNDICI_IMPORTERS = ['dist/outbound/outbound-agents.js', 'node_modules/@fastify/reply-from/lib/request.js']
+const UNDICI_IMPORTERS = ['dist/outbound/outbound-agents.js', 'dist/webhooks/delivery-agent.js', 'node_modules/@fastify/reply-from/lib/request.js']
 const undiciImporters = new Set()
 
 /** Bare `undici` resolves to its dispatchers alone (scripts/undici-dispatchers.cjs). */
@@ -68,6 +68,8 @@ const result = await build({
   logLevel: 'warning',
   metafile: true,
   plugins: [undiciDispatchers, builtinsByRequire],
+  // A native module (the webhook inbox's SQLite): loaded from node_modules, only when the inbox is on.
+  external: ['better-sqlite3'],
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
 })
 const inputs = Object.keys(result.metafile.inputs)
@@ -75,6 +77,9 @@ const demo = inputs.filter((path) => path.includes('fake-provider') || path.ends
 if (demo.length > 0) throw new Error(`the bundle would carry the demo: ${demo.join(', ')}`)
 const unknownImporters = [...undiciImporters].filter((path) => !UNDICI_IMPORTERS.some((known) => path.endsWith(known)))
 if (unknownImporters.length > 0) throw new Error(`undici is imported by ${unknownImporters.join(', ')}: check that scripts/undici-dispatchers.cjs exports what it uses, then list it in UNDICI_IMPORTERS`)
+const mainInputs = Object.keys(result.metafile.outputs[`${OUT_DIR}/cli.mjs`]?.inputs ?? {})
+const inboxInMain = mainInputs.filter((path) => path.includes('dist/webhooks/'))
+if (inboxInMain.length > 0) throw new Error(`the main chunk carries the webhook inbox (it must be loaded only when configured): ${inboxInMain.join(', ')}`)
 if (inputs.includes('node_modules/undici/index.js')) throw new Error("the bundle holds undici's whole entry (node_modules/undici/index.js)")
 const outputs = Object.keys(result.metafile.outputs).filter((path) => path.endsWith('.mjs'))
 for (const output of outputs) {

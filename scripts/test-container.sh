@@ -12,7 +12,9 @@
 #   4. from the host through 127.0.0.1:<published>: /healthz, /readyz, proxied requests to each
 #      route family; a foreign Host and another container on the network are refused
 #   5. inside: `id -u` is not 0; Docker's HEALTHCHECK turns healthy; logs hold no key
-#   6. docker stop while a request is in flight: the request completes, exit code 0, within the grace
+#   6. docker stop while a request is in flight: the request completes, exit code 0, within the grace;
+#      the webhook inbox stores an event on its volume (better-sqlite3 under the image's Node) and
+#      `webhooks list` finds it from another container
 #   7. docker-compose --profile demo up: the example app, in the sidecar's network namespace, calls
 #      http://localhost:8080/fiat/...; the host reaches the published port; docker-compose stop
 #      leaves exit code 0; then down
@@ -66,7 +68,8 @@ cleanup() {
   local rc=$?
   set +e
   if [ -n "${COMPOSE_READY:-}" ]; then compose down --volumes --remove-orphans --timeout 20 >/dev/null 2>&1; fi
-  docker rm -f "$PROXY" "$FAKE" "$RUN_ID-probe" >/dev/null 2>&1
+  docker rm -f "$PROXY" "$FAKE" "$RUN_ID-probe" "$RUN_ID-inbox" >/dev/null 2>&1
+  docker volume rm "$RUN_ID-webhooks" >/dev/null 2>&1
   docker network rm "$NET" >/dev/null 2>&1
   if [ "${KEEP_IMAGE:-1}" = 0 ]; then docker rmi "$IMAGE" "$DEMO_IMAGE" >/dev/null 2>&1; fi
   rm -rf "$WORK"
@@ -160,9 +163,9 @@ docker build -t "$IMAGE" . >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.lo
 docker build --target demo -t "$DEMO_IMAGE" . >>"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "docker build --target demo failed"; }
 pass "docker build, production and demo targets ($(( $(date +%s) - build_started ))s)"
 
-begin "the production image is the bundle alone: no node_modules, no fake provider, no demo"
-docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test ! -e node_modules && test ! -e dist/fake-provider && test ! -e dist/demo.js && test -d dist/chunks && ! grep -rq "fake provider listening" dist' ||
-  fail "$IMAGE holds more than the bundle (node_modules, the fake provider or the demo) or lacks it"
+begin "the production image is the bundle alone (and the native SQLite module): no other node_modules, no fake provider, no demo"
+docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test "$(ls node_modules | tr "\n" " ")" = "better-sqlite3 bindings file-uri-to-path " && test ! -e dist/fake-provider && test ! -e dist/demo.js && test -d dist/chunks && ! grep -rq "fake provider listening" dist' ||
+  fail "$IMAGE holds more than the bundle and better-sqlite3 (other node_modules, the fake provider or the demo) or lacks it"
 docker run --rm --entrypoint sh "$DEMO_IMAGE" -c 'test -f dist/fake-provider/cli.js' || fail "the demo image has no fake provider"
 pass "dist/cli.mjs, its chunks and their maps only; the demo target has the fake provider"
 
@@ -308,6 +311,33 @@ exit_code=$(docker inspect -f '{{.State.ExitCode}}' "$PROXY")
 [ "$(cat "$WORK/inflight.status")" = 200 ] || fail "in-flight request got '$(cat "$WORK/inflight.status")' $(cat "$WORK/inflight.err" "$WORK/inflight.body" 2>/dev/null)"
 json_check 'j.success === true && j.method === "PUT"' <"$WORK/inflight.body" || fail "in-flight body $(cat "$WORK/inflight.body")"
 pass "in-flight PUT -> 200; exit code 0 after ${stop_ms} ms"
+
+begin "webhook inbox: better-sqlite3 under the image's Node, an event stored on the volume, listed by the command"
+WH_TOKEN=wht_containerTestToken_00001
+WH_ENV=(
+  -e PAYMENTS_FIAT_BASE_URL=http://fake-provider:4010/api/b2b
+  -e PAYMENTS_PRODUCTION_API_KEY=HC_demo_production_api_key_0001
+  -e PAYMENTS_PRODUCTION_PUBLIC_KEY=pk_demo_production_0001
+  -e PROXY_EGRESS_IP_URL=off
+  -e PROXY_WEBHOOK_LISTEN=0.0.0.0:8443
+  -e "PROXY_WEBHOOK_PATH_TOKEN=$WH_TOKEN"
+  -e PROXY_WEBHOOK_SIGNING_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+  -e PROXY_WEBHOOK_DELIVER_TO=http://127.0.0.1:9/payments/events
+)
+docker volume create "$RUN_ID-webhooks" >/dev/null
+docker run -d --name "$RUN_ID-inbox" --network "$NET" -p 127.0.0.1::8443 --read-only --cap-drop ALL \
+  -v "$RUN_ID-webhooks:/var/lib/payments-auth-proxy" "${WH_ENV[@]}" "$IMAGE" >/dev/null
+wait_for 20 sh -c "docker logs '$RUN_ID-inbox' 2>&1 | grep -q 'webhook inbox ready'" || fail "the inbox did not start: $(docker logs --tail 20 "$RUN_ID-inbox" 2>&1)"
+inbox_url="http://$(docker port "$RUN_ID-inbox" 8443/tcp | head -n1)"
+answer=$(curl -sS --noproxy '*' --max-time 10 -X POST -H 'content-type: application/json' -d '{"id":"evt_container"}' "$inbox_url/webhooks/$WH_TOKEN")
+case "$answer" in *'"received":true'*) ;; *) fail "intake answered '$answer'";; esac
+event_id=$(printf '%s' "$answer" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.parse(s).id))')
+docker rm -f "$RUN_ID-inbox" >/dev/null
+docker run --rm --read-only -v "$RUN_ID-webhooks:/var/lib/payments-auth-proxy" "${WH_ENV[@]}" "$IMAGE" webhooks list --json >"$WORK/webhooks.list" 2>&1 ||
+  fail "webhooks list failed: $(cat "$WORK/webhooks.list")"
+grep -q "\"id\":\"$event_id\"" "$WORK/webhooks.list" || fail "the stored event is not listed: $(cat "$WORK/webhooks.list")"
+docker volume rm "$RUN_ID-webhooks" >/dev/null
+pass "event $event_id answered 200, stored on the volume, listed after the container was removed"
 docker rm -f "$PROXY" "$FAKE" >/dev/null
 docker network rm "$NET" >/dev/null
 

@@ -15,11 +15,17 @@ import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
+import type { Inbox } from './webhooks/inbox-server.js'
 
-const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
-  serve   run the proxy (default)
-  caller-key  print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
-  check   validate configuration, fetch a token per environment and the egress IP; exit 0 when all is well
+/** The inbox's listen address is one variable, `host:port`. */
+const INBOX_LISTEN = { host: 'PROXY_WEBHOOK_LISTEN', port: 'PROXY_WEBHOOK_LISTEN' }
+
+const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | --help]
+  serve            run the proxy (default)
+  check            validate configuration and the listen address, fetch a token per environment and the egress IP; exit 0 when all is well
+  caller-key       print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
+  webhooks         list, show or replay the webhook inbox's events (payments-auth-proxy webhooks --help)
+  webhook-secrets  print a new webhook path token and signing secret
 Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
 function load (): LoadedConfig {
@@ -76,9 +82,21 @@ async function serve (): Promise<void> {
   // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
   const taken = await listenProblem(host, port)
   if (taken !== null) exitWith(taken)
+  const inboxListen = config.webhooks?.listen
+  if (inboxListen !== undefined) {
+    const inboxTaken = await listenProblem(inboxListen.host, inboxListen.port, INBOX_LISTEN)
+    if (inboxTaken !== null) exitWith(inboxTaken)
+  }
   // Each command imports its own code: `check` never loads the server, serving never loads check.
   const { buildServer } = await import('./server.js')
-  const { app, sources, rotation, callers, restart } = await buildServer(config, { logger: log }).catch(exitOnConfigError)
+  // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
+  let inbox: Inbox | null = null
+  const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
+  const { app, sources, rotation, callers, restart, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  if (config.webhooks !== null) {
+    const { buildInbox } = await import('./webhooks/inbox-server.js')
+    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
+  }
   let current: Config = config
 
   // One reload at a time, each on the configuration the previous one left in force. The
@@ -119,8 +137,11 @@ async function serve (): Promise<void> {
     stopWatchingCallers?.()
     stopAnnouncing()
     // In-flight requests get the grace period; whatever is still open after it is cut.
-    const cut = setTimeout(() => { app.server.closeAllConnections() }, graceMs)
-    await app.close()
+    const cut = setTimeout(() => {
+      app.server.closeAllConnections()
+      inbox?.app.server.closeAllConnections()
+    }, graceMs)
+    await Promise.all([app.close(), inbox?.app.close()])
     clearTimeout(cut)
     log.info('stopped')
   })
@@ -134,6 +155,18 @@ async function serve (): Promise<void> {
   const fields = { environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }
   log.info(fields, 'payments-auth-proxy listening; ready once every environment holds a token')
   stopAnnouncing = announceWhenReady(sources, log, fields)
+  if (inbox !== null && inboxListen !== undefined) {
+    const { host: inboxHost, port: inboxPort } = inboxListen
+    const listening = inbox
+    await listening.app.listen({ host: inboxHost, port: inboxPort }).catch(async (err: unknown) => {
+      const sentence = describeListenError(err, inboxHost, inboxPort, INBOX_LISTEN)
+      if (sentence === null) throw err
+      await Promise.all([app.close(), listening.app.close()])
+      exitWith(sentence)
+    })
+    const address = listening.app.server.address()
+    log.info({ port: typeof address === 'object' && address !== null ? address.port : null, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
+  }
 }
 
 async function check (): Promise<void> {
@@ -147,10 +180,28 @@ async function check (): Promise<void> {
   process.exitCode = ok ? 0 : 1
 }
 
+/** The inbox's operator commands, on the store the configuration names (SPEC §10). */
+async function webhooks (): Promise<void> {
+  const { config } = loadOrExit()
+  const { runWebhooksCommand, WEBHOOKS_USAGE } = await import('./webhooks/webhooks-command.js')
+  if (config.webhooks === null) {
+    process.stderr.write(`payments-auth-proxy: the webhook inbox is not configured (PROXY_WEBHOOK_LISTEN and the other PROXY_WEBHOOK_ settings of the sidecar)\n${WEBHOOKS_USAGE}\n`)
+    process.exitCode = 2
+    return
+  }
+  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runWebhooksCommand(process.argv.slice(3), config.webhooks, { state: config.state, log }, {
+    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
+  })
+}
+
 async function run (command: string): Promise<void> {
   if (command === 'serve') await serve()
   else if (command === 'check') await check()
   else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
+  else if (command === 'webhooks') await webhooks()
+  else if (command === 'webhook-secrets') process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport())
   else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
   else {
     process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)

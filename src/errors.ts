@@ -35,6 +35,10 @@ export const ERROR_STATUS = {
   IDEMPOTENCY_IN_PROGRESS: 409,
   IDEMPOTENCY_KEY_REUSED: 422,
   STATE_UNAVAILABLE: 503,
+  // The webhook inbox (SPEC §10).
+  WEBHOOK_SOURCE_NOT_ALLOWED: 403,
+  WEBHOOK_SIGNATURE_INVALID: 401,
+  WEBHOOK_STORE_UNAVAILABLE: 503,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -221,6 +225,44 @@ export class IdempotencyKeyReusedError extends ProxyError {
 export class StateUnavailableError extends ProxyError {
   constructor (cause?: unknown) {
     super('STATE_UNAVAILABLE', 'The shared state store is unreachable; retry shortly', { cause, retryAfterSeconds: 1 })
+  }
+}
+
+/** The webhook listener's 404: it names nothing, since it faces the internet (SPEC §10). */
+export class WebhookRouteNotFoundError extends ProxyError {
+  constructor () {
+    super('ROUTE_NOT_FOUND', 'Not found')
+  }
+}
+
+export class WebhookBodyTooLargeError extends ProxyError {
+  constructor (limitBytes: number) {
+    super('BODY_TOO_LARGE', `Webhook body exceeds the limit of ${limitBytes} bytes`)
+  }
+}
+
+export class WebhookMethodNotAllowedError extends ProxyError {
+  constructor () {
+    super('METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST')
+  }
+}
+
+export class WebhookSourceNotAllowedError extends ProxyError {
+  constructor () {
+    super('WEBHOOK_SOURCE_NOT_ALLOWED', 'This source may not deliver webhooks here')
+  }
+}
+
+export class WebhookSignatureInvalidError extends ProxyError {
+  constructor () {
+    super('WEBHOOK_SIGNATURE_INVALID', 'The webhook signature is missing or wrong')
+  }
+}
+
+/** Never 200 for an event that is not stored: the provider retries after Retry-After. */
+export class WebhookStoreUnavailableError extends ProxyError {
+  constructor (reason: string, cause?: unknown) {
+    super('WEBHOOK_STORE_UNAVAILABLE', `The event could not be stored (${reason}); retry later`, { cause, retryAfterSeconds: 5 })
   }
 }
 

@@ -28,7 +28,7 @@ import { idempotency, inFlightTtlMs } from './idempotency/idempotency-plugin.js'
 import { createIdempotencyMetrics } from './idempotency/idempotency-metrics.js'
 import { createResponseRecorder, DEFAULT_RECORD_BODY_BYTES } from './idempotency/response-recorder.js'
 import { createCredentialRotation, type CredentialRotation } from './ops/credential-rotation.js'
-import { healthRoutes } from './ops/health-routes.js'
+import { healthRoutes, type WebhooksSection } from './ops/health-routes.js'
 import { createRestartNotice, type RestartNotice } from './ops/restart-required.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
@@ -60,6 +60,8 @@ export interface ServerDeps {
   store?: StateStore
   /** Slow-client timeouts and lingering-close bounds; tests shorten them. */
   httpEdges?: HttpEdgeSettings
+  /** The webhook inbox's `/readyz` section (SPEC §10), when the inbox is on; null while it starts. */
+  webhooks?: (() => Promise<WebhooksSection | null>) | undefined
 }
 
 export interface ProxyServer {
@@ -119,7 +121,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics })
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes,

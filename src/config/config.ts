@@ -3,6 +3,7 @@
  * looks at raw variables.
  */
 import type { Cidr } from './network-lists.js'
+import type { WebhookConfig } from './webhook-config.js'
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const
 export type EnvironmentName = typeof ENVIRONMENTS[number]
@@ -47,6 +48,8 @@ export interface Config {
   paths: { allowDots: boolean }
   /** SPEC §9: `redisUrl` null means the in-memory store. The URL may hold a password: never log it. */
   state: { redisUrl: string | null, keyPrefix: string }
+  /** SPEC §10: null when `PROXY_WEBHOOK_LISTEN` is not set (the inbox is off). */
+  webhooks: WebhookConfig | null
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

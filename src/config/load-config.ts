@@ -14,6 +14,7 @@ import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
+import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
 /** The provider's API keys carry this vendor prefix (SPEC §1); another prefix is suspicious, not fatal. */
@@ -80,6 +81,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   checkReferencePointer(settings.PROXY_IDEMPOTENCY_KEY_POINTER, problems)
   const redis = resolveRedisUrl(settings.PROXY_REDIS_URL, settings.PROXY_REDIS_URL_FILE)
   problems.push(...redis.problems)
+  const webhooks = resolveWebhooks(settings, variables, problems, warnings)
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -112,6 +114,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     },
     paths: { allowDots: settings.PROXY_PATH_ALLOW_DOTS === 'true' },
     state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
+    webhooks,
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {

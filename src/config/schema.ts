@@ -22,6 +22,16 @@ export const DEFAULT_ALLOWED_CLIENTS = '127.0.0.0/8,::1/128'
 export const DEFAULT_IDEMPOTENCY_KEY_POINTER = '/externalReference'
 export const DEFAULT_IDEMPOTENCY_TTL_S = 86400
 export const DEFAULT_REDIS_KEY_PREFIX = 'pap:'
+// The webhook inbox (SPEC §10).
+export const DEFAULT_WEBHOOK_VERIFY_HEADER = 'x-webhook-signature'
+export const DEFAULT_WEBHOOK_BODY_LIMIT_BYTES = 256 * 1024
+export const DEFAULT_WEBHOOK_RETENTION_S = 7 * 86400
+export const DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S = 15
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h'
+export const DEFAULT_WEBHOOK_CONCURRENCY = 8
+export const DEFAULT_WEBHOOK_STORE_PATH = './data/webhooks.db'
+export const DEFAULT_WEBHOOK_STORE_MAX_EVENTS = 1_000_000
+export const DEFAULT_WEBHOOK_STORE_MAX_BYTES = 1024 * 1024 * 1024
 
 /** The secrets that may also come from a file named by `<NAME>_FILE`. */
 export const SECRET_VARIABLES = [
@@ -82,6 +92,34 @@ export const envSchema = Type.Object({
   PROXY_REDIS_KEY_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:._-]{0,64}$', default: DEFAULT_REDIS_KEY_PREFIX }),
   // An escape for environments that set PAYMENTS_*/PROXY_* names of their own: unknown ones then warn.
   PROXY_ALLOW_UNKNOWN_VARIABLES: stringEnum(['true', 'false'], { default: 'false' }),
+  PROXY_WEBHOOK_LISTEN: optionalString,
+  PROXY_WEBHOOK_PATH_TOKEN: optionalString,
+  PROXY_WEBHOOK_PATH_TOKEN_FILE: optionalString,
+  PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS: optionalString,
+  PROXY_WEBHOOK_ALLOWED_SOURCES: Type.String({ default: '' }),
+  PROXY_WEBHOOK_TRUSTED_PROXIES: Type.String({ default: '' }),
+  PROXY_WEBHOOK_VERIFY_SECRET: optionalString,
+  PROXY_WEBHOOK_VERIFY_SECRET_FILE: optionalString,
+  PROXY_WEBHOOK_VERIFY_SCHEME: stringEnum(['header-secret', 'hmac'], { default: 'header-secret' }),
+  PROXY_WEBHOOK_VERIFY_HEADER: Type.String({ pattern: '^[A-Za-z0-9-]+$', default: DEFAULT_WEBHOOK_VERIFY_HEADER }),
+  PROXY_WEBHOOK_VERIFY_ALGORITHM: stringEnum(['sha256', 'sha512'], { default: 'sha256' }),
+  PROXY_WEBHOOK_VERIFY_ENCODING: stringEnum(['hex', 'base64'], { default: 'hex' }),
+  PROXY_WEBHOOK_VERIFY_PREFIX: Type.String({ default: '' }),
+  PROXY_WEBHOOK_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: DEFAULT_WEBHOOK_BODY_LIMIT_BYTES }),
+  PROXY_WEBHOOK_EVENT_ID_POINTER: optionalString,
+  PROXY_WEBHOOK_EVENT_ID_HEADER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]+$' })),
+  PROXY_WEBHOOK_RETENTION_SECONDS: seconds(DEFAULT_WEBHOOK_RETENTION_S, 3600, 365 * 86400),
+  PROXY_WEBHOOK_DELIVER_TO: optionalString,
+  PROXY_WEBHOOK_SIGNING_SECRET: optionalString,
+  PROXY_WEBHOOK_SIGNING_SECRET_FILE: optionalString,
+  PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS: optionalString,
+  PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS: seconds(DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, 1, 300),
+  PROXY_WEBHOOK_RETRY_SCHEDULE: Type.String({ default: DEFAULT_WEBHOOK_RETRY_SCHEDULE }),
+  PROXY_WEBHOOK_ORDER_KEY_POINTER: optionalString,
+  PROXY_WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: DEFAULT_WEBHOOK_CONCURRENCY }),
+  PROXY_WEBHOOK_STORE_PATH: Type.String({ minLength: 1, default: DEFAULT_WEBHOOK_STORE_PATH }),
+  PROXY_WEBHOOK_STORE_MAX_EVENTS: Type.Integer({ minimum: 1, default: DEFAULT_WEBHOOK_STORE_MAX_EVENTS }),
+  PROXY_WEBHOOK_STORE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: DEFAULT_WEBHOOK_STORE_MAX_BYTES }),
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 })
 

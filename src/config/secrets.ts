@@ -29,35 +29,41 @@ export function readSecrets (env: Readonly<Record<string, unknown>>): SecretsRes
     problems.push(problem)
   }
   for (const name of SECRET_VARIABLES) {
-    const direct = nonEmpty(env[name])
-    const file = nonEmpty(env[`${name}_FILE`])
-    if (direct !== undefined && file !== undefined) {
-      refuse(name, `${name} and ${name}_FILE are both set: use one`)
-      continue
-    }
-    let value = direct
-    if (file !== undefined) {
-      files.push(file)
-      try {
-        // Secret files conventionally end with a newline (echo, kubectl create secret --from-file).
-        value = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
-      } catch (err) {
-        refuse(name, `${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
-        continue
-      }
-      if (value === '') {
-        refuse(name, `${name}_FILE: ${file} is empty`)
-        continue
-      }
-    }
-    if (value === undefined) continue
-    if (!SAFE_SECRET.test(value)) {
-      refuse(name, `${name}: must be printable ASCII without spaces or line breaks`)
-      continue
-    }
-    values[name] = value
+    const read = readSecretVariable(env, name)
+    if (read.file !== undefined) files.push(read.file)
+    if (read.problem !== undefined) refuse(name, read.problem)
+    else if (read.value !== undefined) values[name] = read.value
   }
   return { values, files, problems, refused }
+}
+
+export interface SecretRead {
+  value?: string
+  /** The `<NAME>_FILE` path, when the value came (or was to come) from one. */
+  file?: string
+  /** Names the variable and the file, never the value. */
+  problem?: string
+}
+
+/** One secret from `name` or the file named by `<name>_FILE`; also used by the webhook inbox's secrets. */
+export function readSecretVariable (env: Readonly<Record<string, unknown>>, name: string): SecretRead {
+  const direct = nonEmpty(env[name])
+  const file = nonEmpty(env[`${name}_FILE`])
+  if (direct !== undefined && file !== undefined) return { problem: `${name} and ${name}_FILE are both set: use one` }
+  let value = direct
+  if (file !== undefined) {
+    try {
+      // Secret files conventionally end with a newline (echo, kubectl create secret --from-file).
+      value = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
+    } catch (err) {
+      return { file, problem: `${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})` }
+    }
+    if (value === '') return { file, problem: `${name}_FILE: ${file} is empty` }
+  }
+  const from = file === undefined ? {} : { file }
+  if (value === undefined) return from
+  if (!SAFE_SECRET.test(value)) return { ...from, problem: `${name}: must be printable ASCII without spaces or line breaks` }
+  return { ...from, value }
 }
 
 function nonEmpty (value: unknown): string | undefined {

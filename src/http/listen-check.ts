@@ -6,17 +6,22 @@
  */
 import { createServer } from 'node:net'
 
+/** The variables that set a listener's address: the proxy's by default, the inbox's when named. */
+export interface ListenSettings { host: string, port: string }
+
+const PROXY_LISTEN: ListenSettings = { host: 'PROXY_HOST', port: 'PROXY_PORT' }
+
 /** The sentence for a listen error, or null when it is not about the address. */
-export function describeListenError (err: unknown, host: string, port: number): string | null {
+export function describeListenError (err: unknown, host: string, port: number, settings: ListenSettings = PROXY_LISTEN): string | null {
   const code = (err as { code?: unknown } | null)?.code
-  if (code === 'EADDRINUSE') return `port ${port} is in use (PROXY_PORT)`
-  if (code === 'EACCES') return `port ${port} needs privileges this user lacks (PROXY_PORT): use a port above 1023`
-  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine (PROXY_HOST)`
+  if (code === 'EADDRINUSE') return `port ${port} is in use (${settings.port})`
+  if (code === 'EACCES') return `port ${port} needs privileges this user lacks (${settings.port}): use a port above 1023`
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine (${settings.host})`
   return null
 }
 
 /** Opens and closes the address; null when it could be opened. Port 0 always can. */
-export async function listenProblem (host: string, port: number): Promise<string | null> {
+export async function listenProblem (host: string, port: number, settings: ListenSettings = PROXY_LISTEN): Promise<string | null> {
   if (port === 0) return null
   const probe = createServer()
   try {
@@ -25,7 +30,7 @@ export async function listenProblem (host: string, port: number): Promise<string
       probe.listen({ host, port, exclusive: true }, resolve)
     })
   } catch (err) {
-    const sentence = describeListenError(err, host, port)
+    const sentence = describeListenError(err, host, port, settings)
     if (sentence !== null) return sentence
     throw err
   }

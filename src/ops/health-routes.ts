@@ -19,7 +19,11 @@ export interface HealthRoutesOptions {
   rotation?: () => Partial<Record<EnvironmentName, RotationAttempt>>
   /** Variables changed since the start that only a restart applies: shown, not a reason to report not ready. */
   restartRequired?: () => readonly string[]
+  /** The webhook inbox (SPEC §10): shown, never a reason to report not ready. */
+  webhooks?: (() => Promise<WebhooksSection | null>) | undefined
 }
+
+export interface WebhooksSection { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }))
@@ -40,7 +44,18 @@ export async function healthRoutes (app: FastifyInstance, options: HealthRoutesO
     if (options.state !== undefined) body['state'] = { ready: options.state().ready }
     const restartRequired = options.restartRequired?.() ?? []
     if (restartRequired.length > 0) body['restartRequired'] = restartRequired
+    if (options.webhooks !== undefined) body['webhooks'] = await webhooksSection(options.webhooks)
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
     return body
   })
+}
+
+/** A store that cannot answer is shown as not ready, with nothing counted: readiness stays the tokens'. */
+async function webhooksSection (read: () => Promise<WebhooksSection | null>): Promise<WebhooksSection> {
+  const unknown = { ready: false, pending: 0, failed: 0, oldestPendingAgeSeconds: 0 }
+  try {
+    return await read() ?? unknown
+  } catch {
+    return unknown
+  }
 }

@@ -44,12 +44,12 @@ t.test('the proxy is a native sidecar that holds the app back until a token is h
   t.ok((sidecar['volumeMounts'] as Doc[]).some((m) => m['readOnly'] === true && m['subPath'] === undefined), 'secrets mounted read-only as a directory (no subPath: rotation reaches the file)')
 })
 
-t.test('egress is limited to the provider, the IP echo service and DNS', async (t) => {
+t.test('egress is limited to the provider, the IP echo service, DNS and Redis', async (t) => {
   const policy = docs.find((d) => d['kind'] === 'NetworkPolicy')
   t.ok(policy, 'a NetworkPolicy')
   t.ok((at(policy, 'spec.policyTypes') as string[]).includes('Egress'), 'Egress is a policy type')
   const rules = at(policy, 'spec.egress') as Doc[]
   const ports = rules.map((r) => (r['ports'] as Array<{ port: number }>).map((p) => p.port).sort().join(','))
-  t.same(ports.sort(), ['443', '443', '53,53'], 'DNS, the provider and the echo service, nothing else')
+  t.same(ports.sort(), ['443', '443', '53,53', '6379'], 'DNS, the provider, the echo service and Redis (the replicas\' shared inbox), nothing else')
   t.ok(rules.every((r) => Array.isArray(r['to']) && (r['to'] as unknown[]).length > 0), 'every egress rule names its destination')
 })

@@ -2,7 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { loadConfig } from '../../src/config/load-config.js'
+import { buildInbox } from '../../src/webhooks/inbox-server.js'
+import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
+import { inboxEnv, startApp } from '../webhooks/inbox-harness.js'
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
 const HISTOGRAM_PARTS = /_(bucket|sum|count)$/
@@ -23,6 +26,12 @@ t.test('every metric the dashboard and the alert rules use is one the proxy expo
     PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7',
   }))
   await waitReady(proxy)
+  // The webhook inbox registers its metrics on the proxy's registry when it is on.
+  const app = await startApp(t)
+  const { config } = loadConfig(inboxEnv(app.url, join(dir, 'webhooks.db')))
+  if (config.webhooks === null) throw new Error('inbox off')
+  const inbox = await buildInbox(config.webhooks, config.state, { logger: captureLogger().logger, registry: proxy.metrics.registry })
+  t.teardown(() => inbox.app.close())
   const exposition = await (await fetch(`${proxy.url}/metrics`)).text()
   const exported = new Set([...exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => m[1] as string))
   const histograms = new Set([...exposition.matchAll(/^# TYPE (\S+) histogram$/gm)].map((m) => m[1] as string))

@@ -1,0 +1,132 @@
+/**
+ * The delivery worker (SPEC §10): claims due events from the store (at most one in flight per order
+ * key, at most `concurrency` in all), attempts each, and records what next-step.ts decides. It looks
+ * for due events when told an event was stored, when an attempt ends, and every second otherwise (so
+ * a `webhooks replay` from another process is picked up within 2 s). On stop, attempts in flight are
+ * abandoned and released without counting as attempts: they resume at the next start.
+ */
+import type { Logger } from 'pino'
+import type { Dispatcher } from 'undici'
+import type { Clock, TimerHandle } from '../clock.js'
+import type { WebhookConfig } from '../config/webhook-config.js'
+import { attemptDelivery } from './delivery-attempt.js'
+import { createDeliveryAgent } from './delivery-agent.js'
+import type { InboxObserver } from './inbox-metrics.js'
+import type { InboxStore, StoredEvent } from './inbox-store.js'
+import { nextStep } from './next-step.js'
+import { signingKeyOf } from './standard-webhooks.js'
+
+export const POLL_INTERVAL_MS = 1_000
+/** SPEC §10: a dead replica's deliveries are taken over within the delivery timeout + 30 s. */
+export const LEASE_MARGIN_MS = 30_000
+const CLEANUP_INTERVAL_MS = 3_600_000
+
+export interface Deliverer {
+  start: () => void
+  /** An event was stored: look for due events now. */
+  wake: () => void
+  stop: () => Promise<void>
+}
+
+export interface DelivererDeps {
+  settings: WebhookConfig
+  store: InboxStore
+  log: Logger
+  clock: Clock
+  observer: InboxObserver
+  dispatcher?: Dispatcher | undefined
+  random?: (() => number) | undefined
+}
+
+export function createDeliverer (deps: DelivererDeps): Deliverer {
+  const { settings, store, log, clock, observer } = deps
+  const random = deps.random ?? Math.random
+  const timeoutMs = settings.deliveryTimeoutS * 1000
+  const ownAgent = deps.dispatcher === undefined ? createDeliveryAgent(timeoutMs, settings.concurrency) : null
+  const target = { url: new URL(settings.deliverTo), dispatcher: deps.dispatcher ?? ownAgent as Dispatcher, keys: settings.signingSecrets.map(signingKeyOf), timeoutMs }
+  const inFlight = new Map<string, { abort: AbortController, done: Promise<void> }>()
+  let running = false
+  let looking = false
+  let again = false
+  let poll: TimerHandle | null = null
+  let cleanup: TimerHandle | null = null
+  let stopped: Promise<void> | null = null
+
+  const look = (): void => {
+    if (!running) return
+    if (looking) { again = true; return }
+    looking = true
+    claim().catch((err: unknown) => { log.error({ err }, 'webhook store read failed') }).finally(() => {
+      looking = false
+      if (again) { again = false; look() }
+    })
+  }
+  const claim = async (): Promise<void> => {
+    const free = settings.concurrency - inFlight.size
+    if (free <= 0) return
+    const events = await store.claimDue(clock.wallMs(), free, timeoutMs + LEASE_MARGIN_MS)
+    for (const event of events) deliver(event)
+  }
+  const deliver = (event: StoredEvent): void => {
+    const abort = new AbortController()
+    const done = attempt(event, abort.signal)
+      .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be recorded') })
+      .finally(() => { inFlight.delete(event.id); look() })
+    inFlight.set(event.id, { abort, done })
+  }
+  const attempt = async (event: StoredEvent, signal: AbortSignal): Promise<void> => {
+    const atMs = clock.wallMs()
+    const started = clock.monotonicMs()
+    const answer = await attemptDelivery(event, target, Math.floor(atMs / 1000), signal)
+    const durationMs = clock.monotonicMs() - started
+    if (signal.aborted) {
+      await store.release(event.id)
+      return
+    }
+    const next = nextStep(event.attempts, answer, clock.wallMs(), settings.retryScheduleMs, random())
+    const status = answer.kind === 'status' ? answer.status : null
+    await store.settle(event.id, { atMs, status, error: answer.kind === 'error' ? answer.reason : null, durationMs }, next)
+    const line = { id: event.id, key: event.key, orderKey: event.orderKey, attempt: event.attempts + 1, status, error: answer.kind === 'error' ? answer.reason : undefined }
+    if (next.status === 'delivered') {
+      log.info(line, 'webhook delivered')
+      observer.delivery('delivered', durationMs / 1000)
+    } else if (next.status === 'pending') {
+      log.warn({ ...line, nextAttemptAt: new Date(next.nextAttemptAtMs).toISOString() }, 'webhook delivery failed; will retry')
+      observer.delivery('failed_attempt', durationMs / 1000)
+    } else {
+      log.error(line, 'webhook failed after the last attempt')
+      observer.delivery('failed', durationMs / 1000)
+    }
+  }
+  const tick = (): void => {
+    look()
+    poll = clock.setTimeout(tick, POLL_INTERVAL_MS)
+  }
+  const removeExpired = (): void => {
+    store.removeSettledBefore(clock.wallMs() - settings.retentionS * 1000)
+      .then((n) => { if (n > 0) log.info({ removed: n }, 'webhook retention: delivered and failed events removed') })
+      .catch((err: unknown) => { log.error({ err }, 'webhook retention cleanup failed') })
+    cleanup = clock.setTimeout(removeExpired, CLEANUP_INTERVAL_MS)
+  }
+
+  return {
+    start () {
+      if (running || stopped !== null) return
+      running = true
+      tick()
+      removeExpired()
+    },
+    wake: look,
+    stop () {
+      stopped ??= (async () => {
+        running = false
+        if (poll !== null) clock.clearTimeout(poll)
+        if (cleanup !== null) clock.clearTimeout(cleanup)
+        for (const { abort } of inFlight.values()) abort.abort()
+        await Promise.all([...inFlight.values()].map((f) => f.done))
+        await ownAgent?.destroy()
+      })()
+      return stopped
+    },
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The inbox's metrics (SPEC §10), on the registry the proxy's /metrics serves, with its prefix.
+ * Labels are outcomes only: never a path, a path token or an event id. The three gauges read the
+ * store when scraped (one query per scrape, not per event).
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { InboxStats } from './inbox-store.js'
+
+export type IntakeOutcomeLabel = 'stored' | 'duplicate' | 'unauthorized' | 'not_allowed' | 'too_large' | 'unavailable'
+export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
+
+export interface InboxObserver {
+  received: (outcome: IntakeOutcomeLabel, seconds: number | null) => void
+  delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
+}
+
+export const noInboxObserver: InboxObserver = { received () {}, delivery () {} }
+
+export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<InboxStats>, nowMs: () => number): InboxObserver {
+  const p = prefix
+  const received = new Counter({ name: `${p}webhooks_received_total`, help: 'Webhook intake answers by outcome', labelNames: ['outcome'], registers: [registry] })
+  const intake = new Histogram({
+    name: `${p}webhook_intake_duration_seconds`, help: 'Webhook receipt to answer', registers: [registry],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+  })
+  const deliveries = new Counter({ name: `${p}webhook_deliveries_total`, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] })
+  const delivery = new Histogram({
+    name: `${p}webhook_delivery_duration_seconds`, help: 'Duration of webhook delivery attempts', registers: [registry],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 30],
+  })
+  // One store read per scrape, shared by the three gauges (prom-client collects them one after another).
+  let snapshot: Promise<InboxStats> | null = null
+  const read = async (): Promise<InboxStats> => {
+    snapshot ??= stats().finally(() => { setImmediate(() => { snapshot = null }) })
+    return await snapshot
+  }
+  new Gauge({ name: `${p}webhooks_pending`, help: 'Events waiting for delivery', registers: [registry], async collect () { this.set((await read()).pending) } })
+  new Gauge({ name: `${p}webhooks_failed`, help: 'Events failed after the last attempt, kept until the retention ends', registers: [registry], async collect () { this.set((await read()).failed) } })
+  new Gauge({
+    name: `${p}webhook_oldest_pending_age_seconds`, help: 'Age of the oldest event waiting for delivery (0 when none)', registers: [registry],
+    async collect () {
+      const oldest = (await read()).oldestPendingReceivedAtMs
+      this.set(oldest === null ? 0 : Math.max(0, (nowMs() - oldest) / 1000))
+    },
+  })
+  for (const outcome of ['stored', 'duplicate', 'unauthorized', 'not_allowed', 'too_large', 'unavailable']) received.inc({ outcome }, 0)
+  for (const outcome of ['delivered', 'failed_attempt', 'failed']) deliveries.inc({ outcome }, 0)
+  return {
+    received (outcome, seconds) {
+      received.inc({ outcome })
+      if (seconds !== null) intake.observe(seconds)
+    },
+    delivery (outcome, seconds) {
+      deliveries.inc({ outcome })
+      delivery.observe(seconds)
+    },
+  }
+}

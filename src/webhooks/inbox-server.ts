@@ -1,0 +1,114 @@
+/**
+ * buildInbox(config, deps): the webhook inbox (SPEC §10) as a second Fastify instance beside the
+ * proxy's, never listening by itself (cli.ts does). It serves `POST /webhooks/<path token>` and
+ * `GET /healthz`, nothing else, and owns the store and the deliverer. It imports nothing of the
+ * proxy's plugins, and they nothing of it.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { createServer, type RequestListener, type Server } from 'node:http'
+import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
+import type { Dispatcher } from 'undici'
+import { systemClock, type Clock } from '../clock.js'
+import type { Config } from '../config/config.js'
+import type { WebhookConfig } from '../config/webhook-config.js'
+import { blockListOf } from '../config/network-lists.js'
+import { createClientErrorHandler, createExpectationHandler } from '../http/client-errors.js'
+import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
+import { METRIC_PREFIX } from '../ops/metrics.js'
+import { createDeliverer, type Deliverer } from './deliverer.js'
+import { inboxErrors } from './inbox-errors.js'
+import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
+import type { InboxStore } from './inbox-store.js'
+import { intakeRoute } from './intake-route.js'
+import { openStore } from './open-store.js'
+import { createPathTokenMatcher } from './path-token.js'
+
+/** Slow senders: headers within 10 s, the whole request within 30 s (as the proxy's listener). */
+const HEADERS_TIMEOUT_MS = 10_000
+const REQUEST_TIMEOUT_MS = 30_000
+
+export interface InboxDeps {
+  logger: Logger
+  clock?: Clock
+  /** Built from the settings and `state` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
+  store?: InboxStore
+  /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
+  registry?: Registry
+  /** Outbound dispatcher for deliveries; one of the inbox's own when absent. */
+  dispatcher?: Dispatcher
+  linger?: LingerBounds
+  /** Slow-sender bounds (headers, whole request); tests shorten them. */
+  timeouts?: { headersMs: number, requestMs: number }
+  random?: () => number
+}
+
+export interface WebhooksReadiness { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
+
+export interface Inbox {
+  app: FastifyInstance
+  store: InboxStore
+  deliverer: Deliverer
+  readiness: () => Promise<WebhooksReadiness>
+}
+
+export async function buildInbox (settings: WebhookConfig, state: Config['state'], deps: InboxDeps): Promise<Inbox> {
+  const clock = deps.clock ?? systemClock
+  const log = deps.logger.child({ component: 'webhooks' })
+  const store = deps.store ?? await openStore(settings, { state, log })
+  const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
+  const linger = deps.linger ?? DEFAULT_LINGER
+  const loggerInstance: FastifyBaseLogger = log
+  const app = Fastify({
+    loggerInstance,
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    return503OnClosing: false,
+    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }),
+    clientErrorHandler: createClientErrorHandler(log, linger, notAnIntake),
+  })
+  app.removeAllContentTypeParsers()
+  // Any content type is taken, byte for byte (SPEC §10); the route's bodyLimit bounds it.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
+  inboxErrors(app, { bodyLimitBytes: settings.bodyLimitBytes, linger, observer })
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random })
+  await app.register(intakeRoute, {
+    settings,
+    store,
+    matchesToken: createPathTokenMatcher(settings.pathTokens),
+    trusted: blockListOf(settings.trustedProxies),
+    allowed: settings.allowedSources.length === 0 ? null : blockListOf(settings.allowedSources),
+    observer,
+    clock,
+    onStored: deliverer.wake,
+  })
+  app.addHook('onReady', async () => { deliverer.start() })
+  // Intakes in progress finish storing and are answered (Fastify waits for them); deliveries in
+  // flight are abandoned without counting as an attempt, and resume at the next start.
+  app.addHook('onClose', async () => {
+    await deliverer.stop()
+    if (deps.store === undefined) await store.close()
+  })
+
+  const readiness = async (): Promise<WebhooksReadiness> => {
+    const stats = await store.stats()
+    const age = stats.oldestPendingReceivedAtMs === null ? 0 : Math.max(0, Math.floor((clock.wallMs() - stats.oldestPendingReceivedAtMs) / 1000))
+    return { ready: store.ready(), pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
+  }
+  return { app, store, deliverer, readiness }
+}
+
+/**
+ * The inbox counts intakes by outcome (SPEC §10); a request refused by Node's parser before it was
+ * one (malformed, an unsupported Expect) has its warn line and nothing to count.
+ */
+function notAnIntake (): void {}
+
+function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }): Server {
+  const server = createServer({
+    headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs), requireHostHeader: false,
+  }, handler)
+  server.on('checkExpectation', createExpectationHandler(log, linger, notAnIntake))
+  return server
+}

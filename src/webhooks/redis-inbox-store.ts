@@ -1,0 +1,128 @@
+/**
+ * The InboxStore in Redis (SPEC §10), for several replicas sharing one inbox: every step that must
+ * be exclusive is one Lua script (redis-inbox-lua.ts), so two replicas never lease one event at once,
+ * and a dead replica's leases are taken over by the next claim after they end (delivery timeout +
+ * 30 s). An intake is answered once Redis acknowledged it: durable as far as Redis's persistence
+ * goes, so the start log warns when the server runs without append-only persistence. Commands fail
+ * fast while Redis is down (no offline queue), and intake answers 503 instead of hanging.
+ */
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { WebhookStoreUnavailableError } from '../errors.js'
+import { newEventId } from './event-id.js'
+import type { AttemptRecord, EventStatus, InboxStore, IntakeOutcome, StoredEvent } from './inbox-store.js'
+import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SETTLE_LUA } from './redis-inbox-lua.js'
+import type { HeaderList } from './stored-headers.js'
+
+const COMMAND_TIMEOUT_MS = 2000
+const REMOVE_BATCH = 500
+
+export interface RedisInboxOptions {
+  /** May hold a password: never logged. */
+  url: string
+  keyPrefix: string
+  retentionMs: number
+  maxEvents: number
+  maxBytes: number
+  log: Logger
+}
+
+type Run = (...args: Array<string | number | Buffer>) => Promise<unknown>
+
+export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
+  const P = options.keyPrefix
+  const owner = randomUUID()
+  const client = new Redis(options.url, {
+    enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS,
+    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
+  })
+  const scripts: Record<string, Run> = {}
+  for (const [name, lua] of Object.entries({ whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA })) {
+    client.defineCommand(name, { numberOfKeys: 0, lua })
+    scripts[name] = (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
+  }
+  const run = (name: string, ...args: Array<string | number | Buffer>): Promise<unknown> => (scripts[name] as Run)(P, ...args)
+  // ioredis messages can carry the address or URL: only the error's code reaches the log.
+  client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'webhook store (Redis) unavailable') })
+  client.on('ready', () => {
+    client.info('persistence').then((info) => {
+      if (/aof_enabled:0/.test(info)) options.log.warn('Redis runs without append-only persistence (appendonly no): webhook events acknowledged with 200 can be lost if Redis restarts')
+    }, () => {})
+  })
+  client.connect().catch(() => {})
+
+  const event = async (id: string): Promise<StoredEvent | null> => {
+    const h = await client.hgetallBuffer(`${P}wh:ev:${id}`)
+    if (h['key'] === undefined) return null
+    const text = (name: string): string => h[name]?.toString('utf8') ?? ''
+    return {
+      id,
+      key: text('key'),
+      bodySha256: text('sha'),
+      orderKey: text('order') === '' ? null : text('order'),
+      body: h['body'] ?? Buffer.alloc(0),
+      headers: JSON.parse(text('headers')) as HeaderList,
+      source: text('source'),
+      receivedAtMs: Number(text('at')),
+      status: text('status') as EventStatus,
+      attempts: Number(text('attempts')),
+      nextAttemptAtMs: Number(text('next')),
+      conflictWith: text('conflict') === '' ? null : text('conflict'),
+    }
+  }
+  const events = async (ids: readonly string[]): Promise<StoredEvent[]> => (await Promise.all(ids.map(event))).filter((e): e is StoredEvent => e !== null)
+
+  return {
+    async intake (e) {
+      let reply: string[]
+      try {
+        reply = await run('whIntake', e.key, e.bodySha256, e.orderKey ?? '', e.body, JSON.stringify(e.headers), e.source, e.receivedAtMs, newEventId(), options.retentionMs, options.maxEvents, options.maxBytes) as string[]
+      } catch (err) {
+        throw new WebhookStoreUnavailableError('Redis did not acknowledge it', err)
+      }
+      const [kind, id = '', conflictWith = ''] = reply
+      if (kind === 'full') throw new WebhookStoreUnavailableError('the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES)')
+      return (kind === 'conflict' ? { kind, id, conflictWith } : { kind, id }) as IntakeOutcome
+    },
+    async claimDue (nowMs, limit, leaseMs) {
+      return await events(await run('whClaim', nowMs, limit, nowMs + leaseMs, owner) as string[])
+    },
+    async settle (id, attempt, next) {
+      await run('whSettle', id, owner, JSON.stringify(attempt), next.status, next.status === 'pending' ? next.nextAttemptAtMs : 0)
+    },
+    async release (id) { await run('whRelease', id, owner) },
+    async list ({ status, sinceMs = 0, limit = 1000 }) {
+      const set = status === 'pending' ? 'wh:pending' : status === 'failed' ? 'wh:failed' : 'wh:all'
+      const ids = await client.zrangebyscore(`${P}${set}`, sinceMs, '+inf', 'LIMIT', 0, status === 'delivered' ? -1 : limit)
+      const found = await events(ids)
+      return (status === undefined ? found : found.filter((e) => e.status === status)).slice(0, limit)
+    },
+    async show (id) {
+      const found = await event(id)
+      if (found === null) return null
+      const attempts = (await client.lrange(`${P}wh:att:${id}`, 0, -1)).map((a) => JSON.parse(a) as AttemptRecord)
+      return { event: found, attempts }
+    },
+    async replay (selection, nowMs) {
+      const ids = 'ids' in selection ? selection.ids : await client.zrangebyscore(`${P}wh:failed`, selection.failedSinceMs, '+inf')
+      const replayed: string[] = []
+      for (const id of ids) if (await run('whReplay', id, nowMs) === 1) replayed.push(id)
+      return replayed
+    },
+    async stats () {
+      const [pending, failed, oldest] = await Promise.all([client.zcard(`${P}wh:pending`), client.zcard(`${P}wh:failed`), client.zrange(`${P}wh:pending`, '0', '0', 'WITHSCORES')])
+      return { pending, failed, oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]) }
+    },
+    async removeSettledBefore (beforeMs) {
+      let removed = 0
+      for (;;) {
+        const n = await run('whRemove', beforeMs, REMOVE_BATCH) as number
+        removed += n
+        if (n < REMOVE_BATCH) return removed
+      }
+    },
+    ready: () => client.status === 'ready',
+    async close () { client.disconnect() },
+  }
+}

@@ -1,0 +1,41 @@
+/** Rows of the SQLite store <-> the store's records. */
+import type { AttemptRecord, EventStatus, StoredEvent } from './inbox-store.js'
+import type { HeaderList } from './stored-headers.js'
+
+export interface EventRow {
+  id: string
+  key: string
+  body_sha256: string
+  order_key: string | null
+  body: Buffer
+  headers: string
+  source: string
+  received_at: number
+  status: string
+  attempts: number
+  next_attempt_at: number
+  conflict_with: string | null
+}
+
+export interface AttemptRow { at: number, status: number | null, error: string | null, duration_ms: number }
+
+export function eventOf (row: EventRow): StoredEvent {
+  return {
+    id: row.id,
+    key: row.key,
+    bodySha256: row.body_sha256,
+    orderKey: row.order_key,
+    body: row.body,
+    headers: JSON.parse(row.headers) as HeaderList,
+    source: row.source,
+    receivedAtMs: row.received_at,
+    status: row.status as EventStatus,
+    attempts: row.attempts,
+    nextAttemptAtMs: row.next_attempt_at,
+    conflictWith: row.conflict_with,
+  }
+}
+
+export function attemptOf (row: AttemptRow): AttemptRecord {
+  return { atMs: row.at, status: row.status, error: row.error, durationMs: row.duration_ms }
+}

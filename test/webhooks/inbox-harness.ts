@@ -1,0 +1,109 @@
+/**
+ * Starts the real inbox for a test: configuration through loadConfig (as the CLI reads it), a
+ * SQLite file in a temp dir, the inbox on 127.0.0.1 port 0, every log line captured, and an
+ * application (a real HTTP server) that records what it is delivered and answers as told.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { once } from 'node:events'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Test } from 'tap'
+import { loadConfig, type Env } from '../../src/config/load-config.js'
+import type { WebhookConfig } from '../../src/config/webhook-config.js'
+import { buildInbox, type Inbox, type InboxDeps } from '../../src/webhooks/inbox-server.js'
+import { captureLogger, type LogCapture } from '../helpers/harness.js'
+
+export const PATH_TOKEN = 'wht_Xq3pL9vT2mK8rN4sB7dF1gH'
+export const PREVIOUS_PATH_TOKEN = 'wht_prevA1b2C3d4E5f6G7h8I9j'
+export const SIGNING_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+export const PREVIOUS_SIGNING_SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
+export const VERIFY_SECRET = 'provider-dashboard-secret-7f3a9c'
+
+export interface Delivery { headers: IncomingMessage['headers'], body: Buffer, atMs: number }
+
+export interface App {
+  url: string
+  deliveries: Delivery[]
+  /** How the application answers; default 200. */
+  answer: (handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void) => void
+}
+
+export async function startApp (t: Test): Promise<App> {
+  const deliveries: Delivery[] = []
+  let handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void = (_req, res) => { res.end('ok') }
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks)
+      deliveries.push({ headers: req.headers, body, atMs: Date.now() })
+      handler(req, res, body)
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('no address')
+  return { url: `http://127.0.0.1:${address.port}/payments/events`, deliveries, answer: (h) => { handler = h } }
+}
+
+/** Every variable an inbox needs; the provider's own are placeholders (the inbox never calls it). */
+export function inboxEnv (deliverTo: string, storePath: string, overrides: Env = {}): Env {
+  return {
+    PAYMENTS_FIAT_BASE_URL: 'http://127.0.0.1:9/api/b2b',
+    PAYMENTS_SANDBOX_API_KEY: 'HC_sandbox_key_for_tests',
+    PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_sandbox_for_tests',
+    PROXY_EGRESS_IP_URL: 'off',
+    PROXY_WEBHOOK_LISTEN: '127.0.0.1:0',
+    PROXY_WEBHOOK_PATH_TOKEN: PATH_TOKEN,
+    PROXY_WEBHOOK_SIGNING_SECRET: SIGNING_SECRET,
+    PROXY_WEBHOOK_DELIVER_TO: deliverTo,
+    PROXY_WEBHOOK_STORE_PATH: storePath,
+    ...overrides,
+  }
+}
+
+export function tempDir (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-inbox-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+export interface RunningInbox extends Inbox {
+  url: string
+  port: number
+  intakeUrl: string
+  settings: WebhookConfig
+  logs: LogCapture
+}
+
+export async function startInbox (t: Test, env: Env, deps: Partial<InboxDeps> = {}): Promise<RunningInbox> {
+  const { config } = loadConfig(env)
+  if (config.webhooks === null) throw new Error('the inbox is off in this environment')
+  const { logger, logs } = captureLogger('trace')
+  const inbox = await buildInbox(config.webhooks, config.state, { logger, ...deps })
+  t.teardown(() => inbox.app.close())
+  await inbox.app.listen({ host: '127.0.0.1', port: 0 })
+  const address = inbox.app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no address')
+  const url = `http://127.0.0.1:${address.port}`
+  return { ...inbox, url, port: address.port, intakeUrl: `${url}/webhooks/${PATH_TOKEN}`, settings: config.webhooks, logs }
+}
+
+/** An inbox and an application it delivers to, in a fresh temp dir. */
+export async function startInboxAndApp (t: Test, overrides: Env = {}, deps: Partial<InboxDeps> = {}): Promise<{ inbox: RunningInbox, app: App, dir: string }> {
+  const app = await startApp(t)
+  const dir = tempDir(t)
+  const inbox = await startInbox(t, inboxEnv(app.url, join(dir, 'webhooks.db'), overrides), deps)
+  return { inbox, app, dir }
+}
+
+export async function post (url: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number, headers: Headers, json: Record<string, unknown>, text: string, body: string }> {
+  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } })
+  const text = await res.text()
+  let json: Record<string, unknown>
+  try { json = JSON.parse(text) as Record<string, unknown> } catch { json = {} }
+  return { status: res.status, headers: res.headers, json, text, body: text }
+}

@@ -1,0 +1,189 @@
+/**
+ * One suite for the InboxStore contract (SPEC §10), run against each implementation's factory, the
+ * way test/state runs its suite over memory and Redis. The SQLite store runs on a real file.
+ */
+import t, { type Test } from 'tap'
+import { join } from 'node:path'
+import { WebhookStoreUnavailableError } from '../../src/errors.js'
+import type { InboxStore, NewEvent } from '../../src/webhooks/inbox-store.js'
+import { createSqliteStore } from '../../src/webhooks/sqlite-store.js'
+import { createRedisInboxStore } from '../../src/webhooks/redis-inbox-store.js'
+import { eventually } from '../helpers/eventually.js'
+import { captureLogger } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
+import { tempDir } from './inbox-harness.js'
+
+interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number }
+interface Made { store: InboxStore, reopen: () => Promise<InboxStore> }
+interface Factory {
+  name: string
+  /** Whether leases are the process's own, void when another store opens the data (one process owns an SQLite file), or shared by replicas. */
+  voidsLeasesOnOpen: boolean
+  /** A store; `reopen` gives another one on the same data (a restart, or another replica). */
+  make: (t: Test, bounds?: Bounds) => Promise<Made>
+}
+
+const factories: Factory[] = [{
+  name: 'sqlite',
+  voidsLeasesOnOpen: true,
+  async make (t, bounds = {}) {
+    const path = join(tempDir(t), 'webhooks.db')
+    const open = async (): Promise<InboxStore> => {
+      const store = createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+      t.teardown(() => store.close())
+      return store
+    }
+    return { store: await open(), reopen: open }
+  },
+}, {
+  name: 'redis',
+  voidsLeasesOnOpen: false,
+  async make (t, bounds = {}) {
+    const redis = await startRedis(t)
+    const { logger } = captureLogger()
+    const open = async (): Promise<InboxStore> => {
+      const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+      t.teardown(() => store.close())
+      await eventually(() => store.ready(), { what: 'Redis store ready' })
+      return store
+    }
+    return { store: await open(), reopen: open }
+  },
+}]
+
+const T0 = Date.UTC(2026, 10, 26, 12, 0, 0)
+let n = 0
+const event = (overrides: Partial<NewEvent> = {}): NewEvent => {
+  const i = n++
+  return { key: `id:e${i}`, bodySha256: `h${i}`, orderKey: null, body: Buffer.from(`{"n":${i}}`), headers: [['content-type', 'application/json']], source: '203.0.113.7', receivedAtMs: T0 + i, ...overrides }
+}
+
+for (const factory of factories) {
+  t.test(`${factory.name} store`, async (t) => {
+    t.test('an event is stored and read back byte for byte, and survives a reopen', async (t) => {
+      const { store, reopen } = await factory.make(t)
+      const body = Buffer.from([0xff, 0x00, 0x7b, 0xfe])
+      const outcome = await store.intake(event({ body, headers: [['content-type', 'application/octet-stream'], ['x-a', '1'], ['x-a', '2']] }))
+      t.equal(outcome.kind, 'stored')
+      await store.close()
+      const again = await reopen()
+      const shown = await again.show(outcome.id)
+      t.ok(shown?.event.body.equals(body))
+      t.same(shown?.event.headers, [['content-type', 'application/octet-stream'], ['x-a', '1'], ['x-a', '2']])
+      t.equal(shown?.event.status, 'pending')
+      t.equal(shown?.event.source, '203.0.113.7')
+    })
+
+    t.test('duplicates within the retention get the first id; after it, the key is new again; another body is a conflict', async (t) => {
+      const { store } = await factory.make(t, { retentionMs: 1000 })
+      const first = await store.intake(event({ key: 'id:dup', bodySha256: 'a', receivedAtMs: T0 }))
+      t.same(await store.intake(event({ key: 'id:dup', bodySha256: 'a', receivedAtMs: T0 + 999 })), { kind: 'duplicate', id: first.id })
+      const conflict = await store.intake(event({ key: 'id:dup', bodySha256: 'b', receivedAtMs: T0 + 10 }))
+      t.same(conflict, { kind: 'conflict', id: conflict.id, conflictWith: first.id })
+      t.same(await store.intake(event({ key: 'id:dup', bodySha256: 'b', receivedAtMs: T0 + 20 })), { kind: 'duplicate', id: conflict.id }, 'the conflicting body resent')
+      t.equal((await store.intake(event({ key: 'id:dup', bodySha256: 'a', receivedAtMs: T0 + 5000 }))).kind, 'stored', 'past the retention')
+    })
+
+    t.test('copies submitted together are stored once, and every copy gets the one id', async (t) => {
+      const { store } = await factory.make(t)
+      const outcomes = await Promise.all(Array.from({ length: 50 }, () => store.intake(event({ key: 'id:same', bodySha256: 'same' }))))
+      t.equal(new Set(outcomes.map((o) => o.id)).size, 1)
+      t.equal(outcomes.filter((o) => o.kind === 'stored').length, 1)
+      t.equal((await store.list({})).length, 1)
+    })
+
+    t.test('past the bound of events or bytes an intake is refused with WebhookStoreUnavailableError; nothing is dropped', async (t) => {
+      const byCount = await factory.make(t, { maxEvents: 2 })
+      await byCount.store.intake(event())
+      await byCount.store.intake(event())
+      await t.rejects(byCount.store.intake(event()), WebhookStoreUnavailableError)
+      t.equal((await byCount.store.list({})).length, 2)
+      await byCount.store.close()
+      await t.rejects((await byCount.reopen()).intake(event()), WebhookStoreUnavailableError, 'the bound holds after a reopen')
+      const byBytes = await factory.make(t, { maxBytes: 100 })
+      await byBytes.store.intake(event({ body: Buffer.alloc(60) }))
+      await t.rejects(byBytes.store.intake(event({ body: Buffer.alloc(60) })), WebhookStoreUnavailableError)
+      t.equal((await byBytes.store.intake(event({ body: Buffer.alloc(30) }))).kind, 'stored', 'a smaller one still fits')
+    })
+
+    t.test('claimDue hands out due events once, the head of each order key only, until settled or released', async (t) => {
+      const { store } = await factory.make(t)
+      const a1 = await store.intake(event({ orderKey: 'pay_A' }))
+      const a2 = await store.intake(event({ orderKey: 'pay_A' }))
+      const b1 = await store.intake(event({ orderKey: 'pay_B' }))
+      const c = await store.intake(event())
+      const later = await store.intake(event({ receivedAtMs: T0 + 1_000_000 }))
+      const now = T0 + 1000
+      const claimed = await store.claimDue(now, 10, 60_000)
+      t.same(claimed.map((e) => e.id).sort(), [a1.id, b1.id, c.id].sort(), 'heads of each key and the unordered event; not the future one')
+      t.same(await store.claimDue(now, 10, 60_000), [], 'leased events are not handed out twice')
+      await store.release(b1.id)
+      t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [b1.id], 'a released event is claimable again, not counted as an attempt')
+      await store.settle(a1.id, { atMs: now, status: 500, error: null, durationMs: 3 }, { status: 'pending', nextAttemptAtMs: now + 5000 })
+      t.same(await store.claimDue(now, 10, 60_000), [], 'pay_A n=2 waits behind n=1, retrying')
+      t.same((await store.claimDue(now + 5000, 10, 60_000)).map((e) => e.id), [a1.id], 'n=1 again when its retry is due')
+      await store.settle(a1.id, { atMs: now, status: 200, error: null, durationMs: 3 }, { status: 'delivered' })
+      t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [a2.id], 'n=2 once n=1 is delivered')
+      t.same((await store.claimDue(now + 120_000, 10, 60_000)).map((e) => e.id).sort(), [a2.id, b1.id, c.id].sort(), 'expired leases are taken over')
+      t.same(await store.claimDue(now + 120_000, 10, 60_000), [], 'and leased again')
+      const shown = await store.show(a1.id)
+      t.same(shown?.attempts.map((a) => a.status), [500, 200])
+      t.equal(shown?.event.attempts, 2)
+      t.ok(later.id)
+    })
+
+    t.test('a killed process\'s leases are taken over: at once on reopen (SQLite) or when they end (Redis)', async (t) => {
+      const { store, reopen } = await factory.make(t)
+      const e = await store.intake(event({ receivedAtMs: T0 }))
+      t.equal((await store.claimDue(T0 + 10, 10, 60_000)).length, 1)
+      const again = await reopen()
+      t.same((await again.claimDue(T0 + 10, 10, 60_000)).map((x) => x.id), factory.voidsLeasesOnOpen ? [e.id] : [], 'at once, or not yet')
+      t.same((await again.claimDue(T0 + 60_011, 10, 60_000)).map((x) => x.id), [e.id], 'after the lease ends')
+      await store.settle(e.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.equal((await again.show(e.id))?.event.status, factory.voidsLeasesOnOpen ? 'delivered' : 'pending', 'a lost lease\'s late answer does not settle another\'s lease (Redis)')
+    })
+
+    t.test('claims at once (from two replicas, or one SQLite store, which one process owns) never hand out one event twice', async (t) => {
+      const { store, reopen } = await factory.make(t)
+      const other = factory.voidsLeasesOnOpen ? store : await reopen()
+      for (let i = 0; i < 100; i++) await store.intake(event({ receivedAtMs: T0 }))
+      const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).claimDue(T0 + 10, 10, 60_000)))
+      const ids = claims.flat().map((e) => e.id)
+      t.equal(ids.length, 100, 'all claimed')
+      t.equal(new Set(ids).size, 100, 'none twice')
+    })
+
+    t.test('replay puts events back to pending with a fresh schedule and the same id', async (t) => {
+      const { store } = await factory.make(t)
+      const failed = await store.intake(event({ receivedAtMs: T0 }))
+      const delivered = await store.intake(event({ receivedAtMs: T0 }))
+      const oldFailed = await store.intake(event({ receivedAtMs: T0 - 100_000 }))
+      for (const [id, status] of [[failed.id, 'failed'], [delivered.id, 'delivered'], [oldFailed.id, 'failed']] as const) {
+        await store.claimDue(T0 + 10, 10, 60_000)
+        await store.settle(id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status })
+      }
+      t.same(await store.replay({ failedSinceMs: T0 - 1000 }, T0 + 50), [failed.id], 'failed since the time only')
+      t.same(await store.replay({ ids: [delivered.id, 'msg_unknown'] }, T0 + 50), [delivered.id], 'by id; an unknown id is not replayed')
+      const shown = await store.show(failed.id)
+      t.equal(shown?.event.status, 'pending')
+      t.equal(shown?.event.attempts, 0)
+      t.equal(shown?.event.nextAttemptAtMs, T0 + 50)
+      t.equal(shown?.attempts.length, 1, 'earlier attempts are kept')
+      t.same((await store.list({ status: 'failed' })).map((e) => e.id), [oldFailed.id])
+    })
+
+    t.test('retention removes delivered and failed events, never pending ones, and frees the bound', async (t) => {
+      const { store } = await factory.make(t, { maxEvents: 3 })
+      const delivered = await store.intake(event({ receivedAtMs: T0 }))
+      const failed = await store.intake(event({ receivedAtMs: T0 }))
+      const pending = await store.intake(event({ receivedAtMs: T0 }))
+      await store.claimDue(T0 + 10, 10, 60_000)
+      await store.settle(delivered.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      await store.settle(failed.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'failed' })
+      t.same(await store.stats(), { pending: 1, failed: 1, oldestPendingReceivedAtMs: T0 })
+      t.equal(await store.removeSettledBefore(T0 + 1), 2)
+      t.same((await store.list({})).map((e) => e.id), [pending.id])
+      t.equal((await store.intake(event())).kind, 'stored', 'room again')
+    })
+  })
+}
