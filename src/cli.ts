@@ -17,9 +17,9 @@ import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 
 const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | --help]
-  serve   run the proxy (default)
-  caller-key  print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
-  check   validate configuration, fetch a token per environment and the egress IP; exit 0 when all is well
+  serve        run the proxy (default)
+  check        validate configuration and the listen address, fetch a token per environment and the egress IP; exit 0 when all is well
+  caller-key   print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
 Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
 function load (): LoadedConfig {
