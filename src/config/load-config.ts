@@ -10,7 +10,7 @@ import { parseEnv } from 'node:util'
 import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-urls.js'
 import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type EnvironmentName, type InterfaceName } from './config.js'
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
-import { envSchema, KNOWN_VARIABLES, type RawSettings } from './schema.js'
+import { envSchema, KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
@@ -144,10 +144,13 @@ function readSettings (env: Env, options: LoadOptions, problems: string[]): { va
   }
 }
 
+/** The schema's names, and the `_FILE` form of every secret, whether or not the schema lists it. */
+const KNOWN_NAMES: ReadonlySet<string> = new Set([...KNOWN_VARIABLES, ...SECRET_VARIABLES.map((name) => `${name}_FILE`)])
+
 /** Unknown PAYMENTS_ and PROXY_ names stop the start, unless PROXY_ALLOW_UNKNOWN_VARIABLES=true makes them warnings. */
 function reportUnknownVariables (variables: Env, settings: RawSettings, problems: string[], warnings: string[]): void {
   const allowed = settings.PROXY_ALLOW_UNKNOWN_VARIABLES === 'true'
-  for (const unknown of findUnknownVariables(Object.keys(variables), KNOWN_VARIABLES)) {
+  for (const unknown of findUnknownVariables(Object.keys(variables), KNOWN_NAMES)) {
     if (allowed) warnings.push(`${describeUnknown(unknown)} (ignored: PROXY_ALLOW_UNKNOWN_VARIABLES=true)`)
     else problems.push(`${describeUnknown(unknown)} (a misspelt setting would be ignored; set PROXY_ALLOW_UNKNOWN_VARIABLES=true to start anyway)`)
   }

@@ -1,10 +1,12 @@
 /**
- * Runs the fake provider as its own process: the compose demo starts it as
- * `node dist/fake-provider/cli.js`. Configured from FAKE_PROVIDER_* variables; prints one JSON line
- * with the URLs to point the proxy at, and stops cleanly on SIGTERM/SIGINT.
+ * Runs the fake provider as its own process: `node dist/fake-provider/cli.js` after `npm run build`
+ * (docs/operations.md, "The fake provider alone"), and the compose demo's `fake-provider` service.
+ * Configured from FAKE_PROVIDER_* variables; prints one JSON line with the URLs to point the proxy
+ * at and the demo credentials it accepts (public test values, useless anywhere else), and stops
+ * cleanly on SIGTERM/SIGINT.
  */
 
-import { startFakeProvider } from './fake-provider.js'
+import { DEMO_CREDENTIALS, startFakeProvider } from './fake-provider.js'
 
 function readPort (name: string, fallback: number): number {
   const raw = process.env[name]
@@ -39,7 +41,8 @@ async function main (): Promise<void> {
     cryptoBaseUrl: provider.cryptoBaseUrl,
     cryptoSandboxBaseUrl: provider.cryptoSandboxBaseUrl,
     ipEchoUrl: provider.ipEchoUrl,
-    credentials: 'the DEMO_CREDENTIALS exported by fake-provider/index',
+    // The proxy's variables for them: PAYMENTS_<ENVIRONMENT>_API_KEY and _PUBLIC_KEY.
+    credentials: DEMO_CREDENTIALS,
   })}\n`)
 
   const stop = (): void => {

@@ -44,12 +44,21 @@ t.test('the proxy is a native sidecar that holds the app back until a token is h
   t.ok((sidecar['volumeMounts'] as Doc[]).some((m) => m['readOnly'] === true && m['subPath'] === undefined), 'secrets mounted read-only as a directory (no subPath: rotation reaches the file)')
 })
 
-t.test('egress is limited to the provider, the IP echo service, DNS and Redis', async (t) => {
-  const policy = docs.find((d) => d['kind'] === 'NetworkPolicy')
-  t.ok(policy, 'a NetworkPolicy')
-  t.ok((at(policy, 'spec.policyTypes') as string[]).includes('Egress'), 'Egress is a policy type')
-  const rules = at(policy, 'spec.egress') as Doc[]
+t.test('the sidecar\'s policy: egress to the provider, the IP echo service, DNS and Redis; ingress for the metrics scrape only', async (t) => {
+  const policies = docs.filter((d) => d['kind'] === 'NetworkPolicy')
+  const sidecar = policies.find((d) => at(d, 'metadata.name') === 'payments-auth-proxy-sidecar')
+  t.ok(sidecar, 'a NetworkPolicy of the sidecar\'s own')
+  t.ok((at(sidecar, 'spec.policyTypes') as string[]).includes('Egress'), 'Egress is a policy type')
+  const rules = at(sidecar, 'spec.egress') as Doc[]
   const ports = rules.map((r) => (r['ports'] as Array<{ port: number }>).map((p) => p.port).sort().join(','))
-  t.same(ports.sort(), ['443', '443', '53,53', '6379'], 'DNS, the provider, the echo service and Redis (the replicas\' shared inbox), nothing else')
+  t.same(ports.sort(), ['443', '443', '53,53', '6379'], 'DNS, the provider, the echo service and Redis (records, limits, the replicas\' shared inbox), nothing else')
   t.ok(rules.every((r) => Array.isArray(r['to']) && (r['to'] as unknown[]).length > 0), 'every egress rule names its destination')
+  const ingress = at(sidecar, 'spec.ingress') as Doc[]
+  t.same(ingress.map((r) => (r['ports'] as Array<{ port: number }>).map((p) => p.port)), [[8080], [8443]], 'ingress: the proxy\'s port for /metrics, the inbox\'s for the ingress controller')
+  t.ok(ingress.every((r) => Array.isArray(r['from']) && (r['from'] as unknown[]).length > 0), 'only from named peers, not from anywhere')
+  // Policies selecting one Pod add up: the application's own rules live in a policy of their own.
+  const app = policies.find((d) => at(d, 'metadata.name') === 'payments-app')
+  t.ok(app, 'the application\'s own policy is shown beside it')
+  t.same(at(app, 'spec.podSelector'), at(sidecar, 'spec.podSelector'), 'both select the same Pods')
+  t.ok((at(app, 'spec.egress') as Doc[]).length > 0, 'the application keeps egress of its own (its database)')
 })

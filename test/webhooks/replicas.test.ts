@@ -31,7 +31,7 @@ t.test('two replicas on one Redis deliver each event once, in key order, whichev
   await new Promise((resolve) => setTimeout(resolve, 500))
   t.equal(app.deliveries.length, 60, 'none delivered twice')
   for (const ref of ['pay_0', 'pay_1', 'pay_2']) {
-    const order = app.deliveries.map((d) => JSON.parse(d.body) as { ref: string, n: number }).filter((b) => b.ref === ref).map((b) => b.n)
+    const order = app.deliveries.map((d) => JSON.parse(d.body.toString()) as { ref: string, n: number }).filter((b) => b.ref === ref).map((b) => b.n)
     t.same(order, Array.from({ length: 20 }, (_, n) => n), `${ref}: delivered in the order received`)
   }
 })
