@@ -15,6 +15,7 @@ import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { eventually } from '../helpers/eventually.js'
 
 const KEY = 'pak_spelling-agent-key-0123456789abcdefghijklmnopqrs'
 
@@ -44,6 +45,8 @@ async function rig (t: Test, options: { callers: boolean, redis: boolean }): Pro
   if (options.redis) env['PROXY_REDIS_URL'] = (await startRedis(t)).url
   const proxy = await startProxy(t, providerEnv(provider, env))
   await waitReady(proxy)
+  // Redis connects on its own time: the transactions below need it.
+  await eventually(() => proxy.store.status().ready, { what: 'the state store connected' })
   return { provider, proxy, callers: options.callers }
 }
 
