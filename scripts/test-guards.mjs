@@ -22,7 +22,7 @@ const MUTATIONS = [
     rule: 'an amount is rounded up to 1e-8 before comparing (§7)',
     file: 'src/callers/amount-limits.ts',
     edits: [{ search: "const units = toUnits(amountRead.value, 'up')", replace: "const units = toUnits(amountRead.value, 'down')" }],
-    tests: ['test/callers/amount-limits.test.ts'],
+    tests: ['test/callers/amount-decision.test.ts', 'test/callers/amount-limits.test.ts'],
   },
   {
     name: 'day-total-given-back-on-5xx',
