@@ -74,6 +74,13 @@ const MUTATIONS = [
     tests: ['test/callers/callers-proxy.test.ts'],
   },
   {
+    name: 'linger-without-total-bound',
+    rule: 'a lingering socket is closed at its total bound even if the client keeps sending (§5 HTTP edges)',
+    file: 'src/http/lingering-close.ts',
+    edits: [{ search: 'setTimeout(destroy, bounds.totalMs)', replace: 'setTimeout(destroy, bounds.totalMs * 100)' }],
+    tests: ['test/security/http-edges.test.ts'],
+  },
+  {
     name: 'amount-step-before-idempotency',
     rule: 'a replay, 409 or 422 is answered before the amount step and costs no amount (§7)',
     file: 'src/server.ts',

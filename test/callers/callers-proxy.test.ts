@@ -87,6 +87,14 @@ t.test('callers file: every §7 refusal in the contract shape, none reaching the
   const access = proxy.logs.find('proxied request')
   t.ok(access.some((r) => r.caller === 'payout-agent') && access.some((r) => r.caller === 'local-service'), 'the access line names the caller')
   t.ok(proxy.logs.records.some((r) => r.msg === 'caller refused' && r.caller === 'payout-agent' && r.code === 'CALLER_RATE_LIMITED'), 'refusals logged with caller and code')
+  // SPEC §7 audit: metrics are labelled by caller (counts from the table above).
+  const metrics = await (await request(`${proxy.url}/metrics`)).body.text()
+  const count = (pattern: RegExp): number => Number(pattern.exec(metrics)?.[1] ?? 0)
+  t.equal(count(/^payments_auth_proxy_caller_refusals_total\{caller="payout-agent",code="CALLER_RATE_LIMITED"\} (\d+)$/m), 1, 'refusals by caller and code')
+  t.equal(count(/^payments_auth_proxy_caller_refusals_total\{caller="local-service",code="CALLER_NOT_PERMITTED"\} (\d+)$/m), 3, 'the key-less caller has its own count (other path, key in the query, key in a cookie)')
+  t.equal(count(/^payments_auth_proxy_caller_refusals_total\{caller="anonymous",code="CALLER_UNAUTHENTICATED"\} (\d+)$/m), 2, 'failed identities count as anonymous')
+  t.equal(count(/^payments_auth_proxy_requests_total\{environment="sandbox",interface="fiat",status_class="2xx",caller="payout-agent"\} (\d+)$/m), 2, 'proxied requests by caller')
+  t.equal(count(/^payments_auth_proxy_requests_total\{environment="sandbox",interface="fiat",status_class="2xx",caller="local-agent"\} (\d+)$/m), 1)
 })
 
 t.test('requireExternalReference refuses a POST without a reference', async (t) => {
