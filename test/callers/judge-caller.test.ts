@@ -56,6 +56,7 @@ t.test('judgeCaller: identity, then allow, one row per rule', async (t) => {
     ['Bearer without a key', { authorizations: ['Bearer '] }, 'unauthenticated: Authorization is not "Bearer <caller key>"'],
     ['a key with a space inside', { authorizations: [`Bearer ${AGENT} x`] }, 'unauthenticated: Authorization is not "Bearer <caller key>"'],
     ['an empty Authorization', { authorizations: [''] }, 'unauthenticated: Authorization is not "Bearer <caller key>"'],
+    ['a scheme that only ends in Bearer', { authorizations: [`NotBearer ${AGENT}`] }, 'unauthenticated: Authorization is not "Bearer <caller key>"'],
     ['scheme in any case, spaces around the key', { authorizations: [`bEaReR  ${AGENT} `] }, 'permitted: agent'],
     ['a keySha256 written in upper case', { authorizations: bearer(OPEN) }, 'permitted: open'],
     ['a keyed caller with sources, from inside them', { authorizations: bearer(PINNED), peer: '10.1.2.3' }, 'permitted: pinned'],
