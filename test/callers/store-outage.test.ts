@@ -1,9 +1,10 @@
 /**
  * SPEC §9 in one process: while the shared store is unreachable, a request that needs it (a rate
  * limit, an amount limit, an idempotency check) is refused with 503 STATE_UNAVAILABLE within 2 s
- * and reaches no upstream; a request that needs none passes. Two outages against a real redis-server: killed
- * (the connection drops) and stalled (DEBUG SLEEP: the connection stays up, answers stop). The
- * memory store cannot fail a rate window or a day total, so these cases exist only with Redis.
+ * and reaches no upstream; a request that needs none passes. Two outages against a real
+ * redis-server: killed (the connection drops) and stalled (DEBUG SLEEP: the connection stays up,
+ * answers stop). The memory store cannot fail a rate window or a day total, so these cases exist
+ * only with Redis. Also checked during the outage: the store metrics, /readyz, one error line.
  * Guards the mutations "admit when the store errors", "reserve ok when the store errors" and
  * "forward when the claim errors" (test:guards); test/idempotency/replicas.test.ts runs the built
  * bundle, so it cannot see a mutation of src/.
