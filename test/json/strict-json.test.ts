@@ -1,6 +1,6 @@
 import t from 'tap'
 import { HeldJson } from '../../src/json/held-json.js'
-import { MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
+import { JSON_POINTER_PATTERN, MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
 import { generatedJsonTexts } from '../helpers/generated-json.js'
 
 /** The value of a reading that must succeed; a failed one fails the test that asked. */
@@ -20,6 +20,15 @@ t.test('values read as JSON.parse reads them', async (t) => {
     t.same(readPointer(proto, '/__proto__/polluted'), { kind: 'found', value: numbers === 'text' ? '1' : 1 }, `${numbers}: __proto__ is an ordinary member`)
     t.equal(Object.getPrototypeOf(proto), Object.prototype, `${numbers}: the prototype itself is untouched`)
   }
+  for (const numbers of ['value', 'text'] as const) {
+    const text = '{"__proto__":{"x":1},"b":2}'
+    const read = valueOf(parseStrictJson(text, { numbers })) as Record<string, JsonValue>
+    t.same(Object.getOwnPropertyDescriptor(read, '__proto__'), { ...Object.getOwnPropertyDescriptor(JSON.parse(text), '__proto__'), value: { x: numbers === 'text' ? '1' : 1 } }, `${numbers}: __proto__ an own, enumerable, writable, configurable member, as JSON.parse makes it`)
+    t.same(Object.keys(read), ['__proto__', 'b'], `${numbers}: in order with the others`)
+  }
+  t.same(parseStrictJson('{"a":null,"b":true,"c":false,"d":"s","e":[1.5,-0,{}],"f":{"g":[]}}', { numbers: 'text' }), {
+    ok: true, value: { a: null, b: true, c: false, d: 's', e: ['1.5', '-0', {}], f: { g: [] } }, hasDuplicates: false,
+  }, 'every kind of value read token by token, numbers as their text')
   const plain = valueOf(parseStrictJson('{"a":1}'))
   for (const inherited of ['/constructor', '/toString', '/__proto__', '/hasOwnProperty']) {
     t.same(readPointer(plain, inherited), { kind: 'missing' }, `${inherited}: an inherited name is not a member`)
@@ -29,12 +38,13 @@ t.test('values read as JSON.parse reads them', async (t) => {
 })
 
 t.test('syntax errors are reported, never thrown', async (t) => {
-  const bad = ['', '{', '{"a":1,}', '[1,]', '{"a" 1}', "{'a':1}", '01', '1.', '.5', '+1', 'NaN', 'tru', 'nul', 'fals', '"\u0001"', '"\\x41"', '{"a":1}x', '{a:1}', '[1 2]', '{"a":1 "b":2}', '{"a":1]', '[1}', '{,}', '{"a"}', '[', ']', '"abc', '- 1', '1e', '{"a":1,"a":2']
+  const bad = ['', '{', '{"a":1,}', '[1,]', '{"a" 1}', "{'a':1}", '01', '1.', '.5', '+1', 'NaN', 'tru', 'nul', 'fals', '"\u0001"', '"\\x41"', '{"a":1}x', '{a:1}', '[1 2]', '{"a":1 "b":2}', '{"a":1]', '[1}', '{,}', '{"a"}', '[', ']', '"abc', '- 1', '1e', '{"a":1,"a":2', 'nulx', 'trux', 'falsx', '[nulx]', '{"a"x1}', '{"a"=1}', '"\\u12"', '{"a\\u1":1}']
   for (const numbers of ['value', 'text'] as const) {
     for (const text of bad) t.same(parseStrictJson(text, { numbers }), { ok: false, reason: 'syntax' }, `${numbers}: ${JSON.stringify(text)}`)
   }
   t.same(parseStrictJson('['.repeat(MAX_JSON_DEPTH + 2) + ']'.repeat(MAX_JSON_DEPTH + 2)), { ok: false, reason: 'too-deep' })
   t.same(parseStrictJsonBytes(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), { ok: false, reason: 'syntax' }, 'invalid UTF-8')
+  t.same(parseStrictJsonBytes(Buffer.from('\uFEFF{"a":1}')), { ok: true, value: { a: 1 }, hasDuplicates: false }, 'a UTF-8 byte order mark is skipped (TextDecoder)')
 })
 
 t.test('a repeated member name makes a pointer through it ambiguous', async (t) => {
@@ -59,6 +69,14 @@ t.test('a repeated member name makes a pointer through it ambiguous', async (t) 
     ['{"list":[1]}', '/list/1', 'missing'],
     ['{"0":"x"}', '/0', 'found'],
     ['{"":{"":1}}', '//', 'found'],
+    ['{"a":1}', 'xa', 'missing'],
+    ['{"list":[0,1]}', '/list/01', 'missing'],
+    ['{"list":[0,1]}', '/list/1e0', 'missing'],
+    ['{"list":[0,1]}', '/list/ 1', 'missing'],
+    ['{"list":[0,1]}', '/list/1.0', 'missing'],
+    ['{"list":[0,1]}', '/list/+1', 'missing'],
+    ['{"list":[0,1]}', '/list/1', 'found'],
+    ['{"list":[0,1,2,3,4,5,6,7,8,9,10]}', '/list/10', 'found'],
   ]
   for (const [text, pointer, kind] of cases) {
     const read = parseStrictJson(text)
@@ -73,6 +91,12 @@ t.test('a repeated member name makes a pointer through it ambiguous', async (t) 
   t.same(readPointer(found, '/a/b/1'), { kind: 'found', value: 20 as JsonValue })
   t.same(readPointer(found, ''), { kind: 'found', value: found }, 'the empty pointer is the whole document')
   t.same(readPointer(valueOf(parseStrictJson('{"a":[{"b":"\\u00e9"}]}', { numbers: 'text' })), '/a/0/b'), { kind: 'found', value: '\u00e9' }, 'escapes decoded by the token reader too')
+})
+
+t.test('JSON_POINTER_PATTERN: RFC 6901 syntax, as the callers file checks it', async (t) => {
+  const pattern = new RegExp(JSON_POINTER_PATTERN)
+  for (const pointer of ['', '/', '/amount', '/a~0b/c~1d', '/0/-']) t.ok(pattern.test(pointer), `${JSON.stringify(pointer)} is a pointer`)
+  for (const pointer of ['amount', '/a~2', '/a~', '#/amount']) t.notOk(pattern.test(pointer), `${JSON.stringify(pointer)} is not`)
 })
 
 t.test('a held body is parsed once per reading mode, however many steps read it', async (t) => {
