@@ -4,11 +4,14 @@ import { join } from 'node:path'
 import t from 'tap'
 import { request } from 'undici'
 import { keySha256 } from '../../src/callers/judge-caller.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 
 const AGENT_KEY = 'pak_agent-key-for-tests-0123456789abcdefghijklmnop'
 const OTHER_KEY = 'pak_unknown-key-for-tests-0123456789abcdefghijkl'
+const PINNED_KEY = 'pak_pinned-key-for-tests-0123456789abcdefghijklm'
+const LOCAL_KEY = 'pak_local-key-for-tests-0123456789abcdefghijklmn'
 
 function callersFile (): string {
   const dir = mkdtempSync(join(tmpdir(), 'callers-'))
@@ -28,6 +31,14 @@ function callersFile (): string {
     allow:
       - methods: [GET]
         paths: ["/status"]
+  - id: pinned-agent
+    keySha256: ${keySha256(PINNED_KEY)}
+    sources: [10.99.0.0/16]
+    allow: [{}]
+  - id: local-agent
+    keySha256: ${keySha256(LOCAL_KEY)}
+    sources: [127.0.0.0/8]
+    allow: [{}]
 `)
   return file
 }
@@ -49,6 +60,8 @@ t.test('callers file: every §7 refusal in the contract shape, none reaching the
     ['an encoded / never escapes a permitted prefix', '/sandbox/fiat/payouts%2f..%2fstatus', bearer(AGENT_KEY), -1, null],
     ['a key in the query string is not a credential', `/sandbox/fiat/balances?access_token=${AGENT_KEY}`, {}, 403, 'CALLER_NOT_PERMITTED'],
     ['a key in a cookie is not a credential', '/sandbox/fiat/balances', { cookie: `caller_key=${AGENT_KEY}; token=${AGENT_KEY}` }, 403, 'CALLER_NOT_PERMITTED'],
+    ['a keyed caller with sources, from inside them', '/sandbox/fiat/balances', bearer(LOCAL_KEY), 200, null],
+    ['a keyed caller with sources, from elsewhere', '/sandbox/fiat/balances', bearer(PINNED_KEY), 401, 'CALLER_UNAUTHENTICATED'],
     ['agent over its rate limit', '/sandbox/fiat/balances', bearer(AGENT_KEY), 429, 'CALLER_RATE_LIMITED'],
   ]
   for (const [name, path, headers, status, code] of cases) {
@@ -68,13 +81,20 @@ t.test('callers file: every §7 refusal in the contract shape, none reaching the
     await assertProxyError(t, res, status, code, name)
     t.equal(provider.upstreamRequests.length, before, `${name}: upstream not contacted`)
     if (status === 401) t.match(res.headers['www-authenticate'], /^Bearer realm=/, `${name}: WWW-Authenticate`)
-    if (status === 429) t.ok(Number(res.headers['retry-after']) >= 1, `${name}: Retry-After in whole seconds`)
   }
   t.notOk(provider.upstreamRequests.some((r) => JSON.stringify(r).includes(AGENT_KEY)), 'the caller key never reached the provider')
   t.notOk(proxy.logs.lines.some((l) => l.includes(AGENT_KEY) || l.includes(OTHER_KEY)), 'no caller key in any log line')
   const access = proxy.logs.find('proxied request')
   t.ok(access.some((r) => r.caller === 'payout-agent') && access.some((r) => r.caller === 'local-service'), 'the access line names the caller')
   t.ok(proxy.logs.records.some((r) => r.msg === 'caller refused' && r.caller === 'payout-agent' && r.code === 'CALLER_RATE_LIMITED'), 'refusals logged with caller and code')
+  // SPEC §7 audit: metrics are labelled by caller (counts from the table above).
+  const metrics = await (await request(`${proxy.url}/metrics`)).body.text()
+  const count = (pattern: RegExp): number => Number(pattern.exec(metrics)?.[1] ?? 0)
+  t.equal(count(/^payments_auth_proxy_caller_refusals_total\{caller="payout-agent",code="CALLER_RATE_LIMITED"\} (\d+)$/m), 1, 'refusals by caller and code')
+  t.equal(count(/^payments_auth_proxy_caller_refusals_total\{caller="local-service",code="CALLER_NOT_PERMITTED"\} (\d+)$/m), 3, 'the key-less caller has its own count (other path, key in the query, key in a cookie)')
+  t.equal(count(/^payments_auth_proxy_caller_refusals_total\{caller="anonymous",code="CALLER_UNAUTHENTICATED"\} (\d+)$/m), 2, 'failed identities count as anonymous')
+  t.equal(count(/^payments_auth_proxy_requests_total\{environment="sandbox",interface="fiat",status_class="2xx",caller="payout-agent",code=""\} (\d+)$/m), 2, 'proxied requests by caller')
+  t.equal(count(/^payments_auth_proxy_requests_total\{environment="sandbox",interface="fiat",status_class="2xx",caller="local-agent",code=""\} (\d+)$/m), 1)
 })
 
 t.test('requireExternalReference refuses a POST without a reference', async (t) => {
@@ -94,4 +114,30 @@ t.test('two Authorization headers are refused, never "the first wins"', async (t
   await waitReady(proxy)
   const res = await request(`${proxy.url}/sandbox/fiat/balances`, { headers: ['authorization', `Bearer ${AGENT_KEY}`, 'authorization', 'Bearer x'] })
   await assertProxyError(t, res, 401, 'CALLER_UNAUTHENTICATED')
+  t.equal(provider.upstreamRequests.length, 0, 'nothing forwarded')
+  const refusals = proxy.logs.find('caller refused')
+  t.same(refusals.map((r) => [r['level'], r['caller'], r['code']]), [[40, 'anonymous', 'CALLER_UNAUTHENTICATED']], 'one warn line with the caller and the code')
+})
+
+t.test('Retry-After of the rate limit is the time until the next request is admitted', async (t) => {
+  const clock = new FakeClock()
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: callersFile() }), { clock })
+  await waitReady(proxy)
+  const balances = async (): Promise<{ status: number, retryAfter: string | string[] | undefined }> => {
+    const res = await request(`${proxy.url}/sandbox/fiat/balances`, { headers: { authorization: `Bearer ${AGENT_KEY}` } })
+    await res.body.text()
+    return { status: res.statusCode, retryAfter: res.headers['retry-after'] }
+  }
+  t.equal((await balances()).status, 200, 'first of 2 a minute')
+  await clock.advance(10_000)
+  t.equal((await balances()).status, 200, 'second of 2 a minute, 10 s later')
+  t.same(await balances(), { status: 429, retryAfter: '50' }, 'the first leaves the window in 50 s')
+  await clock.advance(20_500)
+  t.same(await balances(), { status: 429, retryAfter: '30' }, '29.5 s to go, in whole seconds rounded up')
+  await clock.advance(29_400)
+  t.same(await balances(), { status: 429, retryAfter: '1' }, '0.1 s to go is 1 s, never 0')
+  await clock.advance(100)
+  t.equal((await balances()).status, 200, 'admitted when the first has left the window')
+  t.same(await balances(), { status: 429, retryAfter: '10' }, 'the next admission follows the second request, 10 s on')
 })

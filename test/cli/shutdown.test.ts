@@ -59,12 +59,19 @@ t.test('SIGTERM with a request that outlives the grace period: it is cut and the
   await child.waitFor(/ready to accept requests/)
   await child.waitFor(/token obtained[\s\S]*token obtained/)
   const port = listeningPort(child)
+  let signalled = 0
   const stuck = undiciRequest(`http://127.0.0.1:${port}/fiat/v1/forever`).then((r) => r.statusCode, () => 'cut')
+  const cutAfterMs = stuck.then(() => Date.now() - signalled)
   await eventually(() => provider.upstreamRequests.some((r) => r.url.includes('/forever')), { what: 'the stuck request upstream' })
+  signalled = Date.now()
   child.process.kill('SIGTERM')
   const { code } = await child.exited
+  const exitedAfterMs = Date.now() - signalled
   t.equal(code, 0)
-  t.equal(await stuck, 'cut', 'the stuck request was cut at the grace deadline')
+  t.equal(await stuck, 'cut', 'the stuck request was cut')
+  const cutMs = await cutAfterMs
+  t.ok(cutMs >= 900 && cutMs < 2500, `cut ${cutMs} ms after SIGTERM: at the 1 s grace deadline, not before, not long after`)
+  t.ok(exitedAfterMs < 3000, `and the process exited ${exitedAfterMs} ms after SIGTERM`)
 })
 
 // npm runs the script through `sh -c`, and sh does not pass SIGTERM on: without `exec` in the

@@ -71,6 +71,15 @@ t.test('the fingerprint hashes the canonical text, with or without a backslash i
   t.ok(plain > 500 && plain < 2500, `both ways taken (${plain} of 3000 without a backslash)`)
 })
 
+t.test('a body with no canonical form is fingerprinted by its bytes, in a domain of its own', async (t) => {
+  const raw = (text: string): string => hash('sha256', Buffer.concat([Buffer.from('raw:'), Buffer.from(text)]))
+  for (const text of ['{"a":1,"a":2}', '{"amount":1e400}', '[1,-1e999]', '{"x":{"y":1,"y":1}}']) {
+    t.equal(fingerprintOf(new HeldJson(Buffer.from(text))), raw(text), `${text}: the hash of "raw:" and its bytes`)
+  }
+  t.equal(fingerprintOf(new HeldJson(Buffer.from('not json'))), raw('not json'), 'a body that is not JSON too')
+  t.equal(fingerprintOf(new HeldJson(Buffer.from('{ "b":1, "a":2 }'))), hash('sha256', 'jcs:{"a":2,"b":1}'), 'a JSON value: the hash of "jcs:" and its canonical text')
+})
+
 t.test('fingerprints: equal for the same JSON value, different otherwise', async (t) => {
   t.equal(fp('{"amount":"10.00","externalReference":"r1"}'), fp('{ "externalReference" : "r1",\n "amount":"10.00" }'), 'member order and whitespace')
   t.equal(fp('{"a":1}'), fp('{"a":1.0}'), 'the same number in another spelling')

@@ -11,6 +11,10 @@ import { request } from 'undici'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import type { Env } from '../../src/config/load-config.js'
 import { keySha256 } from '../../src/callers/judge-caller.js'
+import { systemClock } from '../../src/clock.js'
+import type { ServerDeps } from '../../src/server.js'
+import { createMemoryStore } from '../../src/state/memory-store.js'
+import type { StateStore } from '../../src/state/state-store.js'
 import { deferred } from '../helpers/deferred.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
@@ -19,9 +23,10 @@ import { eventually } from '../helpers/eventually.js'
 
 const PATH = '/sandbox/fiat/v1/payouts'
 
-async function rig (t: Test, env: Env = {}): Promise<{ provider: FakeProvider, proxy: RunningProxy, hits: () => number }> {
+/** A proxy for the sandbox (both environments with `both`), its provider answering payouts 201 with a count. */
+async function rig (t: Test, env: Env = {}, deps: Partial<ServerDeps> = {}, both = false): Promise<{ provider: FakeProvider, proxy: RunningProxy, hits: () => number }> {
   const provider = await startProvider(t)
-  const proxy = await startProxy(t, providerEnv(provider, { ...SANDBOX_ONLY, ...env }))
+  const proxy = await startProxy(t, providerEnv(provider, { ...(both ? {} : SANDBOX_ONLY), ...env }), deps)
   await waitReady(proxy)
   let n = 0
   provider.setUpstreamHandler((req, res, body) => {
@@ -103,20 +108,64 @@ t.test('which answers are recorded: 2xx and 4xx but 401/408/409/425/429; 5xx and
     res.end(`{"status":${status}}`)
     return true
   })
-  const cases: Array<[number, boolean]> = [[200, true], [204, true], [400, true], [404, true], [422, true], [408, false], [409, false], [425, false], [429, false], [500, false], [503, false]]
+  // A 401 is retried once with a new token (a POST with a reference is safe to retry), so the
+  // provider sees it twice per request: the count after the second request is compared with the first's.
+  const cases: Array<[number, boolean]> = [[200, true], [204, true], [400, true], [404, true], [422, true], [401, false], [408, false], [409, false], [425, false], [429, false], [500, false], [503, false]]
   for (const [status, recorded] of cases) {
     const body = `{"externalReference":"rec-${status}","status":${status}}`
     const first = await post(proxy, body)
     t.equal(first.status, status, `${status} passed back`)
+    const once = hits.get(body) ?? 0
+    t.ok(once >= 1, `${status}: forwarded`)
     const second = await post(proxy, body)
     t.equal(second.status, status)
     t.equal(second.headers['idempotent-replayed'], recorded ? 'true' : undefined, `${status} ${recorded ? 'replayed' : 'forwarded again'}`)
-    t.equal(hits.get(body), recorded ? 1 : 2, `${status}: the provider saw it ${recorded ? 'once' : 'twice'}`)
+    t.equal(hits.get(body), recorded ? once : 2 * once, `${status}: ${recorded ? 'not forwarded again' : 'forwarded again'}`)
   }
   const broken = '{"externalReference":"rec-reset","status":0}'
   await assertProxyError(t, await post(proxy, broken), 502, 'UPSTREAM_UNAVAILABLE', 'a reset upstream is our 502')
   await assertProxyError(t, await post(proxy, broken), 502, 'UPSTREAM_UNAVAILABLE', 'and the retry is forwarded again')
   t.equal(hits.get(broken), 2)
+})
+
+t.test('our own 504 is not recorded: the retry with the same reference is forwarded again', async (t) => {
+  const { provider, proxy } = await rig(t, { PROXY_UPSTREAM_TIMEOUT_SECONDS: '1' })
+  const hold = deferred()
+  t.teardown(() => { hold.resolve() })
+  let n = 0
+  provider.setUpstreamHandler(async (_req, res) => {
+    n++
+    // The first never answers (cut off by the upstream timeout); the retry is answered.
+    if (n === 1) await hold.promise
+    else res.writeHead(201, { 'content-type': 'application/json' }).end('{"n":2}')
+    return true
+  })
+  const body = '{"externalReference":"ref-504"}'
+  await assertProxyError(t, await post(proxy, body), 504, 'UPSTREAM_TIMEOUT', 'an upstream that never answers is our 504')
+  const retry = await post(proxy, body)
+  t.equal(retry.status, 201, 'the retry is forwarded and answered')
+  t.equal(retry.headers['idempotent-replayed'], undefined, 'not a replay of the 504')
+  t.equal(n, 2)
+})
+
+t.test('our own 503 (no token yet) is not recorded: the retry is forwarded once a token comes', async (t) => {
+  const provider = await startProvider(t)
+  let tokens = false
+  provider.setTokenHandler((_req, res) => {
+    if (tokens) return false
+    res.writeHead(500, { 'content-type': 'application/json' }).end('{"success":false}')
+    return true
+  })
+  const proxy = await startProxy(t, providerEnv(provider, SANDBOX_ONLY), { random: () => 0 })
+  const body = '{"externalReference":"ref-503"}'
+  await assertProxyError(t, await post(proxy, body), 503, 'TOKEN_UNAVAILABLE', 'no token: our 503, after the claim')
+  t.equal(provider.upstreamRequests.length, 0, 'nothing forwarded')
+  tokens = true
+  await waitReady(proxy, 10_000)
+  const retry = await post(proxy, body)
+  t.ok(retry.status >= 200 && retry.status < 300, `the retry is forwarded and answered (${retry.status})`)
+  t.equal(retry.headers['idempotent-replayed'], undefined, 'not a replay of the 503')
+  t.equal(provider.upstreamRequests.length, 1)
 })
 
 t.test('a 401 retried with a new token stays inside one claim and its answer is recorded', async (t) => {
@@ -132,16 +181,18 @@ t.test('a 401 retried with a new token stays inside one claim and its answer is 
 })
 
 t.test('references are per method, path, environment and interface; the query is not part of it', async (t) => {
-  const { proxy, hits } = await rig(t)
+  const { proxy, hits } = await rig(t, {}, {}, true)
   const body = '{"externalReference":"ref-scope"}'
   await post(proxy, body)
   t.equal((await post(proxy, body, {}, `${PATH}?x=1`)).headers['idempotent-replayed'], 'true', 'another query replays')
   t.equal((await post(proxy, body, {}, '/sandbox/fiat/v1/payouts/other')).headers['idempotent-replayed'], undefined, 'another path is another record')
   t.equal((await post(proxy, body, {}, '/sandbox/crypto/v1/payouts')).headers['idempotent-replayed'], undefined, 'another interface is another record')
+  t.equal((await post(proxy, body, {}, '/production/fiat/v1/payouts')).headers['idempotent-replayed'], undefined, 'another environment is another record')
+  t.equal((await post(proxy, body, {}, '/production/fiat/v1/payouts')).headers['idempotent-replayed'], 'true', 'which replays in its turn')
   const put = await request(`${proxy.url}${PATH}`, { method: 'PUT', body, headers: { 'content-type': 'application/json' } })
   await put.body.text()
   t.equal(put.headers['idempotent-replayed'], undefined, 'another method is another record')
-  t.equal(hits(), 4)
+  t.equal(hits(), 5)
 })
 
 t.test('what the reference rules leave alone and what they refuse', async (t) => {
@@ -166,12 +217,19 @@ t.test('what the reference rules leave alone and what they refuse', async (t) =>
 })
 
 t.test('a custom pointer, and a 10 KB reference never becomes a 10 KB key', async (t) => {
-  const { proxy, hits } = await rig(t, { PROXY_IDEMPOTENCY_KEY_POINTER: '/meta/ref' })
+  // The real memory store, with every key it is asked to claim written down.
+  const memory = createMemoryStore({ clock: systemClock })
+  const claimed: string[] = []
+  const store: StateStore = { ...memory, claim: async (key, ttlMs) => { claimed.push(key); return await memory.claim(key, ttlMs) } }
+  const { proxy, hits } = await rig(t, { PROXY_IDEMPOTENCY_KEY_POINTER: '/meta/ref' }, { store })
   const long = 'x'.repeat(10_000)
   const body = JSON.stringify({ meta: { ref: long }, externalReference: 'ignored' })
   await post(proxy, body)
   t.equal((await post(proxy, body)).headers['idempotent-replayed'], 'true')
   t.equal(hits(), 1)
+  t.equal(claimed.length, 2, 'both requests were claimed in the store')
+  t.ok(claimed.every((key) => key.length <= 100), `every key is short (${claimed.map((k) => k.length).join(', ')} characters)`)
+  t.notOk(claimed.some((key) => key.includes('xxxxxxxx') || key.includes('ignored')), 'no key holds the reference itself')
 })
 
 t.test('the same reference from two callers: two records, and neither caller receives the other\'s replay', async (t) => {

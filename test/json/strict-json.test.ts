@@ -1,34 +1,50 @@
 import t from 'tap'
 import { HeldJson } from '../../src/json/held-json.js'
-import { MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
+import { JSON_POINTER_PATTERN, MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
 import { generatedJsonTexts } from '../helpers/generated-json.js'
+
+/** The value of a reading that must succeed; a failed one fails the test that asked. */
+function valueOf (read: ReturnType<typeof parseStrictJson>): JsonValue {
+  if (!read.ok) throw new Error(`not read: ${read.reason}`)
+  return read.value
+}
 
 t.test('values read as JSON.parse reads them', async (t) => {
   const texts = [
     '{"a":1,"b":[true,false,null],"c":{"d":"e\\u00e9\\n"}}', ' [ 1 , -2.5e3 , 0.1 ] ', '"x"', '0', '-0', '1e400', '{"__proto__":{"polluted":1}}', '{}', '[]',
   ]
-  for (const text of texts) {
-    const read = parseStrictJson(text)
-    t.equal(read.ok, true, text)
-    if (read.ok) t.equal(JSON.stringify(read.value), JSON.stringify(JSON.parse(text)), text)
+  for (const text of texts) t.same(parseStrictJson(text), { ok: true, value: JSON.parse(text) as JsonValue, hasDuplicates: false }, text)
+  for (const numbers of ['value', 'text'] as const) {
+    const proto = valueOf(parseStrictJson('{"__proto__":{"polluted":1}}', { numbers }))
+    t.equal(({} as Record<string, unknown>)['polluted'], undefined, `${numbers}: no prototype pollution`)
+    t.same(readPointer(proto, '/__proto__/polluted'), { kind: 'found', value: numbers === 'text' ? '1' : 1 }, `${numbers}: __proto__ is an ordinary member`)
+    t.equal(Object.getPrototypeOf(proto), Object.prototype, `${numbers}: the prototype itself is untouched`)
   }
-  const proto = parseStrictJson('{"__proto__":{"polluted":1}}')
-  t.equal(({} as Record<string, unknown>)['polluted'], undefined, 'no prototype pollution')
-  if (proto.ok) t.same(readPointer(proto.value, '/__proto__/polluted'), { kind: 'found', value: 1 }, '__proto__ is an ordinary member')
-  if (proto.ok) t.equal(Object.getPrototypeOf(proto.value), Object.prototype, 'the prototype itself is untouched')
-  const plain = parseStrictJson('{"a":1}')
+  for (const numbers of ['value', 'text'] as const) {
+    const text = '{"__proto__":{"x":1},"b":2}'
+    const read = valueOf(parseStrictJson(text, { numbers })) as Record<string, JsonValue>
+    t.same(Object.getOwnPropertyDescriptor(read, '__proto__'), { ...Object.getOwnPropertyDescriptor(JSON.parse(text), '__proto__'), value: { x: numbers === 'text' ? '1' : 1 } }, `${numbers}: __proto__ an own, enumerable, writable, configurable member, as JSON.parse makes it`)
+    t.same(Object.keys(read), ['__proto__', 'b'], `${numbers}: in order with the others`)
+  }
+  t.same(parseStrictJson('{"a":null,"b":true,"c":false,"d":"s","e":[1.5,-0,{}],"f":{"g":[]}}', { numbers: 'text' }), {
+    ok: true, value: { a: null, b: true, c: false, d: 's', e: ['1.5', '-0', {}], f: { g: [] } }, hasDuplicates: false,
+  }, 'every kind of value read token by token, numbers as their text')
+  const plain = valueOf(parseStrictJson('{"a":1}'))
   for (const inherited of ['/constructor', '/toString', '/__proto__', '/hasOwnProperty']) {
-    if (plain.ok) t.same(readPointer(plain.value, inherited), { kind: 'missing' }, `${inherited}: an inherited name is not a member`)
+    t.same(readPointer(plain, inherited), { kind: 'missing' }, `${inherited}: an inherited name is not a member`)
   }
   const twice = parseStrictJson('{"__proto__":1,"__proto__":2}')
   t.same(twice, { ok: true, value: JSON.parse('{"__proto__":2}') as unknown, hasDuplicates: true }, 'a repeated __proto__ is a duplicate like any name')
 })
 
 t.test('syntax errors are reported, never thrown', async (t) => {
-  const bad = ['', '{', '{"a":1,}', '[1,]', '{"a" 1}', "{'a':1}", '01', '1.', '.5', '+1', 'NaN', 'tru', '"\u0001"', '"\\x41"', '{"a":1}x', '{a:1}', '[1 2]']
-  for (const text of bad) t.match(parseStrictJson(text), { ok: false, reason: 'syntax' }, JSON.stringify(text))
+  const bad = ['', '{', '{"a":1,}', '[1,]', '{"a" 1}', "{'a':1}", '01', '1.', '.5', '+1', 'NaN', 'tru', 'nul', 'fals', '"\u0001"', '"\\x41"', '{"a":1}x', '{a:1}', '[1 2]', '{"a":1 "b":2}', '{"a":1]', '[1}', '{,}', '{"a"}', '[', ']', '"abc', '- 1', '1e', '{"a":1,"a":2', 'nulx', 'trux', 'falsx', '[nulx]', '{"a"x1}', '{"a"=1}', '"\\u12"', '{"a\\u1":1}']
+  for (const numbers of ['value', 'text'] as const) {
+    for (const text of bad) t.match(parseStrictJson(text, { numbers }), { ok: false, reason: 'syntax' }, `${numbers}: ${JSON.stringify(text)}`)
+  }
   t.match(parseStrictJson('['.repeat(MAX_JSON_DEPTH + 2) + ']'.repeat(MAX_JSON_DEPTH + 2)), { ok: false, reason: 'too-deep' })
   t.match(parseStrictJsonBytes(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])), { ok: false, reason: 'syntax' }, 'invalid UTF-8')
+  t.same(parseStrictJsonBytes(Buffer.from('\uFEFF{"a":1}')), { ok: true, value: { a: 1 }, hasDuplicates: false }, 'a UTF-8 byte order mark is skipped (TextDecoder)')
 })
 
 t.test('a repeated member name makes a pointer through it ambiguous', async (t) => {
@@ -46,6 +62,21 @@ t.test('a repeated member name makes a pointer through it ambiguous', async (t) 
     ['["ref"]', '/ref', 'missing'],
     ['"ref"', '/ref', 'missing'],
     ['{"ref":null}', '/ref', 'found'],
+    ['{"~1":1}', '/~01', 'found'],
+    ['{"/":1}', '/~01', 'missing'],
+    ['{"ref":"x"}', 'ref', 'missing'],
+    ['{"ref":"x"}', '/ref/0', 'missing'],
+    ['{"list":[1]}', '/list/1', 'missing'],
+    ['{"0":"x"}', '/0', 'found'],
+    ['{"":{"":1}}', '//', 'found'],
+    ['{"a":1}', 'xa', 'missing'],
+    ['{"list":[0,1]}', '/list/01', 'missing'],
+    ['{"list":[0,1]}', '/list/1e0', 'missing'],
+    ['{"list":[0,1]}', '/list/ 1', 'missing'],
+    ['{"list":[0,1]}', '/list/1.0', 'missing'],
+    ['{"list":[0,1]}', '/list/+1', 'missing'],
+    ['{"list":[0,1]}', '/list/1', 'found'],
+    ['{"list":[0,1,2,3,4,5,6,7,8,9,10]}', '/list/10', 'found'],
   ]
   for (const [text, pointer, kind] of cases) {
     const read = parseStrictJson(text)
@@ -56,8 +87,16 @@ t.test('a repeated member name makes a pointer through it ambiguous', async (t) 
   t.equal(dup.ok && dup.hasDuplicates, true)
   const clean = parseStrictJson('{"x":{"y":1},"z":[{"y":2}]}')
   t.equal(clean.ok && clean.hasDuplicates, false)
-  const found = parseStrictJson('{"a":{"b":[10,20]}}')
-  if (found.ok) t.same(readPointer(found.value, '/a/b/1'), { kind: 'found', value: 20 as JsonValue })
+  const found = valueOf(parseStrictJson('{"a":{"b":[10,20]}}'))
+  t.same(readPointer(found, '/a/b/1'), { kind: 'found', value: 20 as JsonValue })
+  t.same(readPointer(found, ''), { kind: 'found', value: found }, 'the empty pointer is the whole document')
+  t.same(readPointer(valueOf(parseStrictJson('{"a":[{"b":"\\u00e9"}]}', { numbers: 'text' })), '/a/0/b'), { kind: 'found', value: '\u00e9' }, 'escapes decoded by the token reader too')
+})
+
+t.test('JSON_POINTER_PATTERN: RFC 6901 syntax, as the callers file checks it', async (t) => {
+  const pattern = new RegExp(JSON_POINTER_PATTERN)
+  for (const pointer of ['', '/', '/amount', '/a~0b/c~1d', '/0/-']) t.ok(pattern.test(pointer), `${JSON.stringify(pointer)} is a pointer`)
+  for (const pointer of ['amount', '/a~2', '/a~', '#/amount']) t.notOk(pattern.test(pointer), `${JSON.stringify(pointer)} is not`)
 })
 
 t.test('a held body is parsed once per reading mode, however many steps read it', async (t) => {
@@ -110,6 +149,10 @@ t.test('a repeated name is found however its strings are written', async (t) => 
     ['{"a\\\\":1,"a\\\\":2}', true],
     ['{"a\\\\":1,"a":2}', false],
     ['{"a" :1, "a"\n:2}', true],
+    ['{"a"\t:1,"a":2}', true],
+    ['{"a"\r:1,"a":2}', true],
+    ['{"a":1,"a"\t\r\n :2}', true],
+    ['{"a\\\\\\"":1,"a\\\\\\"":2}', true],
     ['{"a":"\\":","a":1}', true],
     ['{"a":"b","c":"a"}', false],
     ['["a", ":", "b"]', false],
@@ -119,8 +162,10 @@ t.test('a repeated name is found however its strings are written', async (t) => 
     [`{"${'n'.repeat(5000)}":1,"${'n'.repeat(5000)}":2}`, true],
   ]
   for (const [text, repeats] of cases) {
-    const read = parseStrictJson(text)
-    t.equal(read.ok && read.hasDuplicates, repeats, text.slice(0, 60))
+    for (const numbers of ['value', 'text'] as const) {
+      const read = parseStrictJson(text, { numbers })
+      t.equal(read.ok && read.hasDuplicates, repeats, `${numbers}: ${text.slice(0, 60)}`)
+    }
   }
 })
 

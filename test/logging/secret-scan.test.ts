@@ -7,6 +7,21 @@ const MARKERS = {
   sandbox: { apiKey: 'HC_MARKER_SBX_APIKEY_g7h8i9', publicKey: 'MARKER_SBX_PUBLICKEY_j0k1l2' },
 }
 
+/**
+ * The fake upstream echoes the headers it received, the token it was sent among them: that is the
+ * provider's own answer. Everything else a client receives must hold no token.
+ */
+function withoutEcho (body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { headers?: Record<string, unknown> }
+    if (typeof parsed.headers?.['authorization'] !== 'string') return body
+    parsed.headers['authorization'] = '[the token the provider received]'
+    return JSON.stringify(parsed)
+  } catch {
+    return body
+  }
+}
+
 t.test('a full run at LOG_LEVEL=trace logs no API key, public key or token', async (t) => {
   const provider = await startProvider(t, { credentials: MARKERS })
   const proxy = await startProxy(t, providerEnv(provider, {
@@ -22,7 +37,7 @@ t.test('a full run at LOG_LEVEL=trace logs no API key, public key or token', asy
   const bodies: string[] = []
   const call = async (path: string, init: Parameters<typeof request>[1] = {}): Promise<number> => {
     const res = await request(proxy.url + path, init)
-    bodies.push(JSON.stringify(res.headers) + await res.body.text())
+    bodies.push(JSON.stringify(res.headers) + withoutEcho(await res.body.text()))
     return res.statusCode
   }
 
@@ -50,5 +65,5 @@ t.test('a full run at LOG_LEVEL=trace logs no API key, public key or token', asy
     t.notOk(logs.includes(secret), `log lines do not contain ${secret.slice(0, 12)}...`)
   }
   const answered = bodies.join('\n')
-  for (const secret of secrets.slice(0, 4)) t.notOk(answered.includes(secret), `no response carries ${secret.slice(0, 12)}...`)
+  for (const secret of secrets) t.notOk(answered.includes(secret), `no response carries ${secret.slice(0, 12)}...`)
 })

@@ -82,6 +82,7 @@ t.test('a retry while the token is usable never waits past half of its remaining
     t.equal(retryDelayMs(failingForMs, settings, 0, unusable - leftMs, g), expected, name)
   }
   t.equal(retryDelayMs(100_000, settings, 0, unusable + 1, g), 30_000, 'an unusable token no longer bounds the backoff')
+  t.equal(retryDelayMs(100_000, settings, 0, unusable, g), 30_000, 'nor does one that became unusable this very millisecond')
 })
 
 t.test('during an outage over the whole margin, retries probe up to the deadline without a storm', async (t) => {
