@@ -51,3 +51,15 @@ t.test('with Redis down, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s
   await eventually(() => app.deliveries.length === 1, { what: 'the event delivered' })
   t.match(inbox.logs.lines.join('\n'), /append-only persistence/, 'the start log warns about appendonly no')
 })
+
+t.test('with Redis down, /metrics still answers with the inbox\'s last figures', async (t) => {
+  const redis = await startRedis(t)
+  const app = await startApp(t)
+  const { Registry } = await import('prom-client')
+  const registry = new Registry()
+  const inbox = await startInbox(t, inboxEnv(app.url, '/nonexistent/not-used.db', { PROXY_REDIS_URL: redis.url }), { registry })
+  await eventually(() => inbox.store.ready(), { what: 'connected' })
+  t.match(await registry.metrics(), /payments_auth_proxy_webhooks_pending 0/)
+  await redis.stop()
+  t.match(await registry.metrics(), /payments_auth_proxy_webhooks_pending 0/, 'the scrape succeeds')
+})
