@@ -51,12 +51,20 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   let poll: TimerHandle | null = null
   let cleanup: TimerHandle | null = null
   let stopped: Promise<void> | null = null
+  let readFailing = false
 
   const look = (): void => {
     if (!running) return
     if (looking) { again = true; return }
     looking = true
-    claim().catch((err: unknown) => { log.error({ err }, 'webhook store read failed') }).finally(() => {
+    claim().then(() => {
+      if (readFailing) log.info('webhook store answers again: deliveries resume')
+      readFailing = false
+    }, (err: unknown) => {
+      // Once per outage, not once a second.
+      if (!readFailing) log.error({ err }, 'webhook store read failed: deliveries wait until it answers')
+      readFailing = true
+    }).finally(() => {
       looking = false
       if (again) { again = false; look() }
     })

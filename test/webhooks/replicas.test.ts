@@ -45,10 +45,13 @@ t.test('with Redis down, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s
   await assertProxyError(t, res, 503, 'WEBHOOK_STORE_UNAVAILABLE', 'Redis down')
   t.ok(Date.now() - started < 5_000, `answered in ${Date.now() - started} ms`)
   t.ok(Number(res.headers.get('retry-after')) > 0)
+  await new Promise((resolve) => setTimeout(resolve, 2500))
   await redis.start()
   await eventually(() => inbox.store.ready(), { what: 'reconnected', timeoutMs: 10_000 })
   t.equal((await post(inbox.intakeUrl, '{"n":2}')).status, 200)
   await eventually(() => app.deliveries.length === 1, { what: 'the event delivered' })
+  t.equal(inbox.logs.find('webhook store read failed: deliveries wait until it answers').length, 1, 'the deliverer logs the outage once, not every second')
+  await eventually(() => inbox.logs.find('webhook store answers again: deliveries resume').length === 1, { what: 'the recovery line' })
   t.match(inbox.logs.lines.join('\n'), /append-only persistence/, 'the start log warns about appendonly no')
 })
 
