@@ -12,8 +12,9 @@
 
 # --- build: all dependencies, compile TypeScript, then drop the dev dependencies -------------------
 FROM node:24-bookworm-slim AS build
-# A compiler for better-sqlite3 (the webhook inbox's embedded store), built from source for this
-# image's Node when no prebuilt binary can be downloaded. Only this stage has it.
+# A compiler for better-sqlite3 12, which npm ci builds from source (it is the webhook inbox's SQLite
+# driver on Node 20; on this image's Node 24 the inbox uses better-sqlite3 13, prebuilt, see
+# src/webhooks/sqlite-schema.ts). Only this stage has it.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -49,7 +50,7 @@ USER 1000:1000
 CMD ["node", "dist/fake-provider/cli.js"]
 
 # --- runtime: the bundled proxy only (dist-bundle/: cli.mjs, its chunks, their source maps), ---------
-# and the one native module the bundle cannot hold (better-sqlite3, loaded only when the webhook
+# and the one native module the bundle cannot hold (better-sqlite3 13, loaded only when the webhook
 # inbox is on); no other node_modules, no fake provider, no demo, no compiler
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it:
@@ -73,12 +74,11 @@ WORKDIR /app
 # The bundle holds dist/cli.js and every module it imports, in cli.mjs and chunks/ (scripts/bundle.mjs);
 # the fake provider and the demo are not among them (the bundle step fails if they are).
 COPY --from=build /app/dist-bundle ./dist
-# better-sqlite3's JavaScript, its compiled binding (for this image's Node) and the module that finds it.
-COPY --from=build /app/node_modules/better-sqlite3/package.json ./node_modules/better-sqlite3/package.json
-COPY --from=build /app/node_modules/better-sqlite3/lib ./node_modules/better-sqlite3/lib
-COPY --from=build /app/node_modules/better-sqlite3/build/Release/better_sqlite3.node ./node_modules/better-sqlite3/build/Release/better_sqlite3.node
-COPY --from=build /app/node_modules/bindings ./node_modules/bindings
-COPY --from=build /app/node_modules/file-uri-to-path ./node_modules/file-uri-to-path
+# The webhook inbox's SQLite driver for this Node (better-sqlite3 13, Node-API): its JavaScript and its
+# prebuilt Linux bindings, nothing else of node_modules.
+COPY --from=build /app/node_modules/better-sqlite3-13/package.json ./node_modules/better-sqlite3-13/package.json
+COPY --from=build /app/node_modules/better-sqlite3-13/lib ./node_modules/better-sqlite3-13/lib
+COPY --from=build /app/node_modules/better-sqlite3-13/prebuilds/linux-x64.node /app/node_modules/better-sqlite3-13/prebuilds/linux-arm64.node ./node_modules/better-sqlite3-13/prebuilds/
 # The webhook inbox's store (SPEC §10): the one place the service user writes. Mount a volume here.
 RUN mkdir -p /var/lib/payments-auth-proxy && chown 1000:1000 /var/lib/payments-auth-proxy
 VOLUME ["/var/lib/payments-auth-proxy"]

@@ -68,8 +68,9 @@ const result = await build({
   logLevel: 'warning',
   metafile: true,
   plugins: [undiciDispatchers, builtinsByRequire],
-  // A native module (the webhook inbox's SQLite): loaded from node_modules, only when the inbox is on.
-  external: ['better-sqlite3'],
+  // Native modules (the webhook inbox's SQLite, 12 for Node 20 and 13 from Node 22: src/webhooks/sqlite-schema.ts):
+  // loaded from node_modules, only when the inbox is on.
+  external: ['better-sqlite3', 'better-sqlite3-13'],
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
 })
 const inputs = Object.keys(result.metafile.inputs)

@@ -164,7 +164,7 @@ docker build --target demo -t "$DEMO_IMAGE" . >>"$WORK/build.log" 2>&1 || { tail
 pass "docker build, production and demo targets ($(( $(date +%s) - build_started ))s)"
 
 begin "the production image is the bundle alone (and the native SQLite module): no other node_modules, no fake provider, no demo"
-docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test "$(ls node_modules | tr "\n" " ")" = "better-sqlite3 bindings file-uri-to-path " && test ! -e dist/fake-provider && test ! -e dist/demo.js && test -d dist/chunks && ! grep -rq "fake provider listening" dist' ||
+docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dist/cli.mjs.map && test "$(ls node_modules)" = "better-sqlite3-13" && test ! -e dist/fake-provider && test ! -e dist/demo.js && test -d dist/chunks && ! grep -rq "fake provider listening" dist' ||
   fail "$IMAGE holds more than the bundle and better-sqlite3 (other node_modules, the fake provider or the demo) or lacks it"
 docker run --rm --entrypoint sh "$DEMO_IMAGE" -c 'test -f dist/fake-provider/cli.js' || fail "the demo image has no fake provider"
 pass "dist/cli.mjs, its chunks and their maps only; the demo target has the fake provider"
@@ -312,7 +312,7 @@ exit_code=$(docker inspect -f '{{.State.ExitCode}}' "$PROXY")
 json_check 'j.success === true && j.method === "PUT"' <"$WORK/inflight.body" || fail "in-flight body $(cat "$WORK/inflight.body")"
 pass "in-flight PUT -> 200; exit code 0 after ${stop_ms} ms"
 
-begin "webhook inbox: better-sqlite3 under the image's Node, an event stored on the volume, listed by the command"
+begin "webhook inbox: better-sqlite3 13 under the image's Node, an event stored on the volume, listed by the command"
 WH_TOKEN=wht_containerTestToken_00001
 WH_ENV=(
   -e PAYMENTS_FIAT_BASE_URL=http://fake-provider:4010/api/b2b

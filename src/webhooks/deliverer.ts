@@ -13,13 +13,15 @@ import { attemptDelivery } from './delivery-attempt.js'
 import { createDeliveryAgent } from './delivery-agent.js'
 import type { InboxObserver } from './inbox-metrics.js'
 import type { InboxStore, StoredEvent } from './inbox-store.js'
-import { nextStep } from './next-step.js'
+import { nextStep, type AttemptAnswer } from './next-step.js'
 import { signingKeyOf } from './standard-webhooks.js'
 
 export const POLL_INTERVAL_MS = 1_000
 /** SPEC §10: a dead replica's deliveries are taken over within the delivery timeout + 30 s. */
 export const LEASE_MARGIN_MS = 30_000
 const CLEANUP_INTERVAL_MS = 3_600_000
+
+interface Attempt { answer: AttemptAnswer, atMs: number, durationMs: number }
 
 export interface Deliverer {
   start: () => void
@@ -45,18 +47,27 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   const ownAgent = deps.dispatcher === undefined ? createDeliveryAgent(timeoutMs, settings.concurrency) : null
   const target = { url: new URL(settings.deliverTo), dispatcher: deps.dispatcher ?? ownAgent as Dispatcher, keys: settings.signingSecrets.map(signingKeyOf), timeoutMs }
   const inFlight = new Map<string, { abort: AbortController, done: Promise<void> }>()
+  const recording = new Set<Promise<void>>()
   let running = false
   let looking = false
   let again = false
   let poll: TimerHandle | null = null
   let cleanup: TimerHandle | null = null
   let stopped: Promise<void> | null = null
+  let readFailing = false
 
   const look = (): void => {
     if (!running) return
     if (looking) { again = true; return }
     looking = true
-    claim().catch((err: unknown) => { log.error({ err }, 'webhook store read failed') }).finally(() => {
+    claim().then(() => {
+      if (readFailing) log.info('webhook store answers again: deliveries resume')
+      readFailing = false
+    }, (err: unknown) => {
+      // Once per outage, not once a second.
+      if (!readFailing) log.error({ err }, 'webhook store read failed: deliveries wait until it answers')
+      readFailing = true
+    }).finally(() => {
       looking = false
       if (again) { again = false; look() }
     })
@@ -67,22 +78,36 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
     const events = await store.claimDue(clock.wallMs(), free, timeoutMs + LEASE_MARGIN_MS)
     for (const event of events) deliver(event)
   }
+  // An attempt holds its slot until the application has answered; recording the answer (a synced
+  // commit) happens after, so the next attempt need not wait for the disk. The event stays leased
+  // until its answer is recorded, so it is not handed out again meanwhile, nor its order key's next event.
   const deliver = (event: StoredEvent): void => {
     const abort = new AbortController()
     const done = attempt(event, abort.signal)
-      .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be recorded') })
+      .then((made) => { if (made !== null) recordInBackground(event, made) })
+      .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be released') })
       .finally(() => { inFlight.delete(event.id); look() })
     inFlight.set(event.id, { abort, done })
   }
-  const attempt = async (event: StoredEvent, signal: AbortSignal): Promise<void> => {
+  const recordInBackground = (event: StoredEvent, made: Attempt): void => {
+    const recorded: Promise<void> = record(event, made)
+      .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be recorded') })
+      .finally(() => { recording.delete(recorded); look() })
+    recording.add(recorded)
+  }
+  /** null: abandoned on stop, released without counting as an attempt. */
+  const attempt = async (event: StoredEvent, signal: AbortSignal): Promise<Attempt | null> => {
     const atMs = clock.wallMs()
     const started = clock.monotonicMs()
     const answer = await attemptDelivery(event, target, Math.floor(atMs / 1000), signal)
     const durationMs = clock.monotonicMs() - started
     if (signal.aborted) {
       await store.release(event.id)
-      return
+      return null
     }
+    return { answer, atMs, durationMs }
+  }
+  const record = async (event: StoredEvent, { answer, atMs, durationMs }: Attempt): Promise<void> => {
     const next = nextStep(event.attempts, answer, clock.wallMs(), settings.retryScheduleMs, random())
     const status = answer.kind === 'status' ? answer.status : null
     await store.settle(event.id, { atMs, status, error: answer.kind === 'error' ? answer.reason : null, durationMs }, next)
@@ -124,6 +149,8 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
         if (cleanup !== null) clock.clearTimeout(cleanup)
         for (const { abort } of inFlight.values()) abort.abort()
         await Promise.all([...inFlight.values()].map((f) => f.done))
+        // Answers already received are recorded: they were attempts.
+        await Promise.all([...recording])
         await ownAgent?.destroy()
       })()
       return stopped

@@ -29,9 +29,11 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 30],
   })
   // One store read per scrape, shared by the three gauges (prom-client collects them one after another).
+  // A store that cannot answer (Redis down) must not take /metrics down with it: the last figures stand.
+  let last: InboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null }
   let snapshot: Promise<InboxStats> | null = null
   const read = async (): Promise<InboxStats> => {
-    snapshot ??= stats().finally(() => { setImmediate(() => { snapshot = null }) })
+    snapshot ??= stats().then((s) => { last = s; return s }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
     return await snapshot
   }
   new Gauge({ name: `${p}webhooks_pending`, help: 'Events waiting for delivery', registers: [registry], async collect () { this.set((await read()).pending) } })

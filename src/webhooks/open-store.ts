@@ -28,7 +28,7 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
     return store
   }
   const { createSqliteStore } = await import('./sqlite-store.js')
-  return createSqliteStore({
+  return await createSqliteStore({
     path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes,
   })
 }

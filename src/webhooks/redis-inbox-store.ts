@@ -52,11 +52,14 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
   })
   client.connect().catch(() => {})
 
+  // Lists are in the order the store received the events (as SQLite lists them), which two replicas
+  // stamping their own receipt times need not agree with.
+  const seqOf = new WeakMap<StoredEvent, number>()
   const event = async (id: string): Promise<StoredEvent | null> => {
     const h = await client.hgetallBuffer(`${P}wh:ev:${id}`)
     if (h['key'] === undefined) return null
     const text = (name: string): string => h[name]?.toString('utf8') ?? ''
-    return {
+    const found: StoredEvent = {
       id,
       key: text('key'),
       bodySha256: text('sha'),
@@ -70,6 +73,8 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       nextAttemptAtMs: Number(text('next')),
       conflictWith: text('conflict') === '' ? null : text('conflict'),
     }
+    seqOf.set(found, Number(text('seq')))
+    return found
   }
   const events = async (ids: readonly string[]): Promise<StoredEvent[]> => (await Promise.all(ids.map(event))).filter((e): e is StoredEvent => e !== null)
 
@@ -95,7 +100,7 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
     async list ({ status, sinceMs = 0, limit = 1000 }) {
       const set = status === 'pending' ? 'wh:pending' : status === 'failed' ? 'wh:failed' : 'wh:all'
       const ids = await client.zrangebyscore(`${P}${set}`, sinceMs, '+inf', 'LIMIT', 0, status === 'delivered' ? -1 : limit)
-      const found = await events(ids)
+      const found = (await events(ids)).sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0))
       return (status === undefined ? found : found.filter((e) => e.status === status)).slice(0, limit)
     },
     async show (id) {

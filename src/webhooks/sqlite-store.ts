@@ -28,8 +28,8 @@ type Write =
 
 const EVENT_COLUMNS = 'id, key, body_sha256, order_key, body, headers, source, received_at, status, attempts, next_attempt_at, conflict_with'
 
-export function createSqliteStore (options: SqliteStoreOptions): InboxStore {
-  const db = openInboxDatabase(options.path)
+export async function createSqliteStore (options: SqliteStoreOptions): Promise<InboxStore> {
+  const db = await openInboxDatabase(options.path)
   const totals = db.prepare('SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events').get() as { n: number, bytes: number }
   let count = totals.n
   let bytes = totals.bytes

@@ -29,7 +29,7 @@ const factories: Factory[] = [{
   async make (t, bounds = {}) {
     const path = join(tempDir(t), 'webhooks.db')
     const open = async (): Promise<InboxStore> => {
-      const store = createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+      const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
       t.teardown(() => store.close())
       return store
     }
