@@ -15,6 +15,7 @@ import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { payoutAgentCallersFile } from './payout-agent.js'
 import { eventually } from '../helpers/eventually.js'
 
 const KEY = 'pak_spelling-agent-key-0123456789abcdefghijklmnopqrs'
@@ -124,6 +125,19 @@ t.test('with callers, identity comes first: a wrong key on a non-canonical path 
   const setup = await rig(t, { callers: true, redis: false })
   const res = await fetch(`${setup.proxy.url}/fiat/v1/payouts;x`, { method: 'POST', headers: { authorization: 'Bearer pak_wrong', 'content-type': 'application/json' }, body: payout(1) })
   await assertProxyError(t, { status: res.status, headers: res.headers, body: await res.text() }, 401, 'CALLER_UNAUTHENTICATED', 'wrong key')
+})
+
+t.test('with callers, a non-canonical path is refused as such before allow judges it', async (t) => {
+  const provider = await startProvider(t)
+  const proxy = await startProxy(t, providerEnv(provider, { PROXY_CALLERS_FILE: payoutAgentCallersFile('narrow-agent', KEY) }))
+  await waitReady(proxy)
+  // The agent may only POST to /payouts/**: a path outside it, spelled plainly, is 403 ...
+  const plain = await fetch(`${proxy.url}/sandbox/fiat/v1/balances`, { headers: { authorization: `Bearer ${KEY}` } })
+  await assertProxyError(t, { status: plain.status, headers: plain.headers, body: await plain.text() }, 403, 'CALLER_NOT_PERMITTED', 'plain and not allowed')
+  // ... and spelled oddly it is 400: the path is refused before any rule reads it.
+  const odd = await fetch(`${proxy.url}/sandbox/fiat/v1/balances;x`, { headers: { authorization: `Bearer ${KEY}` } })
+  await assertProxyError(t, { status: odd.status, headers: odd.headers, body: await odd.text() }, 400, 'PATH_NOT_CANONICAL', 'odd and not allowed')
+  t.same(provider.upstreamRequests, [], 'nothing forwarded')
 })
 
 t.test('the production token never goes to a sandbox path, in any spelling, and no refresh is forced', async (t) => {
