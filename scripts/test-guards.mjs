@@ -90,6 +90,30 @@ const MUTATIONS = [
     ],
     tests: ['test/callers/amount-limits.test.ts'],
   },
+  {
+    name: 'non-canonical-segment-admitted',
+    rule: 'a segment a lenient provider may read as another (payouts;x, payouts.json) is refused (§3)',
+    file: 'src/routing/path-guard.ts',
+    edits: [{ search: '  if (problem !== null) {', replace: "  if (problem !== null && problem.kind === 'traversal') {" }],
+    tests: ['test/callers/path-spellings.test.ts'],
+  },
+  {
+    name: 'idempotency-key-as-sent',
+    rule: 'one reference under any spelling of one path is one transaction (§3, §8)',
+    file: 'src/idempotency/idempotency-plugin.ts',
+    edits: [{ search: '      path: target.folded,\n', replace: '      path: target.path,\n' }],
+    tests: ['test/callers/path-spellings.test.ts'],
+  },
+  {
+    name: 'path-judged-after-allow',
+    rule: 'with callers, path refusals come after identity and before allow (§3)',
+    file: 'src/server.ts',
+    edits: [
+      { search: '  await app.register(pathGuard)\n', replace: '' },
+      { search: '  await app.register(requestAudit, { metrics })\n', replace: '  await app.register(pathGuard)\n  await app.register(requestAudit, { metrics })\n' },
+    ],
+    tests: ['test/callers/path-spellings.test.ts'],
+  },
 ]
 
 const selected = process.argv.slice(2)
