@@ -50,6 +50,11 @@ export interface Config {
   state: { redisUrl: string | null, keyPrefix: string }
   /** SPEC §10: null when `PROXY_WEBHOOK_LISTEN` is not set (the inbox is off). */
   webhooks: WebhookConfig | null
+  /**
+   * SPEC §11. `signingSecret` (a `whsec_` secret, never logged) keys the MAC of approved records;
+   * whether approvals are used at all is known only once the callers file is read (server.ts).
+   */
+  approvals: { ttlS: number, signingSecret: string | null, storePath: string }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

@@ -1,0 +1,89 @@
+/**
+ * The sidecar's approvals loop (SPEC §11), once a second and at once after an HTTP decision:
+ * expires pending approvals whose time is up (silence is never consent), forwards approved ones,
+ * gives the amounts of rejected and expired ones back, and keeps `approvals_pending` current. A
+ * decision taken with the CLI, in another process, is so acted on within 2 s; one taken while the
+ * sidecar was down, at its next start.
+ */
+import type { Logger } from 'pino'
+import type { Clock, TimerHandle } from '../clock.js'
+import type { StateStore } from '../state/state-store.js'
+import type { ForwardApproval } from './approval-forwarder.js'
+import type { ApprovalMetrics } from './approval-metrics.js'
+import type { ApprovalStore } from './approval-store.js'
+import { releaseReservations } from './release-reservations.js'
+
+export const APPROVAL_LOOK_INTERVAL_MS = 1000
+
+export interface ApprovalWorker {
+  start: () => void
+  /** Looks now (after an HTTP decision) rather than at the next interval. */
+  nudge: () => void
+  close: () => Promise<void>
+}
+
+export interface WorkerOptions {
+  approvals: ApprovalStore
+  state: StateStore
+  forward: ForwardApproval
+  clock: Clock
+  log: Logger
+  metrics: ApprovalMetrics
+}
+
+export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
+  const { approvals, state, forward, clock, log, metrics } = options
+  let timer: TimerHandle | null = null
+  let running: Promise<void> | null = null
+  let again = false
+  let closed = false
+
+  async function look (): Promise<void> {
+    const nowMs = clock.wallMs()
+    for (const due of await approvals.dueToExpire(nowMs)) {
+      const outcome = await approvals.decide(due.id, { status: 'expired', by: null, byCaller: null, reason: null, atMs: nowMs, mac: null }, nowMs)
+      if (outcome.kind !== 'decided') continue
+      log.info({ approval: due.id, caller: due.caller }, 'approval expired: the request is not sent')
+      metrics.step(due.caller, 'expired')
+    }
+    for (const decided of await approvals.toSettle()) {
+      if (closed) return
+      if (decided.status === 'approved') {
+        await forward(decided)
+        continue
+      }
+      await releaseReservations(state, decided, log)
+      if (await approvals.moveForward(decided.id, 'none', 'answered')) {
+        log.info({ approval: decided.id, caller: decided.caller, status: decided.status }, 'held amount given back to the day total')
+      }
+    }
+    metrics.pending((await approvals.list('pending')).length)
+  }
+
+  function run (): void {
+    if (closed) return
+    if (running !== null) { again = true; return }
+    running = look()
+      .catch((err: unknown) => { log.error({ err }, 'approvals could not be processed; trying again shortly') })
+      .finally(() => {
+        running = null
+        if (again) { again = false; run() }
+      })
+  }
+
+  function schedule (): void {
+    if (closed) return
+    timer = clock.setTimeout(() => { run(); schedule() }, APPROVAL_LOOK_INTERVAL_MS)
+    timer.unref?.()
+  }
+
+  return {
+    start () { run(); schedule() },
+    nudge: run,
+    async close () {
+      closed = true
+      if (timer !== null) clock.clearTimeout(timer)
+      await running
+    },
+  }
+}
