@@ -201,7 +201,9 @@ async function webhooks (): Promise<void> {
 async function approvals (): Promise<void> {
   const { config } = loadOrExit()
   const { runApprovalsCommand } = await import('./approvals/approvals-command.js')
-  process.exitCode = await runApprovalsCommand(process.argv.slice(3), config, {
+  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runApprovalsCommand(process.argv.slice(3), config, log, {
     out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
   })
 }

@@ -14,14 +14,13 @@ export interface ApprovalStartCheck {
   warnings: string[]
 }
 
-export function checkApprovalStart (callers: readonly CallerSpec[], config: Pick<Config, 'approvals' | 'idempotency' | 'state'>): ApprovalStartCheck {
+export function checkApprovalStart (callers: readonly CallerSpec[], config: Pick<Config, 'approvals' | 'idempotency'>): ApprovalStartCheck {
   const held = callers.filter((c) => c.amountLimits.some((limit) => limit.approveAbove.size > 0))
   const problems: string[] = []
   const warnings: string[] = []
   if (held.length === 0) return { used: false, problems, warnings }
   if (config.approvals.signingSecret === null) problems.push('PROXY_APPROVAL_SIGNING_SECRET (or PROXY_APPROVAL_SIGNING_SECRET_FILE) is required when the callers file uses approveAbove (payments-auth-proxy webhook-secrets prints one)')
   if (!config.idempotency.enabled) problems.push('PROXY_IDEMPOTENCY=off cannot be used with approveAbove in the callers file: an approval is the reference\'s idempotency record')
-  if (config.state.redisUrl !== null) problems.push('approveAbove in the callers file cannot be used with PROXY_REDIS_URL yet: approvals are kept in the embedded store of one sidecar')
   for (const caller of held.filter((c) => c.approver)) {
     warnings.push(`caller ${caller.id} is an approver and is limited by approveAbove: its own held requests need another approver`)
   }

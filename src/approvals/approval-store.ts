@@ -1,6 +1,6 @@
 /**
  * The approvals' durable store (SPEC §11), one contract kept by the embedded SQLite file (one
- * sidecar) and, later, Redis (replicas). A decision is atomic: of two at once, one wins and the other
+ * sidecar) and Redis (replicas). A decision is atomic: of two at once, one wins and the other
  * finds the approval decided. Every method rejects when the store cannot answer.
  */
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'

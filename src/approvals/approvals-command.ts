@@ -4,6 +4,7 @@
  * 2 s (its worker looks once a second), or at its next start. `decidedByCaller` is `cli`.
  */
 import { parseArgs } from 'node:util'
+import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import { ProxyError } from '../errors.js'
 import { deriveMacKey } from './approval-mac.js'
@@ -11,6 +12,7 @@ import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
 import { decideApproval } from './decide-approval.js'
+import { openApprovalStore } from './open-approval-store.js'
 
 export const APPROVALS_USAGE = `usage: payments-auth-proxy approvals list [--status pending|approved|rejected|expired] [--json]
        payments-auth-proxy approvals show <id>
@@ -20,7 +22,7 @@ export const APPROVALS_USAGE = `usage: payments-auth-proxy approvals list [--sta
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void, nowMs: () => number }
 
 /** Returns the exit code: 0 done, 1 not found or already decided, 2 usage or configuration. */
-export async function runApprovalsCommand (args: readonly string[], config: Pick<Config, 'approvals'>, io: CommandIo): Promise<number> {
+export async function runApprovalsCommand (args: readonly string[], config: Pick<Config, 'approvals' | 'state'>, log: Logger, io: CommandIo): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: { status: { type: 'string' }, json: { type: 'boolean' }, by: { type: 'string' }, reason: { type: 'string' } } })
@@ -42,8 +44,7 @@ export async function runApprovalsCommand (args: readonly string[], config: Pick
     io.err('payments-auth-proxy: PROXY_APPROVAL_SIGNING_SECRET (or _FILE) is required to decide: the sidecar sends only approvals sealed with it\n')
     return 2
   }
-  const { createSqliteApprovalStore } = await import('./sqlite-approval-store.js')
-  const store = await createSqliteApprovalStore(config.approvals.storePath)
+  const store = await openApprovalStore(config, log)
   try {
     if (verb === 'list') return await list(store, status as ApprovalStatus | undefined, json === true, io)
     if (verb === 'show') return await show(store, id as string, io)

@@ -19,6 +19,7 @@ import type { ApprovalMetrics } from './approval-metrics.js'
 import { approvalRoutes } from './approval-routes.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 import type { ApprovalStore } from './approval-store.js'
+import { openApprovalStore } from './open-approval-store.js'
 import { createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
 
 export interface PreparedApprovals { store: ApprovalStore, macKey: MacKey, ttlMs: number }
@@ -31,8 +32,7 @@ export async function prepareApprovals (config: Config, index: CallerIndex, log:
   if (check.problems.length > 0) throw new ConfigError(check.problems)
   for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')
   if (!check.used || config.approvals.signingSecret === null) return null
-  const { createSqliteApprovalStore } = await import('./sqlite-approval-store.js')
-  const store = await createSqliteApprovalStore(config.approvals.storePath)
+  const store = await openApprovalStore(config, log)
   return { store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000 }
 }
 

@@ -19,8 +19,8 @@ ${approveAbove ? '        approveAbove: { KES: 100 }\n' : ''}`, '.yaml')
   return load.callers
 }
 
-type Facts = Pick<Config, 'approvals' | 'idempotency' | 'state'>
-const base: Facts = { approvals: { ttlS: 86400, signingSecret: 'whsec_x', storePath: ':memory:' }, idempotency: { enabled: true, keyPointer: '/externalReference', ttlS: 86400 }, state: { redisUrl: null, keyPrefix: 'pap:' } }
+type Facts = Pick<Config, 'approvals' | 'idempotency'>
+const base: Facts = { approvals: { ttlS: 86400, signingSecret: 'whsec_x', storePath: ':memory:' }, idempotency: { enabled: true, keyPointer: '/externalReference', ttlS: 86400 } }
 
 t.test('approval start checks', async (t) => {
   const cases: Array<[string, CallerSpec[], Facts, { used: boolean, problems: RegExp[], warnings: RegExp[] }]> = [
@@ -28,7 +28,6 @@ t.test('approval start checks', async (t) => {
     ['approveAbove with everything', callersOf(false, true), base, { used: true, problems: [], warnings: [] }],
     ['without the signing secret', callersOf(false, true), { ...base, approvals: { ...base.approvals, signingSecret: null } }, { used: true, problems: [/^PROXY_APPROVAL_SIGNING_SECRET .*required/], warnings: [] }],
     ['with PROXY_IDEMPOTENCY=off', callersOf(false, true), { ...base, idempotency: { ...base.idempotency, enabled: false } }, { used: true, problems: [/^PROXY_IDEMPOTENCY=off/], warnings: [] }],
-    ['with Redis (not yet)', callersOf(false, true), { ...base, state: { redisUrl: 'redis://127.0.0.1:6379', keyPrefix: 'pap:' } }, { used: true, problems: [/PROXY_REDIS_URL/], warnings: [] }],
     ['an approver limited by approveAbove', callersOf(true, true), base, { used: true, problems: [], warnings: [/caller agent is an approver and is limited by approveAbove/] }],
   ]
   for (const [name, callers, config, expected] of cases) {

@@ -1,6 +1,7 @@
 /**
  * One suite for the ApprovalStore contract (SPEC §11), run over each implementation's factory on
- * real storage (an SQLite file on disk), reopened to stand for a restart or a second process.
+ * real storage (an SQLite file on disk, a real redis-server), reopened to stand for a restart, a
+ * second process or another replica.
  */
 import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -8,7 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ApprovalRecord, Decision } from '../../src/approvals/approval-record.js'
 import type { ApprovalStore } from '../../src/approvals/approval-store.js'
+import { createRedisApprovalStore } from '../../src/approvals/redis-approval-store.js'
 import { createSqliteApprovalStore } from '../../src/approvals/sqlite-approval-store.js'
+import { captureLogger } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
 
 interface Factory { name: string, make: (t: Test) => Promise<{ store: ApprovalStore, reopen: () => Promise<ApprovalStore> }> }
 
@@ -19,6 +23,17 @@ const factories: Factory[] = [{
     t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
     const open = async (): Promise<ApprovalStore> => {
       const store = await createSqliteApprovalStore(join(dir, 'webhooks.db'))
+      t.teardown(() => store.close())
+      return store
+    }
+    return { store: await open(), reopen: open }
+  },
+}, {
+  name: 'redis',
+  async make (t) {
+    const redis = await startRedis(t)
+    const open = async (): Promise<ApprovalStore> => {
+      const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
       t.teardown(() => store.close())
       return store
     }

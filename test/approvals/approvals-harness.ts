@@ -10,6 +10,7 @@ import type { Test } from 'tap'
 import { keySha256 } from '../../src/callers/judge-caller.js'
 import type { Env } from '../../src/config/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
+import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import type { ServerDeps } from '../../src/server.js'
 
@@ -62,6 +63,8 @@ export async function startApprovalsRig (t: Test, env: Env = {}, deps: Partial<S
     ...env,
   }), deps)
   await waitReady(proxy)
+  // With Redis, the shared store connects in the background: a first request before would get 503.
+  await eventually(() => proxy.store.status().ready, { what: 'the state store', timeoutMs: 5000 })
   return { provider, proxy, dir, storePath }
 }
 
