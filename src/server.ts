@@ -91,7 +91,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     ? null
     : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log)
   // Approvals (SPEC §11), only when the callers file asks for them; their store opens a native module.
-  const held = callers === null ? null : await prepareApprovals(config, callers.current(), log)
+  const held = callers === null ? null : await prepareApprovals(config, callers.current(), log, clock)
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
@@ -209,7 +209,7 @@ async function registerTransactionChecks (
     recorder = createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer })
   }
   // Approvals (SPEC §11) around the amount step: a held request's retry costs no amount; a new one is held once reserved.
-  const approvalOptions = approvals === null ? null : { store: approvals.store, clock, ttlMs: approvals.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: approvals.metrics }
+  const approvalOptions = approvals === null ? null : { store: approvals.store, clock, ttlMs: approvals.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: approvals.metrics, notifier: approvals.notifier }
   if (approvalOptions !== null) await app.register(approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
   if (approvalOptions !== null) await app.register(approvalHolds, approvalOptions)

@@ -10,7 +10,9 @@ import type { Clock, TimerHandle } from '../clock.js'
 import type { StateStore } from '../state/state-store.js'
 import type { ForwardApproval } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
+import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalStore } from './approval-store.js'
+import { approvalView } from './approval-view.js'
 import { releaseReservations } from './release-reservations.js'
 
 export const APPROVAL_LOOK_INTERVAL_MS = 1000
@@ -29,10 +31,12 @@ export interface WorkerOptions {
   clock: Clock
   log: Logger
   metrics: ApprovalMetrics
+  /** Told of every decision (deduplicated by the store), before it is acted on. */
+  notifier: ApprovalNotifier | null
 }
 
 export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
-  const { approvals, state, forward, clock, log, metrics } = options
+  const { approvals, state, forward, clock, log, metrics, notifier } = options
   let timer: TimerHandle | null = null
   let running: Promise<void> | null = null
   let again = false
@@ -48,6 +52,10 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     }
     for (const decided of await approvals.toSettle()) {
       if (closed) return
+      // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
+      await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
+        log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
+      })
       if (decided.status === 'approved') {
         await forward(decided)
         continue
@@ -78,12 +86,17 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
   }
 
   return {
-    start () { run(); schedule() },
+    start () {
+      notifier?.start()
+      run()
+      schedule()
+    },
     nudge: run,
     async close () {
       closed = true
       if (timer !== null) clock.clearTimeout(timer)
       await running
+      await notifier?.stop()
     },
   }
 }

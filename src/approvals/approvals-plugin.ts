@@ -18,6 +18,7 @@ import { buildUpstreamHeaders } from '../headers/header-policy.js'
 import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
+import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalRecord } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
@@ -29,6 +30,7 @@ export interface ApprovalsPluginOptions {
   ttlMs: number
   keyPointer: string
   metrics: ApprovalMetrics
+  notifier: ApprovalNotifier | null
 }
 
 /** Set by the upstream request, not the client's: never stored, never forwarded as the client's. */
@@ -75,7 +77,7 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
 }, { name: 'approval-retries', dependencies: ['idempotency'] })
 
 export const approvalHolds = fp(async function approvalHolds (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, clock, ttlMs, keyPointer, metrics } = options
+  const { store, clock, ttlMs, keyPointer, metrics, notifier } = options
   app.addHook('preHandler', async (request, reply) => {
     const caller = request.callerSpec
     const target = request.target
@@ -125,6 +127,12 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
     }
     metrics.step(caller.id, 'held')
     request.log.info({ caller: caller.id, approval: approval.id, amount: approval.amount, currency: approval.currency }, 'request held for approval')
+    if (notifier !== null) {
+      // The hold stands without it: the approval is listed, and a person can still decide.
+      await notifier.notify('approval.requested', approvalView(approval, nowMs)).catch((err: unknown) => {
+        request.log.error({ caller: caller.id, approval: approval.id, err }, 'approval notification could not be stored')
+      })
+    }
     answerHeld(reply, approval, nowMs)
     return reply
   })

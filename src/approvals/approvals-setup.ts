@@ -20,20 +20,22 @@ import { approvalRoutes } from './approval-routes.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 import type { ApprovalStore } from './approval-store.js'
 import { openApprovalStore } from './open-approval-store.js'
+import { openApprovalNotifier, type ApprovalNotifier } from './approval-notifier.js'
 import { createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
 
-export interface PreparedApprovals { store: ApprovalStore, macKey: MacKey, ttlMs: number }
+export interface PreparedApprovals { store: ApprovalStore, macKey: MacKey, ttlMs: number, notifier: ApprovalNotifier | null }
 export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock }
 
 /** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
-export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger): Promise<PreparedApprovals | null> {
+export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger, clock: Clock): Promise<PreparedApprovals | null> {
   const callers = [...[...index.byKey.values()].map((c) => c.spec), ...index.keyless.map((c) => c.spec)]
   const check = checkApprovalStart(callers, config)
   if (check.problems.length > 0) throw new ConfigError(check.problems)
   for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')
   if (!check.used || config.approvals.signingSecret === null) return null
   const store = await openApprovalStore(config, log)
-  return { store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000 }
+  const notifier = await openApprovalNotifier(config, { log, clock })
+  return { store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000, notifier }
 }
 
 export interface RegisterDeps {
@@ -53,7 +55,7 @@ export async function registerApprovals (app: FastifyInstance, approvals: Approv
   const forward = createApprovalForwarder({
     approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
   })
-  const worker = createApprovalWorker({ approvals: store, state: deps.state, forward, clock, log: deps.log, metrics })
+  const worker = createApprovalWorker({ approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier })
   await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, macKey, metrics, decided: worker.nudge })
   return worker
 }

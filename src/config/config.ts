@@ -54,7 +54,14 @@ export interface Config {
    * SPEC §11. `signingSecret` (a `whsec_` secret, never logged) keys the MAC of approved records;
    * whether approvals are used at all is known only once the callers file is read (server.ts).
    */
-  approvals: { ttlS: number, signingSecret: string | null, storePath: string }
+  approvals: {
+    ttlS: number
+    signingSecret: string | null
+    storePath: string
+    /** Where notifications are delivered (null: none), on the inbox's retry schedule. */
+    notifyUrl: string | null
+    retryScheduleMs: readonly number[]
+  }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

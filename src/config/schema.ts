@@ -123,6 +123,7 @@ export const envSchema = Type.Object({
   PROXY_WEBHOOK_STORE_MAX_EVENTS: Type.Integer({ minimum: 1, default: DEFAULT_WEBHOOK_STORE_MAX_EVENTS }),
   PROXY_WEBHOOK_STORE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: DEFAULT_WEBHOOK_STORE_MAX_BYTES }),
   PROXY_APPROVAL_TTL_SECONDS: seconds(DEFAULT_APPROVAL_TTL_S, 60, 30 * 86400),
+  PROXY_APPROVAL_NOTIFY_URL: optionalString,
   PROXY_APPROVAL_SIGNING_SECRET: optionalString,
   PROXY_APPROVAL_SIGNING_SECRET_FILE: optionalString,
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),

@@ -20,7 +20,7 @@ ${approveAbove ? '        approveAbove: { KES: 100 }\n' : ''}`, '.yaml')
 }
 
 type Facts = Pick<Config, 'approvals' | 'idempotency'>
-const base: Facts = { approvals: { ttlS: 86400, signingSecret: 'whsec_x', storePath: ':memory:' }, idempotency: { enabled: true, keyPointer: '/externalReference', ttlS: 86400 } }
+const base: Facts = { approvals: { ttlS: 86400, signingSecret: 'whsec_x', storePath: ':memory:', notifyUrl: null, retryScheduleMs: [5000] }, idempotency: { enabled: true, keyPointer: '/externalReference', ttlS: 86400 } }
 
 t.test('approval start checks', async (t) => {
   const cases: Array<[string, CallerSpec[], Facts, { used: boolean, problems: RegExp[], warnings: RegExp[] }]> = [
