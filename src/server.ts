@@ -42,6 +42,7 @@ import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import type { UpstreamResponseTap } from './routing/upstream-response.js'
 import { createApprovalMetrics } from './approvals/approval-metrics.js'
 import { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
+import { approveAboveNeedsRestart } from './approvals/approval-start-checks.js'
 import { prepareApprovals, registerApprovals, type ApprovalsInUse } from './approvals/approvals-setup.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
@@ -87,11 +88,13 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   // First, so an invalid callers file stops the start before anything is opened. Imported only when
   // there is a file: its reader brings the YAML parser and TypeBox's checker, which a start without
   // callers need not load.
+  let approvalsSetUp = false
   const callers = config.callers.file === null
     ? null
-    : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log)
+    : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log, (specs) => approvalsSetUp ? [] : approveAboveNeedsRestart(specs))
   // Approvals (SPEC §11), only when the callers file asks for them; their store opens a native module.
   const held = callers === null ? null : await prepareApprovals(config, callers.current(), log, clock)
+  approvalsSetUp = held !== null
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({

@@ -26,3 +26,10 @@ export function checkApprovalStart (callers: readonly CallerSpec[], config: Pick
   }
   return { used: true, problems, warnings }
 }
+
+/** A reload may not add approveAbove to a sidecar that started without approvals: it would be forwarded, not held. */
+export function approveAboveNeedsRestart (callers: readonly CallerSpec[]): string[] {
+  return callers
+    .filter((c) => c.amountLimits.some((limit) => limit.approveAbove.size > 0))
+    .map((c) => `caller ${c.id}: approveAbove needs a restart (approvals were not set up when the sidecar started)`)
+}
