@@ -6,6 +6,7 @@
 import t from 'tap'
 import { eventually } from '../helpers/eventually.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
+import { DEMO_CREDENTIALS } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { AGENT_KEY, APPROVER_KEY, SIGNING_SECRET, decide, look, pay, payouts, startApprovalsRig as startEmbedded, type ApprovalsRig, type HeldAnswer } from './approvals-harness.js'
 
@@ -59,7 +60,7 @@ for (const kind of kinds) {
     t.equal(payouts(provider).length, 1, 'sent once')
 
     const logs = proxy.logs.lines.join('\n')
-    for (const secret of [SIGNING_SECRET, AGENT_KEY, APPROVER_KEY, ...provider.issuedTokens]) t.notOk(logs.includes(secret), 'no secret in the logs')
+    for (const secret of [SIGNING_SECRET, AGENT_KEY, APPROVER_KEY, DEMO_CREDENTIALS.sandbox.apiKey, DEMO_CREDENTIALS.sandbox.publicKey, ...provider.issuedTokens]) t.notOk(logs.includes(secret), 'no secret in the logs')
     t.notOk(logs.includes('+254700000001'), 'no body in the logs')
     for (const msg of ['request held for approval', 'approval approved', 'approved request forwarded', 'approved request answered']) {
       t.ok(proxy.logs.find(msg).some((r) => r['level'] === 30 && r['approval'] === approval.id && r['caller'] === 'payout-agent'), `info: ${msg}`)
@@ -67,11 +68,14 @@ for (const kind of kinds) {
     const metrics = await (await fetch(`${proxy.url}/metrics`)).text()
     t.match(metrics, /approvals_total\{caller="payout-agent",outcome="held"\} 1/)
     t.match(metrics, /approvals_total\{caller="payout-agent",outcome="approved"\} 1/)
+    t.match(metrics, /approvals_total\{caller="payout-agent",outcome="answered"\} 1/)
+    await eventually(async () => /approvals_pending 0/.test(await (await fetch(`${proxy.url}/metrics`)).text()), { what: 'the pending gauge back at 0' })
   })
 
   t.test(`${kind}: a rejected payout is a 403 to the agent, and its amount goes back to the day total`, async (t) => {
     const { provider, proxy } = await startApprovalsRig(t)
     const { approval } = await (await pay(proxy, held)).json() as HeldAnswer
+    await eventually(async () => /approvals_pending 1/.test(await (await fetch(`${proxy.url}/metrics`)).text()), { what: 'the pending gauge' })
     await assertProxyError(t, await pay(proxy, { ...held, externalReference: 'inv-2' }), 403, 'AMOUNT_LIMIT_EXCEEDED', 'pending approvals that together pass perDay')
     const rejected = await decide(proxy, approval.id, 'reject', { by: 'Ann', reason: 'unknown recipient' })
     t.match(await rejected.json(), { approval: { status: 'rejected', decidedBy: 'Ann', reason: 'unknown recipient' } })
