@@ -13,16 +13,18 @@ import fp from 'fastify-plugin'
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredError, IdempotencyInProgressError, IdempotencyKeyReusedError, StateUnavailableError } from '../errors.js'
+import type { CallerSpec } from '../callers/callers-file.js'
+import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredError, IdempotencyInProgressError, IdempotencyKeyReusedError, InternalError, StateUnavailableError } from '../errors.js'
 import { buildUpstreamHeaders } from '../headers/header-policy.js'
 import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
+import type { RequestTarget } from '../routing/request-target.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalRecord } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
-import { decideHold } from './hold-decision.js'
+import { decideHold, type HoldDecision } from './hold-decision.js'
 
 export interface ApprovalsPluginOptions {
   store: ApprovalStore
@@ -51,19 +53,18 @@ function gated (request: FastifyRequest): boolean {
 
 export const approvalRetries = fp(async function approvalRetries (app: FastifyInstance, options: ApprovalsPluginOptions) {
   const { store, clock } = options
-  app.addHook('preHandler', async (request, reply) => {
-    const claim = request.idempotency
-    if (claim === null || !gated(request)) return
+
+  /** Resolves true when it answered (202), rejects with the refusal, false to let the request go on. */
+  async function judgeRetry (request: FastifyRequest, reply: FastifyReply, key: string, fingerprint: string): Promise<boolean> {
     let approval: ApprovalRecord | null
     try {
-      approval = await store.byKey(claim.key)
+      approval = await store.byKey(key)
     } catch (err) {
       throw new StateUnavailableError(err)
     }
-    if (approval === null || (approval.status === 'approved' && approval.forward === 'answered')) return
-    const callerId = approval.caller
-    if (approval.fingerprint !== claim.fingerprint) {
-      request.log.warn({ caller: callerId, approval: approval.id, code: 'IDEMPOTENCY_KEY_REUSED' }, 'held request retried with another body')
+    if (approval === null || (approval.status === 'approved' && approval.forward === 'answered')) return false
+    if (approval.fingerprint !== fingerprint) {
+      request.log.warn({ caller: approval.caller, approval: approval.id, code: 'IDEMPOTENCY_KEY_REUSED' }, 'held request retried with another body')
       throw new IdempotencyKeyReusedError()
     }
     const nowMs = clock.wallMs()
@@ -72,19 +73,35 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
     if (approval.status === 'rejected') throw new ApprovalRejectedError(approval.reason)
     if (approval.status === 'approved') throw new IdempotencyInProgressError()
     answerHeld(reply, approval, nowMs)
-    return reply
+    return true
+  }
+
+  // Callback-style: requests of callers without approveAbove (most) cost no promise.
+  app.addHook('preHandler', (request, reply, done) => {
+    const claim = request.idempotency
+    if (claim === null || !gated(request)) { done(); return }
+    judgeRetry(request, reply, claim.key, claim.fingerprint).then((answered) => { if (!answered) done() }, done)
   })
 }, { name: 'approval-retries', dependencies: ['idempotency'] })
 
 export const approvalHolds = fp(async function approvalHolds (app: FastifyInstance, options: ApprovalsPluginOptions) {
   const { store, clock, ttlMs, keyPointer, metrics, notifier } = options
-  app.addHook('preHandler', async (request, reply) => {
+
+  // Callback-style: requests that are not held (most) cost no promise.
+  app.addHook('preHandler', (request, reply, done) => {
     const caller = request.callerSpec
     const target = request.target
-    if (caller === null || target === null || target.route.upstream === null || target.route.environment === null || !gated(request)) return
+    if (caller === null || target === null || !gated(request)) { done(); return }
+    const hold = decideHold(caller.amountLimits, { path: target.folded, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
+    if (hold.kind === 'pass') { done(); return }
+    holdRequest(request, reply, caller, target, hold).then(() => undefined, done)
+  })
+
+  /** Stores the request and answers 202; rejects with the refusal. */
+  async function holdRequest (request: FastifyRequest, reply: FastifyReply, caller: CallerSpec, target: RequestTarget, hold: Extract<HoldDecision, { kind: 'hold' }>): Promise<void> {
+    // Unreachable: a route without an upstream is refused at onRequest (proxy-routes.ts); narrows the types.
+    if (target.route.upstream === null || target.route.environment === null) throw new InternalError()
     const body = heldJsonOf(request)
-    const hold = decideHold(caller.amountLimits, { path: target.folded, body, contentEncoding: request.headers['content-encoding'] })
-    if (hold.kind === 'pass') return
     const claim = request.idempotency
     const reference = readReference(body, request.headers['content-encoding'], keyPointer)
     if (claim === null || reference.kind !== 'found' || body === null) {
@@ -134,8 +151,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       })
     }
     answerHeld(reply, approval, nowMs)
-    return reply
-  })
+  }
 }, { name: 'approval-holds', dependencies: ['amount-limits'] })
 
 /** The headers as they would be forwarded (header-policy.ts), less those the forwarder sets itself. */
