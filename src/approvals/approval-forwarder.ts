@@ -40,6 +40,12 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
   // Logged once per record and process, not once per look.
   const refused = new Set<string>()
 
+  async function tokenFor (environment: string): Promise<string | null> {
+    const source = sources.get(environment as EnvironmentName)
+    if (source === undefined) return null
+    return source.current() ?? await source.get().catch(() => null)
+  }
+
   return async function forward (approval) {
     const fields = { approval: approval.id, caller: approval.caller }
     if (!hasValidMac(macKey, approval)) {
@@ -58,6 +64,13 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
     }
     // Another replica is sending it, or a crashed process's mark has yet to expire: look again later.
     if (claim.kind === 'in-flight') return
+    // The token first: without one nothing is sent, and the next look tries again.
+    const token = await tokenFor(approval.environment)
+    if (token === null) {
+      log.warn(fields, 'approved request waits for a token')
+      await state.abort(approval.key, claim.owner)
+      return
+    }
     const resend = approval.forward === 'sending'
     if (!resend && !await approvals.moveForward(approval.id, 'none', 'sending')) {
       await state.abort(approval.key, claim.owner)
@@ -66,10 +79,7 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
     if (resend) log.info(fields, 'approved request resent: its answer was outstanding when the process stopped (same reference)')
     metrics.step(approval.caller, resend ? 'resent' : 'forwarded')
     log.info(fields, 'approved request forwarded')
-    const source = sources.get(approval.environment as EnvironmentName)
     try {
-      if (source === undefined) throw new Error(`no token source for ${approval.environment}`)
-      const token = source.current() ?? await source.get()
       const base = new URL(approval.upstreamUrl)
       // The shared dispatcher's own request(): the same pools, timeouts and IP family as proxied requests.
       const answer = await dispatcher.request({

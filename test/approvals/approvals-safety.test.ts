@@ -1,8 +1,8 @@
 /**
  * SPEC §11's safety rows over real sockets, with the embedded store and with Redis: a record approved
- * by hand in the store (no valid MAC) is
- * never sent; silence is never consent (an expired approval is never sent, its amount comes back);
- * a provider 4xx gives the day's total back and is the agent's recorded answer.
+ * by hand in the store (no valid MAC) is never sent; silence is never consent (an expired approval is
+ * never sent, its amount comes back); a provider 4xx gives the day's total back and is the agent's
+ * recorded answer.
  */
 import t, { type Test } from 'tap'
 import Database from 'better-sqlite3'
