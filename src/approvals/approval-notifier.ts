@@ -23,7 +23,8 @@ const RETENTION_S = 7 * 86400
 const CONCURRENCY = 4
 
 export interface ApprovalNotifier {
-  notify: (type: NotificationType, approval: ApprovalView) => Promise<void>
+  /** Resolves true when the notification was newly stored (false: it was already). */
+  notify: (type: NotificationType, approval: ApprovalView) => Promise<boolean>
   start: () => void
   stop: () => Promise<void>
 }
@@ -59,9 +60,10 @@ export async function openApprovalNotifier (config: Pick<Config, 'approvals' | '
         source: 'approvals',
         receivedAtMs: deps.clock.wallMs(),
       })
-      if (outcome.kind === 'duplicate') return
+      if (outcome.kind === 'duplicate') return false
       deps.log.info({ approval: approval.id, caller: approval.caller, type, notification: outcome.id }, 'approval notification stored')
       deliverer.wake()
+      return true
     },
     start: () => { deliverer.start() },
     async stop () {

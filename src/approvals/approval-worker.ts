@@ -53,9 +53,11 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     for (const decided of await approvals.toSettle()) {
       if (closed) return
       // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
-      await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
+      const stored = await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
         log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
+        return false
       })
+      if (stored === true) metrics.step(decided.caller, 'notified')
       if (decided.status === 'approved') {
         await forward(decided)
         continue

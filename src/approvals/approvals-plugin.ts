@@ -146,9 +146,11 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
     request.log.info({ caller: caller.id, approval: approval.id, amount: approval.amount, currency: approval.currency }, 'request held for approval')
     if (notifier !== null) {
       // The hold stands without it: the approval is listed, and a person can still decide.
-      await notifier.notify('approval.requested', approvalView(approval, nowMs)).catch((err: unknown) => {
+      const stored = await notifier.notify('approval.requested', approvalView(approval, nowMs)).catch((err: unknown) => {
         request.log.error({ caller: caller.id, approval: approval.id, err }, 'approval notification could not be stored')
+        return false
       })
+      if (stored) metrics.step(caller.id, 'notified')
     }
     answerHeld(reply, approval, nowMs)
   }

@@ -67,6 +67,9 @@ t.test('killed while pending and approved with the CLI while down: sent once at 
   await new Promise((resolve) => setTimeout(resolve, 1500))
   t.equal(payouts(provider).length, 1, 'sent once')
   t.notOk(second.child.stdout().includes('resent'), 'not a resend')
+  for (const child of [first.child, second.child]) {
+    for (const secret of [SIGNING_SECRET, AGENT_KEY, ...provider.issuedTokens]) t.notOk(`${child.stdout()}${child.stderr()}`.includes(secret), 'no secret in the process\'s output')
+  }
 })
 
 t.test('approved with the CLI while running: sent within 2 s; killed while its answer is outstanding: resent once after the restart, logged as a resend', async (t) => {

@@ -42,4 +42,6 @@ t.test('held and decided approvals are notified, signed with the approval secret
   const first = receiver.deliveries[0]
   t.throws(() => applicationVerifier.verify(first?.body.toString('utf8') ?? '', first?.headers as Record<string, string>), 'replayed to the application, a notification fails its verification')
   t.ok(proxy.logs.find('approval notification stored').every((r) => r['level'] === 30), 'logged at info')
+  const metrics = await (await fetch(`${proxy.url}/metrics`)).text()
+  t.match(metrics, /approvals_total\{caller="payout-agent",outcome="notified"\} 4/, 'each notification counted once')
 })
