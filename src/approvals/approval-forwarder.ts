@@ -76,6 +76,11 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       await state.abort(approval.key, claim.owner)
       return
     }
+    // A decision taken with the CLI (another process) is logged and counted here, once, where the sidecar learns of it.
+    if (!resend && approval.decidedByCaller === 'cli') {
+      log.info({ ...fields, decidedBy: approval.decidedBy, decidedByCaller: 'cli', status: 'approved' }, 'approval approved')
+      metrics.step(approval.caller, 'approved')
+    }
     if (resend) log.info(fields, 'approved request resent: its answer was outstanding when the process stopped (same reference)')
     metrics.step(approval.caller, resend ? 'resent' : 'forwarded')
     log.info(fields, 'approved request forwarded')

@@ -64,6 +64,11 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
       }
       await releaseReservations(state, decided, log)
       if (await approvals.moveForward(decided.id, 'none', 'answered')) {
+        // A rejection taken with the CLI (another process) is logged and counted here, once.
+        if (decided.status === 'rejected' && decided.decidedByCaller === 'cli') {
+          log.info({ approval: decided.id, caller: decided.caller, decidedBy: decided.decidedBy, decidedByCaller: 'cli', status: 'rejected' }, 'approval rejected')
+          metrics.step(decided.caller, 'rejected')
+        }
         log.info({ approval: decided.id, caller: decided.caller, status: decided.status }, 'held amount given back to the day total')
       }
     }

@@ -62,6 +62,7 @@ t.test('killed while pending and approved with the CLI while down: sent once at 
 
   const second = await startSidecar(t, env)
   await eventually(() => payouts(provider).length === 1, { what: 'the approved payout sent at the next start', timeoutMs: 10_000 })
+  t.match(second.child.stdout(), new RegExp(`"approval":"${id}"[^\\n]*"decidedBy":"Ann","decidedByCaller":"cli"[^\\n]*"msg":"approval approved"`), 'the CLI\'s decision logged by the sidecar at its start')
   t.equal(payouts(provider)[0]?.body, JSON.stringify(held))
   await eventually(async () => (await fetch(`${second.url}/sandbox/fiat/payouts`, { method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}` }, body: JSON.stringify(held) })).headers.get('idempotent-replayed') === 'true', { what: 'the agent\'s retry answered from the record' })
   await new Promise((resolve) => setTimeout(resolve, 1500))
