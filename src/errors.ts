@@ -39,6 +39,13 @@ export const ERROR_STATUS = {
   WEBHOOK_SOURCE_NOT_ALLOWED: 403,
   WEBHOOK_SIGNATURE_INVALID: 401,
   WEBHOOK_STORE_UNAVAILABLE: 503,
+  // Approvals (SPEC §11).
+  APPROVAL_REJECTED: 403,
+  APPROVAL_EXPIRED: 403,
+  APPROVAL_NOT_FOUND: 404,
+  APPROVAL_NOT_PERMITTED: 403,
+  APPROVAL_SELF_DECISION: 403,
+  APPROVAL_ALREADY_DECIDED: 409,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -225,6 +232,43 @@ export class IdempotencyKeyReusedError extends ProxyError {
 export class StateUnavailableError extends ProxyError {
   constructor (cause?: unknown) {
     super('STATE_UNAVAILABLE', 'The shared state store is unreachable; retry shortly', { cause, retryAfterSeconds: 1 })
+  }
+}
+
+export class ApprovalRejectedError extends ProxyError {
+  constructor (reason: string | null) {
+    super('APPROVAL_REJECTED', reason === null ? 'A person rejected this request; it was not sent' : `A person rejected this request; it was not sent: ${reason}`)
+  }
+}
+
+/** SPEC §11: silence is never consent. */
+export class ApprovalExpiredError extends ProxyError {
+  constructor () {
+    super('APPROVAL_EXPIRED', 'Nobody decided on this request in time; it was not sent. Send it again with a new reference to ask again')
+  }
+}
+
+export class ApprovalNotFoundError extends ProxyError {
+  constructor () {
+    super('APPROVAL_NOT_FOUND', 'No such approval')
+  }
+}
+
+export class ApprovalNotPermittedError extends ProxyError {
+  constructor (callerId: string) {
+    super('APPROVAL_NOT_PERMITTED', `Caller ${callerId} may not decide approvals: give it approver: true in the callers file`)
+  }
+}
+
+export class ApprovalSelfDecisionError extends ProxyError {
+  constructor () {
+    super('APPROVAL_SELF_DECISION', 'An approver cannot decide its own requests: another person must')
+  }
+}
+
+export class ApprovalAlreadyDecidedError extends ProxyError {
+  constructor (status: string) {
+    super('APPROVAL_ALREADY_DECIDED', `This approval is ${status} already; a decision is final`)
   }
 }
 

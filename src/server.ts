@@ -3,8 +3,8 @@
  * itself: cli.ts owns the process, tests build the real thing with injected clock and logger.
  * This module wires; the decisions live in the plugins it registers, in this order for every
  * proxied request: refusals (draining, a path outside the routes, headers) -> client access ->
- * [caller identity] -> path guard -> [caller rules, idempotency, amount limits] -> the route (body,
- * token) -> upstream.
+ * [caller identity] -> path guard -> [caller rules, idempotency, approval retries, amount limits,
+ * approval holds] -> the route (body, token) -> upstream.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -40,6 +40,10 @@ import { requestIdFor } from './routing/request-id.js'
 import { createUrlRewriter } from './routing/request-target.js'
 import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import type { UpstreamResponseTap } from './routing/upstream-response.js'
+import { createApprovalMetrics } from './approvals/approval-metrics.js'
+import { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
+import { approveAboveNeedsRestart } from './approvals/approval-start-checks.js'
+import { prepareApprovals, registerApprovals, type ApprovalsInUse } from './approvals/approvals-setup.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
@@ -84,9 +88,13 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   // First, so an invalid callers file stops the start before anything is opened. Imported only when
   // there is a file: its reader brings the YAML parser and TypeBox's checker, which a start without
   // callers need not load.
+  let approvalsSetUp = false
   const callers = config.callers.file === null
     ? null
-    : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log)
+    : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log, (specs) => approvalsSetUp ? [] : approveAboveNeedsRestart(specs))
+  // Approvals (SPEC §11), only when the callers file asks for them; their store opens a native module.
+  const held = callers === null ? null : await prepareApprovals(config, callers.current(), log, clock)
+  approvalsSetUp = held !== null
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
@@ -94,6 +102,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
+  const approvals = held === null ? null : { ...held, metrics: createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock }
   const ownsStore = deps.store === undefined
   const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
@@ -120,7 +129,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics })
+  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics, approvals })
   await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
@@ -133,14 +142,21 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     tap: recorder,
   })
 
+  const approvalWorker = approvals === null || callers === null
+    ? null
+    : await registerApprovals(app, approvals, { callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
+
   app.addHook('onReady', async () => {
     for (const source of sources.values()) source.start()
     egress.start()
+    approvalWorker?.start()
   })
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onClose', async () => {
     for (const source of sources.values()) source.close()
     egress.close()
+    await approvalWorker?.close()
+    await approvals?.store.close()
     if (ownsOutbound) await outbound.destroy()
     if (ownsStore) await store.close()
   })
@@ -173,13 +189,14 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, ro
 /**
  * SPEC §7–§8 in their order: callers' identity, the path guard (SPEC §3: after identity, before
  * any rule judges the path), callers' rules (allow, rate, reference), the audit line, then
- * idempotency, then amount limits, so a replay, 409 or 422 costs no amount. Each is registered only
+ * idempotency, then a held request's retry (SPEC §11), then amount limits, so a replay, 409 or 422
+ * costs no amount, then the hold of a request above approveAbove. Each is registered only
  * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
  */
 async function registerTransactionChecks (
-  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics },
+  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, approvals: ApprovalsInUse | null },
 ): Promise<UpstreamResponseTap | undefined> {
-  const { callers, store, clock, metrics } = deps
+  const { callers, store, clock, metrics, approvals } = deps
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
   const callerOptions = callers === null || refuse === null
     ? null
@@ -194,6 +211,10 @@ async function registerTransactionChecks (
     await app.register(idempotency, { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer })
     recorder = createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer })
   }
+  // Approvals (SPEC §11) around the amount step: a held request's retry costs no amount; a new one is held once reserved.
+  const approvalOptions = approvals === null ? null : { store: approvals.store, clock, ttlMs: approvals.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: approvals.metrics, notifier: approvals.notifier }
+  if (approvalOptions !== null) await app.register(approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
+  if (approvalOptions !== null) await app.register(approvalHolds, approvalOptions)
   return recorder
 }

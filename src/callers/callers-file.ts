@@ -35,6 +35,8 @@ export interface AmountLimit {
   /** Plain decimal text by currency. */
   perRequest: ReadonlyMap<string, string>
   perDay: ReadonlyMap<string, string>
+  /** SPEC §11: above these a request waits for a person's decision. */
+  approveAbove: ReadonlyMap<string, string>
 }
 
 export interface CallerSpec {
@@ -46,6 +48,8 @@ export interface CallerSpec {
   rateLimit: { requests: number, perSeconds: number } | null
   requireExternalReference: boolean
   amountLimits: AmountLimit[]
+  /** SPEC §11: may decide other callers' approvals. */
+  approver: boolean
 }
 
 export type CallersLoad = { ok: true, callers: CallerSpec[] } | { ok: false, problems: string[] }
@@ -152,6 +156,7 @@ function callerSpec (entry: CallerEntry, at: string, report: Report): CallerSpec
     rateLimit: entry.rateLimit ?? null,
     requireExternalReference: entry.requireExternalReference ?? false,
     amountLimits: (entry.amountLimits ?? []).map((limit, i) => amountLimit(limit, `${at}.amountLimits[${i}]`, report)),
+    approver: entry.approver ?? false,
   }
 }
 
@@ -172,6 +177,7 @@ function amountLimit (limit: AmountLimitEntry, at: string, report: Report): Amou
     currency: limit.currency,
     perRequest: decimalMap(limit.perRequest, `${at}.perRequest`, report),
     perDay: decimalMap(limit.perDay, `${at}.perDay`, report),
+    approveAbove: decimalMap(limit.approveAbove, `${at}.approveAbove`, report),
   }
 }
 

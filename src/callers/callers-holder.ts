@@ -7,7 +7,7 @@ import { watch, type FSWatcher } from 'node:fs'
 import { dirname, basename } from 'node:path'
 import type { Logger } from 'pino'
 import { ConfigError } from '../config/load-config.js'
-import { readCallersFile } from './callers-file.js'
+import { readCallersFile, type CallerSpec } from './callers-file.js'
 import { indexCallers, type CallerIndex } from './judge-caller.js'
 
 export const RELOAD_DEBOUNCE_MS = 300
@@ -20,13 +20,18 @@ export interface CallersHolder {
   watch: () => () => void
 }
 
-/** Throws ConfigError (one problem per line, naming the file and field) when the file is invalid at start. */
-export function createCallersHolder (file: string, log: Logger): CallersHolder {
+/**
+ * Throws ConfigError (one problem per line, naming the file and field) when the file is invalid at
+ * start. `reloadCheck` refuses a reloaded file for what only a restart can apply (approvals, SPEC §11).
+ */
+export function createCallersHolder (file: string, log: Logger, reloadCheck: (callers: CallerSpec[]) => string[] = () => []): CallersHolder {
   const first = readCallersFile(file)
   if (!first.ok) throw new ConfigError(first.problems)
   let index = indexCallers(first.callers)
   const reload = (trigger: string): boolean => {
-    const load = readCallersFile(file)
+    const read = readCallersFile(file)
+    const problems = read.ok ? reloadCheck(read.callers) : []
+    const load = problems.length > 0 ? { ok: false as const, problems } : read
     if (!load.ok) {
       log.error({ trigger, problems: load.problems }, 'callers file refused; the previous callers stay in force')
       return false

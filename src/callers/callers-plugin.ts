@@ -48,7 +48,8 @@ function notPermittedMessage (callerId: string, mismatch: Mismatch, method: stri
   return `Caller ${callerId} is not permitted ${asked}: none of its allow rules admits ${field}${mismatch === 'environment' || mismatch === 'interface' ? '' : ' there'}`
 }
 
-function authorizationsOf (request: FastifyRequest): string[] {
+/** Every Authorization value the client sent (Node keeps only the first in `headers`). */
+export function authorizationsOf (request: FastifyRequest): string[] {
   const raw = request.raw.rawHeaders
   const values: string[] = []
   for (let i = 0; i + 1 < raw.length; i += 2) {

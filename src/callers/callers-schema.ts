@@ -44,6 +44,7 @@ const AmountLimitSchema = object({
   currency: pointer,
   perRequest: Type.Optional(decimals),
   perDay: Type.Optional(decimals),
+  approveAbove: Type.Optional(decimals),
 })
 
 const CallerSchema = object({
@@ -54,6 +55,7 @@ const CallerSchema = object({
   rateLimit: Type.Optional(object({ requests: positiveInteger, perSeconds: positiveInteger })),
   requireExternalReference: Type.Optional(says('must be true or false', Type.Boolean())),
   amountLimits: Type.Optional(list(AmountLimitSchema)),
+  approver: Type.Optional(says('must be true or false', Type.Boolean())),
 })
 
 export const CallersFileSchema = says('must be an object with a list of callers', Type.Object({ callers: list(CallerSchema) }, { additionalProperties: false }))

@@ -50,6 +50,18 @@ export interface Config {
   state: { redisUrl: string | null, keyPrefix: string }
   /** SPEC §10: null when `PROXY_WEBHOOK_LISTEN` is not set (the inbox is off). */
   webhooks: WebhookConfig | null
+  /**
+   * SPEC §11. `signingSecret` (a `whsec_` secret, never logged) keys the MAC of approved records;
+   * whether approvals are used at all is known only once the callers file is read (server.ts).
+   */
+  approvals: {
+    ttlS: number
+    signingSecret: string | null
+    storePath: string
+    /** Where notifications are delivered (null: none), on the inbox's retry schedule. */
+    notifyUrl: string | null
+    retryScheduleMs: readonly number[]
+  }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

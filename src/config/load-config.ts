@@ -14,6 +14,7 @@ import { envSchema, KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from '
 import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
+import { resolveApprovals } from './approval-settings.js'
 import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
@@ -82,6 +83,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const redis = resolveRedisUrl(settings.PROXY_REDIS_URL, settings.PROXY_REDIS_URL_FILE)
   problems.push(...redis.problems)
   const webhooks = resolveWebhooks(settings, variables, problems, warnings)
+  const approvals = resolveApprovals(settings, problems)
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -115,6 +117,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     paths: { allowDots: settings.PROXY_PATH_ALLOW_DOTS === 'true' },
     state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     webhooks,
+    approvals,
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {

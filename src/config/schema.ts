@@ -32,6 +32,8 @@ export const DEFAULT_WEBHOOK_CONCURRENCY = 8
 export const DEFAULT_WEBHOOK_STORE_PATH = './data/webhooks.db'
 export const DEFAULT_WEBHOOK_STORE_MAX_EVENTS = 1_000_000
 export const DEFAULT_WEBHOOK_STORE_MAX_BYTES = 1024 * 1024 * 1024
+// Approvals (SPEC §11).
+export const DEFAULT_APPROVAL_TTL_S = 86400
 
 /** The secrets that may also come from a file named by `<NAME>_FILE`. */
 export const SECRET_VARIABLES = [
@@ -120,6 +122,10 @@ export const envSchema = Type.Object({
   PROXY_WEBHOOK_STORE_PATH: Type.String({ minLength: 1, default: DEFAULT_WEBHOOK_STORE_PATH }),
   PROXY_WEBHOOK_STORE_MAX_EVENTS: Type.Integer({ minimum: 1, default: DEFAULT_WEBHOOK_STORE_MAX_EVENTS }),
   PROXY_WEBHOOK_STORE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: DEFAULT_WEBHOOK_STORE_MAX_BYTES }),
+  PROXY_APPROVAL_TTL_SECONDS: seconds(DEFAULT_APPROVAL_TTL_S, 60, 30 * 86400),
+  PROXY_APPROVAL_NOTIFY_URL: optionalString,
+  PROXY_APPROVAL_SIGNING_SECRET: optionalString,
+  PROXY_APPROVAL_SIGNING_SECRET_FILE: optionalString,
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 })
 

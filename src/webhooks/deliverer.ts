@@ -30,8 +30,11 @@ export interface Deliverer {
   stop: () => Promise<void>
 }
 
+export type DeliverySettings = Pick<WebhookConfig, 'deliverTo' | 'signingSecrets' | 'deliveryTimeoutS' | 'concurrency' | 'retryScheduleMs' | 'retentionS'>
+
 export interface DelivererDeps {
-  settings: WebhookConfig
+  /** Only what delivery reads, so approval notifications (SPEC §11) can reuse the deliverer with their own URL and secret. */
+  settings: DeliverySettings
   store: InboxStore
   log: Logger
   clock: Clock

@@ -1,0 +1,26 @@
+/**
+ * `approvals_total{caller,outcome}` and the `approvals_pending` gauge (SPEC §11), on the registry
+ * ops/metrics.ts owns. Caller ids are bounded by the callers file, so safe as labels.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client'
+
+export type ApprovalOutcome = 'held' | 'notified' | 'approved' | 'rejected' | 'expired' | 'forwarded' | 'answered' | 'resent' | 'refused_mac'
+
+export interface ApprovalMetrics {
+  step: (caller: string, outcome: ApprovalOutcome) => void
+  pending: (count: number) => void
+}
+
+export function createApprovalMetrics (registry: Registry, prefix: string): ApprovalMetrics {
+  const total = new Counter({
+    name: `${prefix}approvals_total`,
+    help: 'Approval steps by caller and outcome: held, notified, approved, rejected, expired, forwarded, answered, resent, refused_mac',
+    labelNames: ['caller', 'outcome'],
+    registers: [registry],
+  })
+  const pending = new Gauge({ name: `${prefix}approvals_pending`, help: 'Approvals waiting for a decision', registers: [registry] })
+  return {
+    step: (caller, outcome) => { total.inc({ caller, outcome }) },
+    pending: (count) => { pending.set(count) },
+  }
+}

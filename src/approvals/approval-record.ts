@@ -1,0 +1,58 @@
+/**
+ * A held request as stored (SPEC §11): exactly what would be forwarded (method, path, query,
+ * headers without the token, body bytes), the reference's §8 key and fingerprint, the amounts
+ * reserved against the day's total, and the decision. `forward` is the forwarding's own state, so a
+ * restart knows whether the provider's answer was outstanding (`sending`) when the process died;
+ * `answered` also marks a rejected or expired record whose amounts were given back.
+ */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
+export type ApprovalStatus = typeof APPROVAL_STATUSES[number]
+export type ForwardState = 'none' | 'sending' | 'answered'
+
+export interface HeldReservation { key: string, units: string }
+
+export interface ApprovalRecord {
+  id: string
+  /** The §8 record key (a hash): a retry of the same request finds its approval by it. */
+  key: string
+  fingerprint: string
+  status: ApprovalStatus
+  caller: string
+  environment: string
+  interface: string
+  method: string
+  /** Canonical path below the interface base as sent, and the upstream base path before it. */
+  path: string
+  upstreamUrl: string
+  query: string
+  headers: Record<string, string | string[]>
+  body: Buffer
+  amount: string
+  currency: string
+  externalReference: string
+  createdAtMs: number
+  expiresAtMs: number
+  reservations: HeldReservation[]
+  decidedBy: string | null
+  decidedByCaller: string | null
+  reason: string | null
+  decidedAtMs: number | null
+  /** MAC of the approved record (approval-mac.ts); null until approved. */
+  mac: string | null
+  forward: ForwardState
+}
+
+export interface Decision {
+  status: 'approved' | 'rejected' | 'expired'
+  by: string | null
+  byCaller: string | null
+  reason: string | null
+  atMs: number
+  /** For `approved` only: the MAC over the record and this decision. */
+  mac: string | null
+}
+
+export type DecideOutcome =
+  | { kind: 'decided', approval: ApprovalRecord }
+  | { kind: 'already', approval: ApprovalRecord }
+  | { kind: 'missing' }

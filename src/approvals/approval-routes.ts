@@ -1,0 +1,92 @@
+/**
+ * The approvals over HTTP on the proxy listener (SPEC §11): `GET /approvals?status=`, `GET
+ * /approvals/<id>`, `POST /approvals/<id>/approve|reject` with `{"by", "reason"}`. Every request
+ * identifies its caller by key, as proxied requests do (§7), and passes the client rules (§5).
+ * Approvers (`approver: true`, whatever their `allow` rules) list and decide, never their own
+ * requests; any caller sees its own approvals, and another's is 404 to it, as if it did not exist.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { ClientAccess } from '../access/client-access.js'
+import type { CallerSpec } from '../callers/callers-file.js'
+import { authorizationsOf } from '../callers/callers-plugin.js'
+import { identify, type CallerIndex } from '../callers/judge-caller.js'
+import type { Clock } from '../clock.js'
+import {
+  ApprovalNotFoundError, ApprovalNotPermittedError, ApprovalSelfDecisionError, BadRequestError, CallerUnauthenticatedError, ClientNotAllowedError,
+} from '../errors.js'
+import type { MacKey } from './approval-mac.js'
+import type { ApprovalMetrics } from './approval-metrics.js'
+import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
+import type { ApprovalStore } from './approval-store.js'
+import { approvalView } from './approval-view.js'
+import { decideApproval } from './decide-approval.js'
+
+export interface ApprovalRoutesOptions {
+  callers: () => CallerIndex
+  access: ClientAccess
+  store: ApprovalStore
+  clock: Clock
+  macKey: MacKey
+  metrics: ApprovalMetrics
+  /** Tells the worker to act on a decision now. */
+  decided: () => void
+}
+
+const ID = /^apr_[A-Za-z0-9_-]{1,64}$/
+const MAX_TEXT = 500
+
+function decisionText (value: unknown, field: string, required: boolean): string | null {
+  if (value === undefined && !required) return null
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_TEXT) throw new BadRequestError(`"${field}" must be a non-empty string of at most ${MAX_TEXT} characters`)
+  return value
+}
+
+export async function approvalRoutes (app: FastifyInstance, options: ApprovalRoutesOptions): Promise<void> {
+  const { store, clock, metrics } = options
+
+  function callerOf (request: FastifyRequest): CallerSpec {
+    const access = options.access.check(request.raw.socket.remoteAddress, request.headers)
+    if (!access.ok) throw new ClientNotAllowedError(`Refused: ${access.reason}`)
+    const caller = identify(options.callers(), { authorizations: authorizationsOf(request), peer: request.raw.socket.remoteAddress ?? '' })
+    if (typeof caller === 'string') throw new CallerUnauthenticatedError(caller)
+    return caller
+  }
+
+  async function approvalFor (caller: CallerSpec, id: string): Promise<NonNullable<Awaited<ReturnType<ApprovalStore['get']>>>> {
+    const approval = ID.test(id) ? await store.get(id) : null
+    if (approval === null || (!caller.approver && approval.caller !== caller.id)) throw new ApprovalNotFoundError()
+    return approval
+  }
+
+  app.get<{ Querystring: { status?: string } }>('/approvals', async (request) => {
+    const caller = callerOf(request)
+    if (!caller.approver) throw new ApprovalNotPermittedError(caller.id)
+    const status = request.query.status
+    if (status !== undefined && !APPROVAL_STATUSES.includes(status as ApprovalStatus)) throw new BadRequestError(`status must be one of ${APPROVAL_STATUSES.join(', ')}`)
+    const nowMs = clock.wallMs()
+    const approvals = (await store.list()).map((a) => approvalView(a, nowMs)).filter((a) => status === undefined || a.status === status)
+    return { approvals }
+  })
+
+  app.get<{ Params: { id: string } }>('/approvals/:id', async (request) => {
+    const approval = await approvalFor(callerOf(request), request.params.id)
+    return { approval: approvalView(approval, clock.wallMs()) }
+  })
+
+  for (const [verb, status] of [['approve', 'approved'], ['reject', 'rejected']] as const) {
+    app.post<{ Params: { id: string }, Body: unknown }>(`/approvals/:id/${verb}`, async (request) => {
+      const caller = callerOf(request)
+      if (!caller.approver) throw new ApprovalNotPermittedError(caller.id)
+      const approval = await approvalFor(caller, request.params.id)
+      if (approval.caller === caller.id) throw new ApprovalSelfDecisionError()
+      const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
+      const by = decisionText(body.by, 'by', true) as string
+      const reason = decisionText(body.reason, 'reason', false)
+      const decided = await decideApproval(store, options.macKey, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
+      request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: by, decidedByCaller: caller.id, status }, `approval ${status}`)
+      metrics.step(decided.caller, status)
+      options.decided()
+      return { approval: approvalView(decided, clock.wallMs()) }
+    })
+  }
+}

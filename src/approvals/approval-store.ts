@@ -1,0 +1,24 @@
+/**
+ * The approvals' durable store (SPEC §11), one contract kept by the embedded SQLite file (one
+ * sidecar) and Redis (replicas). A decision is atomic: of two at once, one wins and the other
+ * finds the approval decided. Every method rejects when the store cannot answer.
+ */
+import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
+
+export interface ApprovalStore {
+  /** Stores a new pending approval, durably (synced) before it resolves. */
+  create: (approval: ApprovalRecord) => Promise<void>
+  get: (id: string) => Promise<ApprovalRecord | null>
+  /** The latest approval of a §8 record key. */
+  byKey: (key: string) => Promise<ApprovalRecord | null>
+  list: (status?: ApprovalStatus) => Promise<ApprovalRecord[]>
+  /** Pending -> the decision's status, only when still pending. `expired` is refused past expiry by the caller's clock. */
+  decide: (id: string, decision: Decision, nowMs: number) => Promise<DecideOutcome>
+  /** Decided records not yet settled (approved: forwarded and answered; rejected, expired: amounts given back), `sending` ones included. */
+  toSettle: () => Promise<ApprovalRecord[]>
+  /** Pending records whose time is up at `nowMs`. */
+  dueToExpire: (nowMs: number) => Promise<ApprovalRecord[]>
+  /** Moves the forwarding state from `from` to `to`; false when it was not `from` (another took it). */
+  moveForward: (id: string, from: ForwardState, to: ForwardState) => Promise<boolean>
+  close: () => Promise<void>
+}

@@ -1,0 +1,56 @@
+/**
+ * The approval object wherever it appears (SPEC §11: the 202, GET /approvals, the CLI's --json):
+ * what a person needs to decide, never the stored headers or the MAC. `request` is the body as text,
+ * cut at 16 KiB and marked, so the person sees the recipient, not just the amount.
+ */
+import type { ApprovalRecord, ApprovalStatus } from './approval-record.js'
+
+export const MAX_REQUEST_TEXT_BYTES = 16 * 1024
+const CUT_MARK = '…[cut]'
+
+export interface ApprovalView {
+  id: string
+  status: ApprovalStatus
+  caller: string
+  environment: string
+  interface: string
+  method: string
+  path: string
+  amount: string
+  currency: string
+  externalReference: string
+  expiresAt: number
+  request: string
+  decidedBy?: string
+  decidedByCaller?: string
+  reason?: string
+}
+
+/** `nowMs`: a pending approval past its time shows as expired before the sweeper has written it. */
+export function approvalView (a: ApprovalRecord, nowMs: number): ApprovalView {
+  const status = a.status === 'pending' && a.expiresAtMs <= nowMs ? 'expired' : a.status
+  const view: ApprovalView = {
+    id: a.id,
+    status,
+    caller: a.caller,
+    environment: a.environment,
+    interface: a.interface,
+    method: a.method,
+    path: a.path,
+    amount: a.amount,
+    currency: a.currency,
+    externalReference: a.externalReference,
+    expiresAt: Math.floor(a.expiresAtMs / 1000),
+    request: requestText(a.body),
+  }
+  if (a.decidedBy !== null) view.decidedBy = a.decidedBy
+  if (a.decidedByCaller !== null) view.decidedByCaller = a.decidedByCaller
+  if (a.reason !== null) view.reason = a.reason
+  return view
+}
+
+function requestText (body: Buffer): string {
+  if (body.length <= MAX_REQUEST_TEXT_BYTES) return body.toString('utf8')
+  // Cut on a byte bound; a split UTF-8 sequence becomes one replacement character, then the mark.
+  return `${body.subarray(0, MAX_REQUEST_TEXT_BYTES).toString('utf8')}${CUT_MARK}`
+}

@@ -1,0 +1,109 @@
+/**
+ * The sidecar's approvals loop (SPEC §11), once a second and at once after an HTTP decision:
+ * expires pending approvals whose time is up (silence is never consent), forwards approved ones,
+ * gives the amounts of rejected and expired ones back, and keeps `approvals_pending` current. A
+ * decision taken with the CLI, in another process, is so acted on within 2 s; one taken while the
+ * sidecar was down, at its next start.
+ */
+import type { Logger } from 'pino'
+import type { Clock, TimerHandle } from '../clock.js'
+import type { StateStore } from '../state/state-store.js'
+import type { ForwardApproval } from './approval-forwarder.js'
+import type { ApprovalMetrics } from './approval-metrics.js'
+import type { ApprovalNotifier } from './approval-notifier.js'
+import type { ApprovalStore } from './approval-store.js'
+import { approvalView } from './approval-view.js'
+import { releaseReservations } from './release-reservations.js'
+
+export const APPROVAL_LOOK_INTERVAL_MS = 1000
+
+export interface ApprovalWorker {
+  start: () => void
+  /** Looks now (after an HTTP decision) rather than at the next interval. */
+  nudge: () => void
+  close: () => Promise<void>
+}
+
+export interface WorkerOptions {
+  approvals: ApprovalStore
+  state: StateStore
+  forward: ForwardApproval
+  clock: Clock
+  log: Logger
+  metrics: ApprovalMetrics
+  /** Told of every decision (deduplicated by the store), before it is acted on. */
+  notifier: ApprovalNotifier | null
+}
+
+export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
+  const { approvals, state, forward, clock, log, metrics, notifier } = options
+  let timer: TimerHandle | null = null
+  let running: Promise<void> | null = null
+  let again = false
+  let closed = false
+
+  async function look (): Promise<void> {
+    const nowMs = clock.wallMs()
+    for (const due of await approvals.dueToExpire(nowMs)) {
+      const outcome = await approvals.decide(due.id, { status: 'expired', by: null, byCaller: null, reason: null, atMs: nowMs, mac: null }, nowMs)
+      if (outcome.kind !== 'decided') continue
+      log.info({ approval: due.id, caller: due.caller }, 'approval expired: the request is not sent')
+      metrics.step(due.caller, 'expired')
+    }
+    for (const decided of await approvals.toSettle()) {
+      if (closed) return
+      // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
+      const stored = await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
+        log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
+        return false
+      })
+      if (stored === true) metrics.step(decided.caller, 'notified')
+      if (decided.status === 'approved') {
+        await forward(decided)
+        continue
+      }
+      await releaseReservations(state, decided, log)
+      if (await approvals.moveForward(decided.id, 'none', 'answered')) {
+        // A rejection taken with the CLI (another process) is logged and counted here, once.
+        if (decided.status === 'rejected' && decided.decidedByCaller === 'cli') {
+          log.info({ approval: decided.id, caller: decided.caller, decidedBy: decided.decidedBy, decidedByCaller: 'cli', status: 'rejected' }, 'approval rejected')
+          metrics.step(decided.caller, 'rejected')
+        }
+        log.info({ approval: decided.id, caller: decided.caller, status: decided.status }, 'held amount given back to the day total')
+      }
+    }
+    metrics.pending((await approvals.list('pending')).length)
+  }
+
+  function run (): void {
+    if (closed) return
+    if (running !== null) { again = true; return }
+    running = look()
+      .catch((err: unknown) => { log.error({ err }, 'approvals could not be processed; trying again shortly') })
+      .finally(() => {
+        running = null
+        if (again) { again = false; run() }
+      })
+  }
+
+  function schedule (): void {
+    if (closed) return
+    timer = clock.setTimeout(() => { run(); schedule() }, APPROVAL_LOOK_INTERVAL_MS)
+    timer.unref?.()
+  }
+
+  return {
+    start () {
+      notifier?.start()
+      run()
+      schedule()
+    },
+    nudge: run,
+    async close () {
+      closed = true
+      if (timer !== null) clock.clearTimeout(timer)
+      await running
+      await notifier?.stop()
+    },
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * SPEC §11 on the proxy's request path, as two root-level preHandlers around the amount step:
+ *
+ * - `approvalRetries`, after idempotency and before amounts: a retry of a held request (the same §8
+ *   record key) is judged by its approval and costs no amount: 202 again while pending, 403 once
+ *   rejected or expired, 409 while the approved request is being forwarded, 422 for another body.
+ *   (Once the provider answered, idempotency has replayed its answer before this runs.)
+ * - `approvalHolds`, after amounts (so the day's total, pending approvals included, is reserved or
+ *   refused first): a request above `approveAbove` is stored with exactly what would be forwarded
+ *   and answered 202. Its reservation is kept (202 is not a refusal) until a decision or expiry.
+ */
+import fp from 'fastify-plugin'
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Clock } from '../clock.js'
+import type { CallerSpec } from '../callers/callers-file.js'
+import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredError, IdempotencyInProgressError, IdempotencyKeyReusedError, InternalError, StateUnavailableError } from '../errors.js'
+import { buildUpstreamHeaders } from '../headers/header-policy.js'
+import { heldJsonOf } from '../json/held-json.js'
+import { readReference } from '../json/reference.js'
+import type { RequestTarget } from '../routing/request-target.js'
+import type { ApprovalMetrics } from './approval-metrics.js'
+import type { ApprovalNotifier } from './approval-notifier.js'
+import type { ApprovalRecord } from './approval-record.js'
+import type { ApprovalStore } from './approval-store.js'
+import { approvalView } from './approval-view.js'
+import { decideHold, type HoldDecision } from './hold-decision.js'
+
+export interface ApprovalsPluginOptions {
+  store: ApprovalStore
+  clock: Clock
+  ttlMs: number
+  keyPointer: string
+  metrics: ApprovalMetrics
+  notifier: ApprovalNotifier | null
+}
+
+/** Set by the upstream request, not the client's: never stored, never forwarded as the client's. */
+const NOT_STORED = new Set(['authorization', 'host', 'content-length'])
+
+export function newApprovalId (): string {
+  return `apr_${randomBytes(16).toString('base64url')}`
+}
+
+function answerHeld (reply: FastifyReply, approval: ApprovalRecord, nowMs: number): void {
+  reply.code(202).header('location', `/approvals/${approval.id}`).send({ approval: approvalView(approval, nowMs) })
+}
+
+/** Only callers with an `approveAbove` can have approvals; everyone else pays no store read. */
+function gated (request: FastifyRequest): boolean {
+  return request.callerSpec?.amountLimits.some((limit) => limit.approveAbove.size > 0) === true
+}
+
+export const approvalRetries = fp(async function approvalRetries (app: FastifyInstance, options: ApprovalsPluginOptions) {
+  const { store, clock } = options
+
+  /** Resolves true when it answered (202), rejects with the refusal, false to let the request go on. */
+  async function judgeRetry (request: FastifyRequest, reply: FastifyReply, key: string, fingerprint: string): Promise<boolean> {
+    let approval: ApprovalRecord | null
+    try {
+      approval = await store.byKey(key)
+    } catch (err) {
+      throw new StateUnavailableError(err)
+    }
+    if (approval === null || (approval.status === 'approved' && approval.forward === 'answered')) return false
+    if (approval.fingerprint !== fingerprint) {
+      request.log.warn({ caller: approval.caller, approval: approval.id, code: 'IDEMPOTENCY_KEY_REUSED' }, 'held request retried with another body')
+      throw new IdempotencyKeyReusedError()
+    }
+    const nowMs = clock.wallMs()
+    const expired = approval.status === 'expired' || (approval.status === 'pending' && approval.expiresAtMs <= nowMs)
+    if (expired) throw new ApprovalExpiredError()
+    if (approval.status === 'rejected') throw new ApprovalRejectedError(approval.reason)
+    if (approval.status === 'approved') throw new IdempotencyInProgressError()
+    answerHeld(reply, approval, nowMs)
+    return true
+  }
+
+  // Callback-style: requests of callers without approveAbove (most) cost no promise.
+  app.addHook('preHandler', (request, reply, done) => {
+    const claim = request.idempotency
+    if (claim === null || !gated(request)) { done(); return }
+    judgeRetry(request, reply, claim.key, claim.fingerprint).then((answered) => { if (!answered) done() }, done)
+  })
+}, { name: 'approval-retries', dependencies: ['idempotency'] })
+
+export const approvalHolds = fp(async function approvalHolds (app: FastifyInstance, options: ApprovalsPluginOptions) {
+  const { store, clock, ttlMs, keyPointer, metrics, notifier } = options
+
+  // Callback-style: requests that are not held (most) cost no promise.
+  app.addHook('preHandler', (request, reply, done) => {
+    const caller = request.callerSpec
+    const target = request.target
+    if (caller === null || target === null || !gated(request)) { done(); return }
+    const hold = decideHold(caller.amountLimits, { path: target.folded, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
+    if (hold.kind === 'pass') { done(); return }
+    holdRequest(request, reply, caller, target, hold).then(() => undefined, done)
+  })
+
+  /** Stores the request and answers 202; rejects with the refusal. */
+  async function holdRequest (request: FastifyRequest, reply: FastifyReply, caller: CallerSpec, target: RequestTarget, hold: Extract<HoldDecision, { kind: 'hold' }>): Promise<void> {
+    // Unreachable: a route without an upstream is refused at onRequest (proxy-routes.ts); narrows the types.
+    if (target.route.upstream === null || target.route.environment === null) throw new InternalError()
+    const body = heldJsonOf(request)
+    const claim = request.idempotency
+    const reference = readReference(body, request.headers['content-encoding'], keyPointer)
+    if (claim === null || reference.kind !== 'found' || body === null) {
+      request.log.warn({ caller: caller.id, code: 'EXTERNAL_REFERENCE_REQUIRED' }, 'request to be held has no reference')
+      throw new ExternalReferenceRequiredError(`A request that waits for approval needs a non-empty string reference at ${keyPointer}`)
+    }
+    const nowMs = clock.wallMs()
+    const approval: ApprovalRecord = {
+      id: newApprovalId(),
+      key: claim.key,
+      fingerprint: claim.fingerprint,
+      status: 'pending',
+      caller: caller.id,
+      environment: target.route.environment,
+      interface: target.route.interface,
+      method: request.method,
+      path: target.path,
+      upstreamUrl: `${target.route.upstream.origin}${target.route.upstream.basePath}`,
+      query: target.query,
+      headers: storedHeaders(request),
+      body: body.bytes,
+      amount: hold.amount,
+      currency: hold.currency,
+      externalReference: reference.reference,
+      createdAtMs: nowMs,
+      expiresAtMs: nowMs + ttlMs,
+      reservations: (request.amountReservations ?? []).map((r) => ({ key: r.key, units: r.units.toString() })),
+      decidedBy: null,
+      decidedByCaller: null,
+      reason: null,
+      decidedAtMs: null,
+      mac: null,
+      forward: 'none',
+    }
+    try {
+      await store.create(approval)
+    } catch (err) {
+      // 503 with STATE_UNAVAILABLE: the amount step gives the reservation back.
+      throw new StateUnavailableError(err)
+    }
+    metrics.step(caller.id, 'held')
+    request.log.info({ caller: caller.id, approval: approval.id, amount: approval.amount, currency: approval.currency }, 'request held for approval')
+    if (notifier !== null) {
+      // The hold stands without it: the approval is listed, and a person can still decide.
+      const stored = await notifier.notify('approval.requested', approvalView(approval, nowMs)).catch((err: unknown) => {
+        request.log.error({ caller: caller.id, approval: approval.id, err }, 'approval notification could not be stored')
+        return false
+      })
+      if (stored) metrics.step(caller.id, 'notified')
+    }
+    answerHeld(reply, approval, nowMs)
+  }
+}, { name: 'approval-holds', dependencies: ['amount-limits'] })
+
+/** The headers as they would be forwarded (header-policy.ts), less those the forwarder sets itself. */
+function storedHeaders (request: FastifyRequest): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(buildUpstreamHeaders(request.headers, '', String(request.id)))) {
+    if (value !== undefined && !NOT_STORED.has(name)) out[name] = value
+  }
+  return out
+}

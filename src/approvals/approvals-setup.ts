@@ -1,0 +1,61 @@
+/**
+ * Puts approvals (SPEC §11) together for server.ts: at start, the checks and the store (only when a
+ * caller uses approveAbove, so a proxy without approvals never loads SQLite); once the proxy's parts
+ * exist, the HTTP routes, the forwarder and the worker that acts on decisions.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import type { Dispatcher } from 'undici'
+import type { ClientAccess } from '../access/client-access.js'
+import type { CallerIndex } from '../callers/judge-caller.js'
+import type { Clock } from '../clock.js'
+import type { Config, EnvironmentName } from '../config/config.js'
+import { ConfigError } from '../config/load-config.js'
+import type { StateStore } from '../state/state-store.js'
+import type { TokenSource } from '../tokens/token-source.js'
+import { createApprovalForwarder } from './approval-forwarder.js'
+import { deriveMacKey, type MacKey } from './approval-mac.js'
+import type { ApprovalMetrics } from './approval-metrics.js'
+import { approvalRoutes } from './approval-routes.js'
+import { checkApprovalStart } from './approval-start-checks.js'
+import type { ApprovalStore } from './approval-store.js'
+import { openApprovalStore } from './open-approval-store.js'
+import { openApprovalNotifier, type ApprovalNotifier } from './approval-notifier.js'
+import { createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
+
+export interface PreparedApprovals { store: ApprovalStore, macKey: MacKey, ttlMs: number, notifier: ApprovalNotifier | null }
+export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock }
+
+/** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
+export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger, clock: Clock): Promise<PreparedApprovals | null> {
+  const callers = [...[...index.byKey.values()].map((c) => c.spec), ...index.keyless.map((c) => c.spec)]
+  const check = checkApprovalStart(callers, config)
+  if (check.problems.length > 0) throw new ConfigError(check.problems)
+  for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')
+  if (!check.used || config.approvals.signingSecret === null) return null
+  const store = await openApprovalStore(config, log)
+  const notifier = await openApprovalNotifier(config, { log, clock })
+  return { store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000, notifier }
+}
+
+export interface RegisterDeps {
+  callers: () => CallerIndex
+  access: ClientAccess
+  state: StateStore
+  sources: ReadonlyMap<EnvironmentName, TokenSource>
+  dispatcher: Dispatcher
+  log: Logger
+  inFlightTtlMs: number
+  recordTtlMs: number
+}
+
+/** The routes, and the worker (started by server.ts once the proxy is ready). */
+export async function registerApprovals (app: FastifyInstance, approvals: ApprovalsInUse, deps: RegisterDeps): Promise<ApprovalWorker> {
+  const { store, macKey, metrics, clock } = approvals
+  const forward = createApprovalForwarder({
+    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
+  })
+  const worker = createApprovalWorker({ approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier })
+  await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, macKey, metrics, decided: worker.nudge })
+  return worker
+}

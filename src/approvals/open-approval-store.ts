@@ -1,0 +1,17 @@
+/**
+ * Opens the approvals' store from the configuration (SPEC §11): Redis when PROXY_REDIS_URL is set
+ * (replicas share the approvals), else the embedded file at PROXY_WEBHOOK_STORE_PATH. Each is loaded
+ * only when used; the sidecar and the operator commands share this.
+ */
+import type { Logger } from 'pino'
+import type { Config } from '../config/config.js'
+import type { ApprovalStore } from './approval-store.js'
+
+export async function openApprovalStore (config: Pick<Config, 'approvals' | 'state'>, log: Logger): Promise<ApprovalStore> {
+  if (config.state.redisUrl !== null) {
+    const { createRedisApprovalStore } = await import('./redis-approval-store.js')
+    return await createRedisApprovalStore({ url: config.state.redisUrl, keyPrefix: config.state.keyPrefix, log })
+  }
+  const { createSqliteApprovalStore } = await import('./sqlite-approval-store.js')
+  return await createSqliteApprovalStore(config.approvals.storePath)
+}

@@ -1,0 +1,93 @@
+/**
+ * The embedded ApprovalStore (SPEC §11): its own table in the inbox's SQLite file
+ * (PROXY_WEBHOOK_STORE_PATH), WAL and synced commits, so a 202 is answered only once the held
+ * request is on disk. A decision is one conditional UPDATE (`WHERE status = 'pending'`): SQLite
+ * serialises writers, also across processes (the CLI beside the sidecar), so of two decisions one wins.
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type Database from 'better-sqlite3'
+import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
+import type { ApprovalStore } from './approval-store.js'
+
+/** The CLI may hold the write lock briefly: wait rather than fail. */
+const BUSY_TIMEOUT_MS = 2000
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS approvals (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL,
+  status TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  forward TEXT NOT NULL,
+  record TEXT NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, seq);
+CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at);
+`
+
+interface Row { status: string, forward: string, record: string, body: Buffer }
+
+/** The record's fields other than body, status and forward live as JSON; those three are columns the queries use. */
+function toRow (approval: ApprovalRecord): { id: string, key: string, status: string, expiresAt: number, forward: string, record: string, body: Buffer } {
+  const { body, status, forward, ...rest } = approval
+  return { id: approval.id, key: approval.key, status, expiresAt: approval.expiresAtMs, forward, record: JSON.stringify(rest), body }
+}
+
+function fromRow (row: Row): ApprovalRecord {
+  const rest = JSON.parse(row.record) as Omit<ApprovalRecord, 'body' | 'status' | 'forward'>
+  return { ...rest, body: row.body, status: row.status as ApprovalStatus, forward: row.forward as ForwardState }
+}
+
+export async function createSqliteApprovalStore (path: string): Promise<ApprovalStore> {
+  // Loaded only when approvals are configured: a proxy without them never opens the native module.
+  const { default: Sqlite } = await import('better-sqlite3')
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db: Database.Database = new Sqlite(path)
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.exec(SCHEMA)
+
+  const columns = 'status, forward, record, body'
+  const insert = db.prepare('INSERT INTO approvals (id, key, status, expires_at, forward, record, body) VALUES (@id, @key, @status, @expiresAt, @forward, @record, @body)')
+  const byId = db.prepare(`SELECT ${columns} FROM approvals WHERE id = ?`)
+  const byKey = db.prepare(`SELECT ${columns} FROM approvals WHERE key = ? ORDER BY seq DESC LIMIT 1`)
+  const all = db.prepare(`SELECT ${columns} FROM approvals ORDER BY seq`)
+  const withStatus = db.prepare(`SELECT ${columns} FROM approvals WHERE status = ? ORDER BY seq`)
+  const toSettle = db.prepare(`SELECT ${columns} FROM approvals WHERE status <> 'pending' AND forward <> 'answered' ORDER BY seq`)
+  const dueToExpire = db.prepare(`SELECT ${columns} FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY seq`)
+  const decide = db.prepare('UPDATE approvals SET status = @status, record = @record WHERE id = @id AND status = \'pending\'')
+  const move = db.prepare('UPDATE approvals SET forward = ? WHERE id = ? AND forward = ?')
+
+  const one = (row: unknown): ApprovalRecord | null => row === undefined ? null : fromRow(row as Row)
+  const many = (rows: unknown[]): ApprovalRecord[] => (rows as Row[]).map(fromRow)
+
+  const decideNow = db.transaction((id: string, decision: Decision, nowMs: number): DecideOutcome => {
+    const current = one(byId.get(id))
+    if (current === null) return { kind: 'missing' }
+    // Past its time it is expired, whatever the sweeper has written yet: silence is never consent.
+    if (current.status !== 'pending' || (decision.status !== 'expired' && current.expiresAtMs <= nowMs)) {
+      return { kind: 'already', approval: current.status === 'pending' ? { ...current, status: 'expired' } : current }
+    }
+    const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, mac: decision.mac }
+    const row = toRow(decided)
+    const changed = decide.run({ id, status: row.status, record: row.record }).changes
+    return changed === 1 ? { kind: 'decided', approval: decided } : { kind: 'already', approval: current }
+  })
+
+  return {
+    create: async (approval) => { insert.run(toRow(approval)) },
+    get: async (id) => one(byId.get(id)),
+    byKey: async (key) => one(byKey.get(key)),
+    list: async (status) => many(status === undefined ? all.all() : withStatus.all(status)),
+    // IMMEDIATE: the read and the write hold the write lock together, so another process cannot decide in between.
+    decide: async (id, decision, nowMs) => decideNow.immediate(id, decision, nowMs),
+    toSettle: async () => many(toSettle.all()),
+    dueToExpire: async (nowMs) => many(dueToExpire.all(nowMs)),
+    moveForward: async (id, from, to) => move.run(to, id, from).changes === 1,
+    close: async () => { db.close() },
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * `PROXY_APPROVAL_*` (SPEC §11) -> Config['approvals']. The signing secret is optional here: it is
+ * required only when the callers file uses `approveAbove`, which server.ts checks once it has read
+ * the file. Its value is never quoted in a problem.
+ */
+import type { Config } from './config.js'
+import type { RawSettings } from './schema.js'
+import { readSecretVariable } from './secrets.js'
+import { checkBaseUrl } from './base-urls.js'
+import { isSigningSecret, parseSchedule } from './webhook-settings.js'
+
+export function resolveApprovals (settings: RawSettings, problems: string[]): Config['approvals'] {
+  const read = readSecretVariable(settings, 'PROXY_APPROVAL_SIGNING_SECRET')
+  if (read.problem !== undefined) problems.push(read.problem)
+  else if (read.value !== undefined && !isSigningSecret(read.value)) {
+    problems.push('PROXY_APPROVAL_SIGNING_SECRET must be whsec_ followed by base64 of at least 24 bytes (payments-auth-proxy webhook-secrets prints one; use another than PROXY_WEBHOOK_SIGNING_SECRET)')
+  }
+  const notifyUrl = settings.PROXY_APPROVAL_NOTIFY_URL ?? null
+  if (notifyUrl !== null) {
+    const checked = checkBaseUrl(notifyUrl)
+    if (!checked.ok) problems.push(`PROXY_APPROVAL_NOTIFY_URL ${checked.problem}`)
+  }
+  // The inbox reports a bad schedule when it is on; approvals report it otherwise, once.
+  const scheduleProblems: string[] = []
+  const retryScheduleMs = parseSchedule(settings.PROXY_WEBHOOK_RETRY_SCHEDULE, scheduleProblems)
+  if (notifyUrl !== null && settings.PROXY_WEBHOOK_LISTEN === undefined) problems.push(...scheduleProblems)
+  return {
+    ttlS: settings.PROXY_APPROVAL_TTL_SECONDS,
+    notifyUrl,
+    retryScheduleMs,
+    signingSecret: read.problem === undefined ? read.value ?? null : null,
+    // SPEC §11: approvals live in the inbox's embedded store, whether or not the inbox is on.
+    storePath: settings.PROXY_WEBHOOK_STORE_PATH,
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * One suite for the ApprovalStore contract (SPEC §11), run over each implementation's factory on
+ * real storage (an SQLite file on disk, a real redis-server), reopened to stand for a restart, a
+ * second process or another replica.
+ */
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ApprovalRecord, Decision } from '../../src/approvals/approval-record.js'
+import type { ApprovalStore } from '../../src/approvals/approval-store.js'
+import { createRedisApprovalStore } from '../../src/approvals/redis-approval-store.js'
+import { createSqliteApprovalStore } from '../../src/approvals/sqlite-approval-store.js'
+import { captureLogger } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
+
+interface Factory { name: string, make: (t: Test) => Promise<{ store: ApprovalStore, reopen: () => Promise<ApprovalStore> }> }
+
+const factories: Factory[] = [{
+  name: 'sqlite',
+  async make (t) {
+    const dir = mkdtempSync(join(tmpdir(), 'pap-approvals-'))
+    t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+    const open = async (): Promise<ApprovalStore> => {
+      const store = await createSqliteApprovalStore(join(dir, 'webhooks.db'))
+      t.teardown(() => store.close())
+      return store
+    }
+    return { store: await open(), reopen: open }
+  },
+}, {
+  name: 'redis',
+  async make (t) {
+    const redis = await startRedis(t)
+    const open = async (): Promise<ApprovalStore> => {
+      const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+      t.teardown(() => store.close())
+      return store
+    }
+    return { store: await open(), reopen: open }
+  },
+}]
+
+export function approvalFixture (overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
+  return {
+    id: 'apr_1',
+    key: 'k1',
+    fingerprint: 'f1',
+    status: 'pending',
+    caller: 'payout-agent',
+    environment: 'sandbox',
+    interface: 'fiat',
+    method: 'POST',
+    path: '/payouts',
+    upstreamUrl: 'http://127.0.0.1:1/api/b2b',
+    query: '',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{"amount":"500","currency":"KES","externalReference":"r1"}'),
+    amount: '500',
+    currency: 'KES',
+    externalReference: 'r1',
+    createdAtMs: 1_000,
+    expiresAtMs: 100_000,
+    reservations: [{ key: 'day:payout-agent:0:KES:0', units: '50000000000' }],
+    decidedBy: null,
+    decidedByCaller: null,
+    reason: null,
+    decidedAtMs: null,
+    mac: null,
+    forward: 'none',
+    ...overrides,
+  }
+}
+
+const approve = (by: string, atMs = 2_000): Decision => ({ status: 'approved', by, byCaller: 'cli', reason: null, atMs, mac: 'mac' })
+
+for (const factory of factories) {
+  t.test(`${factory.name}: a held request is kept byte for byte and found by id and by its reference's key after a restart`, async (t) => {
+    const { store, reopen } = await factory.make(t)
+    const approval = approvalFixture({ body: Buffer.from([0x7b, 0x7d, 0xff]) })
+    await store.create(approval)
+    const again = await reopen()
+    t.same(await again.get('apr_1'), approval)
+    t.same(await again.byKey('k1'), approval)
+    t.equal(await again.get('apr_2'), null)
+    t.same((await again.list('pending')).map((a) => a.id), ['apr_1'])
+    t.same(await again.list('approved'), [])
+  })
+
+  t.test(`${factory.name}: of two decisions at once one wins and the other finds it decided`, async (t) => {
+    const { store, reopen } = await factory.make(t)
+    const other = await reopen()
+    await store.create(approvalFixture())
+    const outcomes = await Promise.all([store.decide('apr_1', approve('ann'), 2_000), other.decide('apr_1', { ...approve('bob'), status: 'rejected' }, 2_000)])
+    t.same(outcomes.map((o) => o.kind).sort(), ['already', 'decided'])
+    const decided = outcomes.find((o) => o.kind === 'decided')
+    const stored = await store.get('apr_1')
+    t.equal(stored?.status, decided?.kind === 'decided' ? decided.approval.status : 'none')
+    t.equal((await store.decide('apr_1', approve('carl'), 3_000)).kind, 'already')
+    t.equal((await store.decide('apr_9', approve('carl'), 3_000)).kind, 'missing')
+  })
+
+  t.test(`${factory.name}: past its time a pending approval cannot be approved, and is due to expire`, async (t) => {
+    const { store } = await factory.make(t)
+    await store.create(approvalFixture({ expiresAtMs: 5_000 }))
+    t.same((await store.dueToExpire(4_999)).map((a) => a.id), [])
+    const late = await store.decide('apr_1', approve('ann', 5_000), 5_000)
+    t.equal(late.kind, 'already')
+    t.equal(late.kind === 'already' ? late.approval.status : '', 'expired')
+    t.same((await store.dueToExpire(5_000)).map((a) => a.id), ['apr_1'])
+    t.equal((await store.decide('apr_1', { status: 'expired', by: null, byCaller: null, reason: null, atMs: 5_000, mac: null }, 5_000)).kind, 'decided')
+    t.equal((await store.get('apr_1'))?.status, 'expired')
+  })
+
+  t.test(`${factory.name}: an approved request's forwarding moves none -> sending -> answered once`, async (t) => {
+    const { store, reopen } = await factory.make(t)
+    await store.create(approvalFixture())
+    t.same(await store.toSettle(), [])
+    await store.decide('apr_1', approve('ann'), 2_000)
+    t.same((await store.toSettle()).map((a) => a.id), ['apr_1'])
+    t.equal(await store.moveForward('apr_1', 'none', 'sending'), true)
+    t.equal(await store.moveForward('apr_1', 'none', 'sending'), false)
+    const again = await reopen()
+    t.equal((await again.toSettle())[0]?.forward, 'sending')
+    t.equal(await again.moveForward('apr_1', 'sending', 'answered'), true)
+    t.same(await again.toSettle(), [])
+  })
+}
