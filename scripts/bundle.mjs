@@ -68,7 +68,7 @@ const result = await build({
   logLevel: 'warning',
   metafile: true,
   plugins: [undiciDispatchers, builtinsByRequire],
-  // Native modules (the webhook inbox's SQLite, 12 for Node 20 and 13 from Node 22: src/webhooks/sqlite-schema.ts):
+  // Native modules (the webhook inbox's SQLite, 12 for Node 20 and 13 from Node 22: src/sqlite/open-database.ts):
   // loaded from node_modules, only when the inbox is on.
   external: ['better-sqlite3', 'better-sqlite3-13'],
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },

@@ -37,7 +37,7 @@ export async function openApprovalNotifier (config: Pick<Config, 'approvals' | '
   const store = config.state.redisUrl !== null
     ? (await import('../webhooks/redis-inbox-store.js')).createRedisInboxStore({ url: config.state.redisUrl, keyPrefix: `${config.state.keyPrefix}aprn:`, log: deps.log, ...bounds })
     // Its own file beside the approvals': the inbox's events table stays the inbox's.
-    : (await import('../webhooks/sqlite-store.js')).createSqliteStore({ path: join(dirname(storePath), 'approval-notifications.db'), ...bounds })
+    : await (await import('../webhooks/sqlite-store.js')).createSqliteStore({ path: join(dirname(storePath), 'approval-notifications.db'), ...bounds })
   const { createDeliverer } = await import('../webhooks/deliverer.js')
   const { noInboxObserver } = await import('../webhooks/inbox-metrics.js')
   const deliverer = createDeliverer({

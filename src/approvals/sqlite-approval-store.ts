@@ -4,14 +4,9 @@
  * request is on disk. A decision is one conditional UPDATE (`WHERE status = 'pending'`): SQLite
  * serialises writers, also across processes (the CLI beside the sidecar), so of two decisions one wins.
  */
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
-import type Database from 'better-sqlite3'
+import { openDatabase } from '../sqlite/open-database.js'
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
-
-/** The CLI may hold the write lock briefly: wait rather than fail. */
-const BUSY_TIMEOUT_MS = 2000
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS approvals (
@@ -43,12 +38,7 @@ function fromRow (row: Row): ApprovalRecord {
 
 export async function createSqliteApprovalStore (path: string): Promise<ApprovalStore> {
   // Loaded only when approvals are configured: a proxy without them never opens the native module.
-  const { default: Sqlite } = await import('better-sqlite3')
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db: Database.Database = new Sqlite(path)
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
+  const db = await openDatabase(path)
   db.exec(SCHEMA)
 
   const columns = 'status, forward, record, body'
