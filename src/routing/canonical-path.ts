@@ -126,7 +126,7 @@ function notCanonicalReason (segment: string, options: PathOptions): string {
 
 /** The offending character as an operator can read it, never more than a few bytes of client input. */
 function describe (token: string): string {
-  if (token.startsWith('%')) return `the percent-encoding ${token.toUpperCase()}`
+  if (token.length === 3 && token.startsWith('%')) return `the percent-encoding ${token.toUpperCase()}`
   const code = token.codePointAt(0) ?? 0
   if (code > 0x20 && code < 0x7f) return `'${token}'`
   return `the character U+${code.toString(16).toUpperCase().padStart(4, '0')}`

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import t from 'tap'
-import { foldPath, isTokenEndpointPath, readRestPath, type CanonicalPath } from '../../src/routing/canonical-path.js'
+import { foldPath, isTokenEndpointPath, LOGGED_PATH_CHARS, loggablePath, readRestPath, type CanonicalPath } from '../../src/routing/canonical-path.js'
 import { readTarget, type TargetReading } from '../../src/routing/request-target.js'
 import { folded } from '../helpers/canonical.js'
 
@@ -20,6 +20,8 @@ t.test('readTarget: the prefix exactly, the rest canonical and decoded, the quer
     ['/fiat/V1/Payouts/', '/fiat', '/V1/Payouts/', ''],
     ['/fiat/v1/pay%6Fut%73', '/fiat', '/v1/payouts', ''],
     ['/fiat/%2D%5f%41%7a%30', '/fiat', '/-_Az0', ''],
+    ['/fiat/%50ayouts/%5A%39', '/fiat', '/Payouts/Z9', ''],
+    ['/fiat/v1/pay%6Futs/', '/fiat', '/v1/payouts/', ''],
     ['/crypto/v1?a=1&b=%20x', '/crypto', '/v1', 'a=1&b=%20x'],
     ['/crypto/v1?next=/a/../b?c', '/crypto', '/v1', 'next=/a/../b?c'],
     ['/crypto/v1?filter[a]=1&ids[]=2&q={a:1}&s=a|b&t=<c>', '/crypto', '/v1', 'filter[a]=1&ids[]=2&q={a:1}&s=a|b&t=<c>'],
@@ -95,6 +97,43 @@ t.test('PROXY_PATH_ALLOW_DOTS admits inner dots only; percent-encoded dots stay 
   ]
   for (const [path, expected] of cases) t.equal(problemOf(path, dotted), expected, path)
   t.equal(problemOf('/tokens/USDC.e'), 'not-canonical 2', 'without the setting, a dot is refused')
+})
+
+t.test('each refusal says why, in words an operator can act on', async (t) => {
+  const reasonOf = (path: string): string => {
+    const reading = readRestPath(path, strict)
+    return reading.ok ? 'ok' : `${reading.problem.kind}: ${reading.problem.reason}`
+  }
+  const cases: Array<[string, string]> = [
+    ['/a\\b', 'traversal: backslash'],
+    ['/a%5cb', 'traversal: encoded slash or backslash'],
+    ['/a%2fb', 'traversal: encoded slash or backslash'],
+    ['/a%2fb%', 'traversal: encoded slash or backslash'],
+    ['/%25252e%25252e/x', 'traversal: dot segment'],
+    ['/%2525252e', 'traversal: percent-encoding nested too deep'],
+    ['/a%ef%bc%8fb', 'traversal: look-alike slash'],
+    ['/%c0%ae%c0%ae/x', 'traversal: percent-encoding that is not UTF-8'],
+    ['/x/v1//y', 'traversal: empty path segment (double slash)'],
+    ['/v1/pay%6Futs%', "not-canonical: '%' is not allowed in a path segment (allowed: A-Z a-z 0-9 - _)"],
+    ['/v1/pay%6Futs%3b', 'not-canonical: the percent-encoding %3B is not allowed in a path segment (allowed: A-Z a-z 0-9 - _)'],
+    ['/v1/a.b', "not-canonical: '.' is not allowed in a path segment (allowed: A-Z a-z 0-9 - _)"],
+    ['/v1/a b', 'not-canonical: the character U+0020 is not allowed in a path segment (allowed: A-Z a-z 0-9 - _)'],
+    ['/v1/a\u007f', 'not-canonical: the character U+007F is not allowed in a path segment (allowed: A-Z a-z 0-9 - _)'],
+    ['/v1/a!', "not-canonical: '!' is not allowed in a path segment (allowed: A-Z a-z 0-9 - _)"],
+  ]
+  for (const [path, expected] of cases) t.equal(reasonOf(path), expected, JSON.stringify(path))
+  const dottedReason = readRestPath('/v1/a;b', dotted)
+  t.match(dottedReason.ok ? '' : dottedReason.problem.reason, /\(allowed: A-Z a-z 0-9 - _ and inner dots\)$/, 'with dots allowed, the rule says so')
+  t.equal(problemOf('/v1/a', dotted), 'ok /v1/a', 'a one-character segment with dots allowed')
+})
+
+t.test('loggablePath: the base as /, a long path cut at its bound', async (t) => {
+  t.equal(loggablePath('' as CanonicalPath), '/')
+  t.equal(loggablePath('/v1/payouts' as CanonicalPath), '/v1/payouts')
+  const long = `/${'a'.repeat(LOGGED_PATH_CHARS * 2)}` as CanonicalPath
+  t.equal(loggablePath(long), `${long.slice(0, LOGGED_PATH_CHARS)}…`)
+  const exact = `/${'a'.repeat(LOGGED_PATH_CHARS - 1)}` as CanonicalPath
+  t.equal(loggablePath(exact), exact, 'exactly at the bound: whole')
 })
 
 t.test('the refusal names the offending character without echoing the path', async (t) => {
