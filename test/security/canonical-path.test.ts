@@ -124,7 +124,7 @@ t.test('each refusal says why, in words an operator can act on', async (t) => {
   for (const [path, expected] of cases) t.equal(reasonOf(path), expected, JSON.stringify(path))
   const dottedReason = readRestPath('/v1/a;b', dotted)
   t.match(dottedReason.ok ? '' : dottedReason.problem.reason, /\(allowed: A-Z a-z 0-9 - _ and inner dots\)$/, 'with dots allowed, the rule says so')
-  t.equal(problemOf('/v1/a', dotted), 'ok /v1/a', 'a one-character segment with dots allowed')
+  t.equal(problemOf('/v1/%61', dotted), 'ok /v1/a', 'a one-character segment with dots allowed')
 })
 
 t.test('loggablePath: the base as /, a long path cut at its bound', async (t) => {
