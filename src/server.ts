@@ -40,10 +40,8 @@ import { requestIdFor } from './routing/request-id.js'
 import { createUrlRewriter } from './routing/request-target.js'
 import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import type { UpstreamResponseTap } from './routing/upstream-response.js'
-import { createApprovalMetrics } from './approvals/approval-metrics.js'
-import { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
-import { approveAboveNeedsRestart } from './approvals/approval-start-checks.js'
-import { prepareApprovals, registerApprovals, type ApprovalsInUse } from './approvals/approvals-setup.js'
+import type { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
+import type { ApprovalsInUse } from './approvals/approvals-setup.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
@@ -89,12 +87,19 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   // there is a file: its reader brings the YAML parser and TypeBox's checker, which a start without
   // callers need not load.
   let approvalsSetUp = false
-  const callers = config.callers.file === null
-    ? null
-    : (await import('./callers/callers-holder.js')).createCallersHolder(config.callers.file, log, (specs) => approvalsSetUp ? [] : approveAboveNeedsRestart(specs))
-  // Approvals (SPEC §11), only when the callers file asks for them; their store opens a native module.
-  const held = callers === null ? null : await prepareApprovals(config, callers.current(), log, clock)
+  let callers: CallersHolder | null = null
+  if (config.callers.file !== null) {
+    const [{ createCallersHolder }, { approveAboveNeedsRestart }] = await Promise.all([import('./callers/callers-holder.js'), import('./approvals/approval-start-checks.js')])
+    callers = createCallersHolder(config.callers.file, log, (specs) => approvalsSetUp ? [] : approveAboveNeedsRestart(specs))
+  }
+  // Approvals (SPEC §11), only when the callers file asks for them: their modules are loaded only with
+  // a callers file, their plugins and store (a native module) only when a caller uses approveAbove.
+  const setup = callers === null ? null : await import('./approvals/approvals-setup.js')
+  const held = setup === null || callers === null ? null : await setup.prepareApprovals(config, callers.current(), log, clock)
   approvalsSetUp = held !== null
+  const [approvalMetrics, approvalPlugins] = held === null
+    ? [null, null]
+    : await Promise.all([import('./approvals/approval-metrics.js'), import('./approvals/approvals-plugin.js')])
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
@@ -102,7 +107,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
-  const approvals = held === null ? null : { ...held, metrics: createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock }
+  const approvals = held === null || approvalMetrics === null ? null : { ...held, metrics: approvalMetrics.createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock }
   const ownsStore = deps.store === undefined
   const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
@@ -129,7 +134,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics, approvals })
+  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins } })
   await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
@@ -142,9 +147,9 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     tap: recorder,
   })
 
-  const approvalWorker = approvals === null || callers === null
+  const approvalWorker = approvals === null || callers === null || setup === null
     ? null
-    : await registerApprovals(app, approvals, { callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
+    : await setup.registerApprovals(app, approvals, { callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
 
   app.addHook('onReady', async () => {
     for (const source of sources.values()) source.start()
@@ -186,6 +191,9 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, ro
   return app
 }
 
+/** Approvals in use, with their two plugins (loaded only then). */
+interface ApprovalPlugins { inUse: ApprovalsInUse, approvalRetries: typeof approvalRetries, approvalHolds: typeof approvalHolds }
+
 /**
  * SPEC §7–§8 in their order: callers' identity, the path guard (SPEC §3: after identity, before
  * any rule judges the path), callers' rules (allow, rate, reference), the audit line, then
@@ -194,7 +202,7 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, ro
  * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
  */
 async function registerTransactionChecks (
-  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, approvals: ApprovalsInUse | null },
+  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, approvals: ApprovalPlugins | null },
 ): Promise<UpstreamResponseTap | undefined> {
   const { callers, store, clock, metrics, approvals } = deps
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
@@ -212,9 +220,10 @@ async function registerTransactionChecks (
     recorder = createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer })
   }
   // Approvals (SPEC §11) around the amount step: a held request's retry costs no amount; a new one is held once reserved.
-  const approvalOptions = approvals === null ? null : { store: approvals.store, clock, ttlMs: approvals.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: approvals.metrics, notifier: approvals.notifier }
-  if (approvalOptions !== null) await app.register(approvalRetries, approvalOptions)
+  const held = approvals?.inUse
+  const approvalOptions = held === undefined ? null : { store: held.store, clock, ttlMs: held.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: held.metrics, notifier: held.notifier }
+  if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
-  if (approvalOptions !== null) await app.register(approvalHolds, approvalOptions)
+  if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalHolds, approvalOptions)
   return recorder
 }
