@@ -2,6 +2,11 @@
  * The inbox's tables in its SQLite file (opened synced, in WAL: sqlite/open-database.ts, so intake
  * answers 200 only after a synced commit). Times are wall-clock Unix milliseconds; headers are JSON
  * text; bodies are BLOBs, byte for byte.
+ *
+ * `is_head` marks the earliest pending event of each order key, the only one of its key that may be
+ * delivered (SPEC §10). It is kept by the store's writes rather than computed by the claim, so finding
+ * due events reads only due events: a key with thousands waiting behind a retried head (the
+ * application down for an hour) costs nothing per claim.
  */
 import type Database from 'better-sqlite3'
 import { openDatabase } from '../sqlite/open-database.js'
@@ -20,10 +25,10 @@ CREATE TABLE IF NOT EXISTS events (
   status TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0,
   next_attempt_at INTEGER NOT NULL,
-  conflict_with TEXT
+  conflict_with TEXT,
+  is_head INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS events_key ON events (key);
-CREATE INDEX IF NOT EXISTS events_due ON events (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS events_order ON events (order_key, seq) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS events_status ON events (status, received_at);
 CREATE TABLE IF NOT EXISTS attempts (
@@ -36,8 +41,29 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE INDEX IF NOT EXISTS attempts_event ON attempts (event_id);
 `
 
+/** What a claim reads; its WHERE is repeated word for word by the claim, or SQLite will not use the index. */
+const READY_CONDITION = 'status = \'pending\' AND (order_key IS NULL OR is_head = 1)'
+const READY_INDEX = `CREATE INDEX IF NOT EXISTS events_ready ON events (next_attempt_at) WHERE ${READY_CONDITION}`
+/** The claim's query: due heads and unordered events, earliest first. Named index: with no statistics, the planner would read every pending event by `events_status` and sort them. */
+export const DUE_EVENTS = `SELECT seq, id FROM events INDEXED BY events_ready WHERE ${READY_CONDITION} AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`
+
+/** Sets `is_head` on the earliest pending event of `@orderKey` and clears it everywhere else in that key. */
+export const MARK_HEAD = `UPDATE events SET is_head = (seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))
+  WHERE order_key = @orderKey AND status = 'pending' AND (is_head = 1 OR seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`
+
 export async function openInboxDatabase (path: string): Promise<Database.Database> {
   const db = await openDatabase(path)
   db.exec(SCHEMA)
+  db.transaction(() => { upgradeFromFirstSchema(db) })()
+  db.exec(READY_INDEX)
   return db
+}
+
+/** A file written before `is_head` existed: add it, mark every key's head, drop the claim's old index. */
+function upgradeFromFirstSchema (db: Database.Database): void {
+  const columns = db.prepare('SELECT name FROM pragma_table_info(\'events\')').all() as Array<{ name: string }>
+  if (columns.some((c) => c.name === 'is_head')) return
+  db.exec(`ALTER TABLE events ADD COLUMN is_head INTEGER NOT NULL DEFAULT 0;
+    UPDATE events SET is_head = 1 WHERE seq IN (SELECT min(seq) FROM events WHERE status = 'pending' AND order_key IS NOT NULL GROUP BY order_key);
+    DROP INDEX IF EXISTS events_due;`)
 }

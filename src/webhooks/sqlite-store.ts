@@ -12,7 +12,7 @@ import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
 import { createGroupCommit } from './group-commit.js'
 import type { AttemptRecord, InboxStore, IntakeOutcome, NewEvent, Settlement, StoredEvent } from './inbox-store.js'
-import { openInboxDatabase } from './sqlite-schema.js'
+import { DUE_EVENTS, MARK_HEAD, openInboxDatabase } from './sqlite-schema.js'
 import { attemptOf, eventOf, type AttemptRow, type EventRow } from './sqlite-rows.js'
 
 export interface SqliteStoreOptions {
@@ -36,11 +36,17 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
   let writable = true
 
   const byKey = db.prepare('SELECT id, body_sha256 FROM events WHERE key = ? AND received_at >= ? ORDER BY seq')
-  const insert = db.prepare(`INSERT INTO events (id, key, body_sha256, order_key, body, headers, source, received_at, status, next_attempt_at, conflict_with)
-    VALUES (@id, @key, @bodySha256, @orderKey, @body, @headers, @source, @receivedAtMs, 'pending', @receivedAtMs, @conflictWith)`)
+  const insert = db.prepare(`INSERT INTO events (id, key, body_sha256, order_key, body, headers, source, received_at, status, next_attempt_at, conflict_with, is_head)
+    VALUES (@id, @key, @bodySha256, @orderKey, @body, @headers, @source, @receivedAtMs, 'pending', @receivedAtMs, @conflictWith,
+      @orderKey IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`)
 
   const addAttempt = db.prepare('INSERT INTO attempts (event_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)')
-  const setState = db.prepare('UPDATE events SET status = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?')
+  const setState = db.prepare(`UPDATE events SET status = @status, attempts = attempts + 1, next_attempt_at = @nextAttemptAtMs,
+    is_head = is_head AND @status = 'pending' WHERE id = @id RETURNING order_key`)
+  const markHead = db.prepare(MARK_HEAD)
+  const markHeads = (orderKeys: Iterable<string | null>): void => {
+    for (const orderKey of new Set(orderKeys)) if (orderKey !== null) markHead.run({ orderKey })
+  }
 
   const writeBatch = (writes: readonly Write[]): Array<IntakeOutcome | WebhookStoreUnavailableError | null> => {
     let addedCount = 0
@@ -48,7 +54,9 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     const results = db.transaction(() => writes.map((write): IntakeOutcome | WebhookStoreUnavailableError | null => {
       if (write.kind === 'settle') {
         addAttempt.run(write.id, write.attempt.atMs, write.attempt.status, write.attempt.error, Math.round(write.attempt.durationMs))
-        setState.run(write.next.status, write.next.status === 'pending' ? write.next.nextAttemptAtMs : 0, write.id)
+        const { status } = write.next
+        const row = setState.get({ status, nextAttemptAtMs: status === 'pending' ? write.next.nextAttemptAtMs : 0, id: write.id }) as { order_key: string | null } | undefined
+        if (status !== 'pending') markHeads([row?.order_key ?? null])
         return null
       }
       const event = write.event
@@ -80,16 +88,18 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     }
   })
 
-  // A leased head of an order key is still the head (min seq): the events behind it stay out.
-  const due = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE status = 'pending' AND next_attempt_at <= @now
-    AND (order_key IS NULL OR seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = e.order_key))
-    ORDER BY next_attempt_at, seq LIMIT @limit`)
+  // A leased head of an order key is still its head: the events behind it stay out. Leased events are
+  // the earliest due, so they are skipped by id before any body is read.
+  const due = db.prepare(DUE_EVENTS)
+  const bySeq = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq = ?`)
   const leases = new Map<string, number>()
   const claim = (now: number, limit: number, leaseMs: number): StoredEvent[] => {
     for (const [id, until] of leases) if (until <= now) leases.delete(id)
-    const rows = (due.all({ now, limit: limit + leases.size }) as EventRow[]).filter((row) => !leases.has(row.id)).slice(0, limit)
-    for (const row of rows) leases.set(row.id, now + leaseMs)
-    return rows.map(eventOf)
+    const chosen = (due.all(now, limit + leases.size) as Array<{ seq: number, id: string }>).filter((row) => !leases.has(row.id)).slice(0, limit)
+    return chosen.map(({ seq, id }) => {
+      leases.set(id, now + leaseMs)
+      return eventOf(bySeq.get(seq) as EventRow)
+    })
   }
 
   return {
@@ -120,11 +130,16 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     },
     async replay (selection, nowMs) {
       const set = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?'
-      if ('ids' in selection) {
-        const one = db.prepare(`UPDATE events ${set} WHERE id = ? RETURNING id`)
-        return db.transaction(() => selection.ids.flatMap((id) => (one.all(nowMs, id) as Array<{ id: string }>).map((r) => r.id)))()
-      }
-      const rows = db.prepare(`UPDATE events ${set} WHERE status = 'failed' AND received_at >= ? RETURNING id`).all(nowMs, selection.failedSinceMs) as Array<{ id: string }>
+      type Replayed = Array<{ id: string, order_key: string | null }>
+      const rows = db.transaction((): Replayed => {
+        const one = db.prepare(`UPDATE events ${set} WHERE id = ? RETURNING id, order_key`)
+        const replayed = 'ids' in selection
+          ? selection.ids.flatMap((id) => one.all(nowMs, id) as Replayed)
+          : db.prepare(`UPDATE events ${set} WHERE status = 'failed' AND received_at >= ? RETURNING id, order_key`).all(nowMs, selection.failedSinceMs) as Replayed
+        // An older event back to pending becomes its key's head again, ahead of the newer ones.
+        markHeads(replayed.map((r) => r.order_key))
+        return replayed
+      })()
       return rows.map((r) => r.id)
     },
     async stats () {

@@ -108,10 +108,10 @@ for (const factory of factories) {
 
     t.test('claimDue hands out due events once, the head of each order key only, until settled or released', async (t) => {
       const { store } = await factory.make(t)
-      const a1 = await store.intake(event({ orderKey: 'pay_A' }))
-      const a2 = await store.intake(event({ orderKey: 'pay_A' }))
-      const b1 = await store.intake(event({ orderKey: 'pay_B' }))
-      const c = await store.intake(event())
+      const a1 = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 }))
+      const a2 = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 }))
+      const b1 = await store.intake(event({ orderKey: 'pay_B', receivedAtMs: T0 }))
+      const c = await store.intake(event({ receivedAtMs: T0 }))
       const later = await store.intake(event({ receivedAtMs: T0 + 1_000_000 }))
       const now = T0 + 1000
       const claimed = await store.claimDue(now, 10, 60_000)
@@ -130,6 +130,34 @@ for (const factory of factories) {
       t.same(shown?.attempts.map((a) => a.status), [500, 200])
       t.equal(shown?.event.attempts, 2)
       t.ok(later.id)
+    })
+
+    t.test('a failed head lets its key\'s next event through; a replayed older event is the head again', async (t) => {
+      const { store } = await factory.make(t)
+      const a1 = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 }))
+      const a2 = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 1 }))
+      const a3 = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 2 }))
+      t.same((await store.claimDue(T0 + 10, 10, 60_000)).map((e) => e.id), [a1.id])
+      await store.settle(a1.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'failed' })
+      t.same((await store.claimDue(T0 + 10, 10, 60_000)).map((e) => e.id), [a2.id], 'the next one, once the head has failed for good')
+      await store.settle(a2.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same(await store.replay({ ids: [a1.id] }, T0 + 20), [a1.id])
+      t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => e.id), [a1.id], 'the replayed one first: it was received before a3')
+      await store.settle(a1.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => e.id), [a3.id], 'then a3')
+    })
+
+    t.test('a thousand events behind a retried head wait; other keys and unordered events are claimed past them', async (t) => {
+      const { store } = await factory.make(t, { maxEvents: 2000 })
+      const head = await store.intake(event({ orderKey: 'pay_busy', receivedAtMs: T0 }))
+      t.same((await store.claimDue(T0, 1, 60_000)).map((e) => e.id), [head.id])
+      await store.settle(head.id, { atMs: T0, status: 503, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 3_600_000 })
+      for (let i = 0; i < 1000; i++) await store.intake(event({ orderKey: 'pay_busy', receivedAtMs: T0 + 1 }))
+      const other = await store.intake(event({ orderKey: 'pay_other', receivedAtMs: T0 + 2 }))
+      const free = await store.intake(event({ receivedAtMs: T0 + 3 }))
+      t.same((await store.claimDue(T0 + 10, 10, 60_000)).map((e) => e.id), [other.id, free.id])
+      for (const id of [other.id, free.id]) await store.settle(id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 3_600_000, 10, 60_000)).map((e) => e.id), [head.id], 'the head when its retry is due, and none behind it')
     })
 
     t.test('a killed process\'s leases are taken over: at once on reopen (SQLite) or when they end (Redis)', async (t) => {
