@@ -77,11 +77,18 @@ const { values: argv } = parseArgs({
     'e2e-rate': { type: 'string' },
     senders: { type: 'string' },
     stores: { type: 'string' },
+    // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).
+    events: { type: 'string' },
+    watch: { type: 'string' },
   },
 })
 // The webhook inbox's figures are a script of their own (bench/webhooks.mjs): other targets, other loads.
 if (argv.workloads === 'webhooks') {
   await import('./webhooks.mjs')
+  process.exit(0)
+}
+if (argv.workloads === 'webhooks-memory') {
+  await import('./webhooks-memory.mjs')
   process.exit(0)
 }
 const positive = (name, value) => {

@@ -142,7 +142,7 @@ export async function startRedis ({ core, dir }) {
   const proc = start('redis-server', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--dir', dir], { core })
   const deadline = Date.now() + 10_000
   while (!(await answersPing(port))) {
-    if (proc.child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not answer PING on port ${port} (is it installed? bash scripts/ensure-redis.sh)\n${proc.err}`)
+    if (proc.child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not answer PING on port ${port} (is it installed? bash scripts/ensure-test-tools.sh)\n${proc.err}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return { proc, url: `redis://127.0.0.1:${port}` }

@@ -1,5 +1,5 @@
 /**
- * The embedded InboxStore (SPEC §10): one SQLite file, synced commits, and every write of a turn of
+ * The embedded InboxStore (SPEC §10): one SQLite file, synced commits for intakes, and every write of a turn of
  * the event loop (intakes and recorded attempts) grouped into one transaction (group-commit.ts).
  * SQLite calls are synchronous and short; the bound (events, bytes) is kept in memory from one count
  * at open, so a full store answers 503 without a query, and nothing stored is ever dropped to make room.
@@ -48,7 +48,19 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     for (const orderKey of new Set(orderKeys)) if (orderKey !== null) markHead.run({ orderKey })
   }
 
+  // An intake is answered 200 only after its commit is on the disk. A recorded attempt needs no sync of
+  // its own: a process crash keeps it (the WAL is in the OS's cache), a power loss before the next
+  // synced commit or checkpoint at worst delivers that event once more (at least once, same
+  // webhook-id). Syncing every recorded attempt capped delivery of a backlog at the disk's syncs.
+  let synced = true
+  const syncFor = (writes: readonly Write[]): void => {
+    const needed = writes.some((write) => write.kind === 'intake')
+    if (needed !== synced) db.exec(`PRAGMA synchronous = ${needed ? 'FULL' : 'NORMAL'}`)
+    synced = needed
+  }
+
   const writeBatch = (writes: readonly Write[]): Array<IntakeOutcome | WebhookStoreUnavailableError | null> => {
+    syncFor(writes)
     let addedCount = 0
     let addedBytes = 0
     const results = db.transaction(() => writes.map((write): IntakeOutcome | WebhookStoreUnavailableError | null => {

@@ -1,5 +1,5 @@
 /**
- * A real `redis-server` per test (installed by scripts/ensure-redis.sh): a free loopback port, no
+ * A real `redis-server` per test (installed by scripts/ensure-test-tools.sh): a free loopback port, no
  * persistence, a temp dir; killed at teardown. `stop` and `start` again on the same port are the
  * outage and the recovery. While stopped, the port is held by a listener that closes every connection
  * at once: otherwise another test's server, started meanwhile, could take the free port and end the
