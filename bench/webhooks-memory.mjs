@@ -2,13 +2,14 @@
  * `npm run bench -- --workloads webhooks-memory`: the sidecar's resident memory with 1,000,000
  * events stored against an empty store (issue 36: within 10 MiB), for the embedded store and Redis.
  *
- * Per store: the sidecar (as `npm start` runs it) on an empty store takes 2,000 events over HTTP and
- * delivers them; its RSS is then sampled for --watch seconds ("empty"). It is stopped, the store is
- * filled to --events 2 KiB events through the store's own module (dist/webhooks, the code the
- * sidecar runs: the same rows, indexes and Redis keys), and the sidecar is started again on it. The
- * application answers 200 at once, so the sidecar spends the watch working through the backlog:
- * peak and last RSS over that time ("full"). The memory of redis-server itself is not the sidecar's
- * and is not counted. Options: --events N (1000000) --watch S (20) --stores sqlite,redis
+ * Per store, two stores side by side: one empty, one filled beforehand with --events 2 KiB events,
+ * each delivered (a month of retained events), through the store's own module (dist/webhooks, the
+ * code the sidecar runs: the same rows, indexes and Redis keys). Then, --rounds times, A B: the
+ * sidecar (as `npm start` runs it) starts on one store, takes 2,000 events over HTTP and delivers them
+ * to an application that answers 200 at once, and its RSS is sampled for --watch seconds (peak and
+ * last). The medians are compared: one start of Node differs from the next by several MiB, more than
+ * the goal, so a single pair would say nothing. The memory of redis-server itself is not the sidecar's
+ * and is not counted. Options: --events N (1000000) --rounds N (3) --watch S (10) --stores sqlite,redis
  */
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
@@ -22,11 +23,11 @@ import { Agent, request } from 'undici'
 import { freePort, start, stop, stopAll, watchPeakRss } from './lib/processes.mjs'
 import { CLI, OUR_NODE_ARGS, OUR_START_ENV, startRedis } from './lib/targets.mjs'
 
-const { values: argv } = parseArgs({ strict: false, options: { events: { type: 'string', default: '1000000' }, watch: { type: 'string', default: '20' }, stores: { type: 'string', default: 'sqlite,redis' } } })
+const { values: argv } = parseArgs({ strict: false, options: { events: { type: 'string', default: '1000000' }, watch: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, stores: { type: 'string', default: 'sqlite,redis' } } })
 const EVENTS = Number(argv.events)
 const WATCH_MS = Number(argv.watch) * 1000
+const ROUNDS = Number(argv.rounds)
 const TOKEN = 'wht_benchBenchBenchBench0001'
-const KEY_PREFIX = 'pap:'
 const PAD = 'x'.repeat(2048 - 40)
 const MAX_BYTES = 8 * 1024 ** 3
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -41,14 +42,14 @@ async function startApp () {
   return app
 }
 
-async function startSidecar (store, { appUrl, dbPath, redisUrl }) {
+async function startSidecar (store, { appUrl, dbPath, redisUrl, keyPrefix }) {
   const port = await freePort()
   const env = {
     PATH: process.env.PATH, ...OUR_START_ENV, PAYMENTS_FIAT_BASE_URL: 'http://127.0.0.1:9/api/b2b', PAYMENTS_SANDBOX_API_KEY: 'HC_bench', PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_bench',
     PROXY_EGRESS_IP_URL: 'off', PROXY_PORT: '0', LOG_LEVEL: 'warn', PROXY_WEBHOOK_LISTEN: `127.0.0.1:${port}`, PROXY_WEBHOOK_PATH_TOKEN: TOKEN,
     PROXY_WEBHOOK_SIGNING_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', PROXY_WEBHOOK_DELIVER_TO: appUrl, PROXY_WEBHOOK_STORE_PATH: dbPath,
     PROXY_WEBHOOK_STORE_MAX_EVENTS: String(EVENTS + 10_000), PROXY_WEBHOOK_STORE_MAX_BYTES: String(MAX_BYTES),
-    ...(redisUrl === null ? {} : { PROXY_REDIS_URL: redisUrl, PROXY_REDIS_KEY_PREFIX: KEY_PREFIX }),
+    ...(redisUrl === null ? {} : { PROXY_REDIS_URL: redisUrl, PROXY_REDIS_KEY_PREFIX: keyPrefix }),
   }
   const proc = start(`sidecar (${store})`, process.execPath, [...OUR_NODE_ARGS, CLI], { env })
   for (let i = 0; i < 600; i++) {
@@ -57,18 +58,30 @@ async function startSidecar (store, { appUrl, dbPath, redisUrl }) {
   return { proc, url: `http://127.0.0.1:${port}/webhooks/${TOKEN}` }
 }
 
-/** Samples RSS for the watch; returns peak and last, in MiB. */
-async function watch (pid) {
-  const peak = watchPeakRss(pid)
+/** Starts the sidecar on the store, sends 2,000 events through it, then samples its RSS for the watch (MiB). */
+async function throughAndWatch (store, where, app) {
+  const sidecar = await startSidecar(store, where)
+  const before = app.delivered
+  for (let i = 0; i < 2000; i += 16) {
+    await Promise.all(Array.from({ length: 16 }, async (_, j) => {
+      const res = await request(sidecar.url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: `evt_through_${before + i + j}`, pad: PAD }) })
+      await res.body.dump()
+      if (res.statusCode !== 200) throw new Error(`intake answered ${res.statusCode}`)
+    }))
+  }
+  while (app.delivered < before + 2000) await sleep(50)
+  const peak = watchPeakRss(sidecar.proc.child.pid)
   await sleep(WATCH_MS)
-  return { peakMiB: peak.stop() / 1024, lastMiB: rssKb(pid) / 1024 }
+  const rss = { peakMiB: peak.stop() / 1024, lastMiB: rssKb(sidecar.proc.child.pid) / 1024 }
+  await stop(sidecar.proc)
+  return rss
 }
 
-async function fill (store, { dbPath, redisUrl }) {
+async function fill ({ dbPath, redisUrl, keyPrefix }) {
   const settings = { retentionMs: 30 * 86_400_000, maxEvents: EVENTS + 10_000, maxBytes: MAX_BYTES }
   const inbox = redisUrl === null
     ? await (await import('../dist/webhooks/sqlite-store.js')).createSqliteStore({ path: dbPath, ...settings })
-    : (await import('../dist/webhooks/redis-inbox-store.js')).createRedisInboxStore({ url: redisUrl, keyPrefix: KEY_PREFIX, log: pino({ level: 'warn' }), ...settings })
+    : (await import('../dist/webhooks/redis-inbox-store.js')).createRedisInboxStore({ url: redisUrl, keyPrefix, log: pino({ level: 'warn' }), ...settings })
   while (!inbox.ready()) await sleep(20)
   const started = performance.now()
   const at = Date.now()
@@ -79,6 +92,12 @@ async function fill (store, { dbPath, redisUrl }) {
     return inbox.intake({ key: `sha256:${sha}`, bodySha256: sha, orderKey: null, body, headers: [['content-type', 'application/json']], source: '127.0.0.1', receivedAtMs: at })
   }
   while (n < EVENTS) await Promise.all(Array.from({ length: Math.min(512, EVENTS - n) }, one))
+  const delivered = { status: 'delivered' }
+  for (;;) {
+    const due = await inbox.claimDue(at + 1, 512, 600_000)
+    if (due.length === 0) break
+    await Promise.all(due.map((e) => inbox.settle(e.id, { atMs: at + 1, status: 200, error: null, durationMs: 1 }, delivered)))
+  }
   await inbox.close()
   return (performance.now() - started) / 1000
 }
@@ -89,26 +108,17 @@ const dir = mkdtempSync(join(tmpdir(), 'pap-bench-webhooks-memory-'))
 try {
   for (const store of String(argv.stores).split(',')) {
     const app = await startApp()
-    const where = { appUrl: app.url, dbPath: join(dir, `${store}.db`), redisUrl: store === 'redis' ? (await startRedis({ core: null, dir })).url : null }
-    const empty = await startSidecar(store, where)
-    for (let i = 0; i < 2000; i += 16) {
-      await Promise.all(Array.from({ length: 16 }, async (_, j) => {
-        const res = await request(empty.url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: `evt_warm_${i + j}`, pad: PAD }) })
-        await res.body.dump()
-      }))
+    const redisUrl = store === 'redis' ? (await startRedis({ core: null, dir })).url : null
+    const empty = { appUrl: app.url, dbPath: join(dir, `${store}-empty.db`), redisUrl, keyPrefix: 'pap-empty:' }
+    const full = { appUrl: app.url, dbPath: join(dir, `${store}-full.db`), redisUrl, keyPrefix: 'pap-full:' }
+    const fillS = await fill(full)
+    const runs = { empty: [], full: [] }
+    for (let round = 0; round < ROUNDS; round++) {
+      runs.empty.push(await throughAndWatch(store, empty, app))
+      runs.full.push(await throughAndWatch(store, full, app))
     }
-    while (app.delivered < 2000) await sleep(50)
-    const emptyRss = await watch(empty.proc.child.pid)
-    await stop(empty.proc)
-
-    const fillS = await fill(store, where)
-    const delivered = app.delivered
-    const full = await startSidecar(store, where)
-    const fullRss = await watch(full.proc.child.pid)
-    const worked = app.delivered - delivered
-    await stop(full.proc)
     app.server.close()
-    rows.push({ store, emptyRss, fullRss, fillS, worked, fileGiB: store === 'sqlite' ? statSync(where.dbPath).size / 1024 ** 3 : null })
+    rows.push({ store, runs, fillS, fileGiB: store === 'sqlite' ? statSync(full.dbPath).size / 1024 ** 3 : null })
   }
 } finally {
   await stopAll()
@@ -116,7 +126,10 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 const mib = (v) => v.toFixed(1)
-process.stdout.write(`\n| store | empty: peak / last RSS (MiB) | ${EVENTS.toLocaleString('en')} events stored: peak / last RSS (MiB) | difference of peaks (MiB) | delivered during the watch | filled in (s) |\n|---|---|---|---|---|---|\n`)
-for (const r of rows) {
-  process.stdout.write(`| ${r.store}${r.fileGiB === null ? '' : ` (file ${r.fileGiB.toFixed(2)} GiB)`} | ${mib(r.emptyRss.peakMiB)} / ${mib(r.emptyRss.lastMiB)} | ${mib(r.fullRss.peakMiB)} / ${mib(r.fullRss.lastMiB)} | ${mib(r.fullRss.peakMiB - r.emptyRss.peakMiB)} | ${r.worked} | ${r.fillS.toFixed(0)} |\n`)
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const summary = (runs, key) => `${mib(median(runs.map((r) => r[key])))} (${mib(Math.min(...runs.map((r) => r[key])))}–${mib(Math.max(...runs.map((r) => r[key])))})`
+process.stdout.write(`\n| store | empty store: peak RSS, median (range) | ${EVENTS.toLocaleString('en')} events stored: peak RSS | difference of medians | last RSS, empty / stored (medians) | filled in (s) |\n|---|---|---|---|---|---|\n`)
+for (const { store, runs, fillS, fileGiB } of rows) {
+  const difference = median(runs.full.map((r) => r.peakMiB)) - median(runs.empty.map((r) => r.peakMiB))
+  process.stdout.write(`| ${store}${fileGiB === null ? '' : ` (file ${fileGiB.toFixed(2)} GiB)`} | ${summary(runs.empty, 'peakMiB')} MiB | ${summary(runs.full, 'peakMiB')} MiB | ${mib(difference)} MiB | ${mib(median(runs.empty.map((r) => r.lastMiB)))} / ${mib(median(runs.full.map((r) => r.lastMiB)))} MiB | ${fillS.toFixed(0)} |\n`)
 }

@@ -36,6 +36,9 @@ export interface StoredEvent extends NewEvent {
   conflictWith: string | null
 }
 
+/** What a listing shows of an event: everything but its body and headers, which stay in the store. */
+export type EventSummary = Omit<StoredEvent, 'body' | 'headers'> & { bytes: number }
+
 export interface AttemptRecord {
   atMs: number
   /** HTTP status, or null when no answer came (timeout, refused, reset). */
@@ -59,7 +62,7 @@ export interface InboxStore {
   claimDue: (nowMs: number, limit: number, leaseMs: number) => Promise<StoredEvent[]>
   settle: (id: string, attempt: AttemptRecord, next: Settlement) => Promise<void>
   release: (id: string) => Promise<void>
-  list: (query: ListQuery) => Promise<StoredEvent[]>
+  list: (query: ListQuery) => Promise<EventSummary[]>
   show: (id: string) => Promise<{ event: StoredEvent, attempts: AttemptRecord[] } | null>
   /** Back to pending with a fresh schedule and the same id; returns the ids replayed. */
   replay: (selection: { ids: readonly string[] } | { failedSinceMs: number }, nowMs: number) => Promise<string[]>

@@ -11,12 +11,13 @@ import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
-import type { AttemptRecord, EventStatus, InboxStore, IntakeOutcome, StoredEvent } from './inbox-store.js'
+import type { AttemptRecord, EventStatus, EventSummary, InboxStore, IntakeOutcome, StoredEvent } from './inbox-store.js'
 import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SETTLE_LUA } from './redis-inbox-lua.js'
 import type { HeaderList } from './stored-headers.js'
 
 const COMMAND_TIMEOUT_MS = 2000
 const REMOVE_BATCH = 500
+const SUMMARY_BATCH = 1000
 
 export interface RedisInboxOptions {
   /** May hold a password: never logged. */
@@ -52,9 +53,6 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
   })
   client.connect().catch(() => {})
 
-  // Lists are in the order the store received the events (as SQLite lists them), which two replicas
-  // stamping their own receipt times need not agree with.
-  const seqOf = new WeakMap<StoredEvent, number>()
   const event = async (id: string): Promise<StoredEvent | null> => {
     const h = await client.hgetallBuffer(`${P}wh:ev:${id}`)
     if (h['key'] === undefined) return null
@@ -73,10 +71,35 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       nextAttemptAtMs: Number(text('next')),
       conflictWith: text('conflict') === '' ? null : text('conflict'),
     }
-    seqOf.set(found, Number(text('seq')))
     return found
   }
   const events = async (ids: readonly string[]): Promise<StoredEvent[]> => (await Promise.all(ids.map(event))).filter((e): e is StoredEvent => e !== null)
+  // A listing reads no body (its length only), in pipelines of a bounded size: a million events must
+  // list. It is in the order the store received the events (`seq`, as SQLite lists them), which two
+  // replicas stamping their own receipt times need not agree with.
+  const summaries = async (ids: readonly string[]): Promise<Array<{ summary: EventSummary, seq: number }>> => {
+    const found: Array<{ summary: EventSummary, seq: number }> = []
+    for (let at = 0; at < ids.length; at += SUMMARY_BATCH) {
+      const batch = ids.slice(at, at + SUMMARY_BATCH)
+      const pipeline = client.pipeline()
+      for (const id of batch) pipeline.hmget(`${P}wh:ev:${id}`, 'key', 'sha', 'order', 'source', 'at', 'status', 'attempts', 'next', 'conflict', 'seq').hstrlen(`${P}wh:ev:${id}`, 'body')
+      const replies = await pipeline.exec() ?? []
+      batch.forEach((id, i) => {
+        const [fieldsError, fields] = replies[2 * i] ?? []
+        const [lengthError, bytes] = replies[2 * i + 1] ?? []
+        const failed = fieldsError ?? lengthError
+        if (failed != null) throw failed
+        const [key, sha, order, source, receivedAt, status, attempts, next, conflict, seq] = fields as Array<string | null>
+        if (key === null || key === undefined) return
+        const summary: EventSummary = {
+          id, key, bodySha256: sha ?? '', orderKey: order == null || order === '' ? null : order, bytes: Number(bytes), source: source ?? '', receivedAtMs: Number(receivedAt),
+          status: status as EventStatus, attempts: Number(attempts), nextAttemptAtMs: Number(next), conflictWith: conflict == null || conflict === '' ? null : conflict,
+        }
+        found.push({ summary, seq: Number(seq) })
+      })
+    }
+    return found
+  }
 
   return {
     async intake (e) {
@@ -100,8 +123,9 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
     async list ({ status, sinceMs = 0, limit = 1000 }) {
       const set = status === 'pending' ? 'wh:pending' : status === 'failed' ? 'wh:failed' : 'wh:all'
       const ids = await client.zrangebyscore(`${P}${set}`, sinceMs, '+inf', 'LIMIT', 0, status === 'delivered' ? -1 : limit)
-      const found = (await events(ids)).sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0))
-      return (status === undefined ? found : found.filter((e) => e.status === status)).slice(0, limit)
+      const found = (await summaries(ids)).sort((a, b) => a.seq - b.seq)
+      const listed = found.map((f) => f.summary)
+      return (status === undefined ? listed : listed.filter((e) => e.status === status)).slice(0, limit)
     },
     async show (id) {
       const found = await event(id)

@@ -1,5 +1,5 @@
 /** Rows of the SQLite store <-> the store's records. */
-import type { AttemptRecord, EventStatus, StoredEvent } from './inbox-store.js'
+import type { AttemptRecord, EventStatus, EventSummary, StoredEvent } from './inbox-store.js'
 import type { HeaderList } from './stored-headers.js'
 
 export interface EventRow {
@@ -17,6 +17,8 @@ export interface EventRow {
   conflict_with: string | null
 }
 
+export type SummaryRow = Omit<EventRow, 'body' | 'headers'> & { bytes: number }
+
 export interface AttemptRow { at: number, status: number | null, error: string | null, duration_ms: number }
 
 export function eventOf (row: EventRow): StoredEvent {
@@ -27,6 +29,22 @@ export function eventOf (row: EventRow): StoredEvent {
     orderKey: row.order_key,
     body: row.body,
     headers: JSON.parse(row.headers) as HeaderList,
+    source: row.source,
+    receivedAtMs: row.received_at,
+    status: row.status as EventStatus,
+    attempts: row.attempts,
+    nextAttemptAtMs: row.next_attempt_at,
+    conflictWith: row.conflict_with,
+  }
+}
+
+export function summaryOf (row: SummaryRow): EventSummary {
+  return {
+    id: row.id,
+    key: row.key,
+    bodySha256: row.body_sha256,
+    orderKey: row.order_key,
+    bytes: row.bytes,
     source: row.source,
     receivedAtMs: row.received_at,
     status: row.status as EventStatus,

@@ -13,7 +13,7 @@ import { newEventId } from './event-id.js'
 import { createGroupCommit } from './group-commit.js'
 import type { AttemptRecord, InboxStore, IntakeOutcome, NewEvent, Settlement, StoredEvent } from './inbox-store.js'
 import { DUE_EVENTS, MARK_HEAD, openInboxDatabase } from './sqlite-schema.js'
-import { attemptOf, eventOf, type AttemptRow, type EventRow } from './sqlite-rows.js'
+import { attemptOf, eventOf, summaryOf, type AttemptRow, type EventRow, type SummaryRow } from './sqlite-rows.js'
 
 export interface SqliteStoreOptions {
   path: string
@@ -27,6 +27,7 @@ type Write =
   | { kind: 'settle', id: string, attempt: AttemptRecord, next: Settlement }
 
 const EVENT_COLUMNS = 'id, key, body_sha256, order_key, body, headers, source, received_at, status, attempts, next_attempt_at, conflict_with'
+const SUMMARY_COLUMNS = 'id, key, body_sha256, order_key, length(body) AS bytes, source, received_at, status, attempts, next_attempt_at, conflict_with'
 
 export async function createSqliteStore (options: SqliteStoreOptions): Promise<InboxStore> {
   const db = await openInboxDatabase(options.path)
@@ -130,9 +131,9 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     async release (id) { leases.delete(id) },
     async list ({ status, sinceMs = 0, limit = 1000 }) {
       const rows = status === undefined
-        ? db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE received_at >= ? ORDER BY seq LIMIT ?`).all(sinceMs, limit)
-        : db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE status = ? AND received_at >= ? ORDER BY seq LIMIT ?`).all(status, sinceMs, limit)
-      return (rows as EventRow[]).map(eventOf)
+        ? db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM events WHERE received_at >= ? ORDER BY seq LIMIT ?`).all(sinceMs, limit)
+        : db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM events WHERE status = ? AND received_at >= ? ORDER BY seq LIMIT ?`).all(status, sinceMs, limit)
+      return (rows as SummaryRow[]).map(summaryOf)
     },
     async show (id) {
       const row = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`).get(id) as EventRow | undefined

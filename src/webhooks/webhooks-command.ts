@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util'
 import type { WebhookConfig } from '../config/webhook-config.js'
-import type { EventStatus, InboxStore, StoredEvent } from './inbox-store.js'
+import type { EventStatus, EventSummary, InboxStore } from './inbox-store.js'
 import { openStore, type OpenStoreOptions } from './open-store.js'
 
 export const WEBHOOKS_USAGE = `usage: payments-auth-proxy webhooks list [--status pending|delivered|failed] [--since <ISO time>] [--json]
@@ -57,7 +57,7 @@ async function list (store: InboxStore, query: { status: EventStatus | undefined
   return 0
 }
 
-function summary (e: StoredEvent): Record<string, unknown> & { id: string, status: string, attempts: number, receivedAt: string, nextAttemptAt: string | null, key: string, bytes: number } {
+function summary (e: EventSummary): Record<string, unknown> & { id: string, status: string, attempts: number, receivedAt: string, nextAttemptAt: string | null, key: string, bytes: number } {
   return {
     id: e.id,
     status: e.status,
@@ -68,7 +68,7 @@ function summary (e: StoredEvent): Record<string, unknown> & { id: string, statu
     orderKey: e.orderKey,
     conflictWith: e.conflictWith,
     source: e.source,
-    bytes: e.body.length,
+    bytes: e.bytes,
   }
 }
 
@@ -83,7 +83,7 @@ async function show (store: InboxStore, ids: readonly string[], io: CommandIo): 
     return 1
   }
   const attempts = found.attempts.map((a) => ({ at: new Date(a.atMs).toISOString(), status: a.status, error: a.error, durationMs: a.durationMs }))
-  io.out(`${JSON.stringify({ ...summary(found.event), headers: found.event.headers, attempts }, null, 2)}\n`)
+  io.out(`${JSON.stringify({ ...summary({ ...found.event, bytes: found.event.body.length }), headers: found.event.headers, attempts }, null, 2)}\n`)
   return 0
 }
 

@@ -72,6 +72,9 @@ for (const factory of factories) {
       t.same(shown?.event.headers, [['content-type', 'application/octet-stream'], ['x-a', '1'], ['x-a', '2']])
       t.equal(shown?.event.status, 'pending')
       t.equal(shown?.event.source, '203.0.113.7')
+      const [listed] = await again.list({})
+      const expected = Object.fromEntries(Object.entries(shown?.event ?? {}).filter(([name]) => name !== 'body' && name !== 'headers'))
+      t.same(listed, { ...expected, bytes: 4 }, 'a listing has the body\'s length, not the body or headers')
     })
 
     t.test('duplicates within the retention get the first id; after it, the key is new again; another body is a conflict', async (t) => {
