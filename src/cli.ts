@@ -11,6 +11,7 @@ import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
 import { describeListenError, listenProblem } from './http/listen-check.js'
+import { OperatorError } from './operator-error.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
@@ -51,6 +52,7 @@ function exitOnConfigError (err: unknown): never {
 
 /** Any error no code path expected, in every command: a bounded report, never Node's quote of the bundle. */
 function fatal (err: unknown): never {
+  if (err instanceof OperatorError) exitWith(err.message)
   process.stderr.write(`payments-auth-proxy: unexpected error (stack positions are in the bundle; node --enable-source-maps maps them to src/)\n${describeFatal(err)}\n`)
   process.exit(1)
 }

@@ -10,7 +10,7 @@ import { parseEnv } from 'node:util'
 import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-urls.js'
 import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type EnvironmentName, type InterfaceName } from './config.js'
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
-import { envSchema, KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from './schema.js'
+import { CORE_SCHEMA, envSchema, FEATURE_DEFAULTS, FEATURE_PREFIXES, KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
@@ -135,7 +135,10 @@ function readSettings (env: Env, options: LoadOptions, problems: string[]): { va
   const fromFile = options.dotenvPath === undefined ? {} : readDotenv(options.dotenvPath, problems)
   const variables: Env = { ...fromFile, ...env }
   const data = { ...knownValues(fromFile), ...knownValues(env) }
-  const validate = (input: Record<string, unknown>): RawSettings => envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
+  const featuresSet = Object.keys(data).some((name) => FEATURE_PREFIXES.some((prefix) => name.startsWith(prefix)))
+  const validate = (input: Record<string, unknown>): RawSettings => featuresSet
+    ? envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
+    : { ...FEATURE_DEFAULTS, ...envSchemaLoader<Record<string, unknown>>({ schema: structuredClone(CORE_SCHEMA), data: input, env: false }) } as RawSettings
   const invalid = new Set<string>()
   try {
     return { variables, settings: validate(data), invalid }

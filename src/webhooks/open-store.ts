@@ -2,6 +2,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
+import { OperatorError } from '../operator-error.js'
 import type { InboxStore } from './inbox-store.js'
 
 const REDIS_CONNECT_WAIT_MS = 5_000
@@ -28,7 +29,12 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
     return store
   }
   const { createSqliteStore } = await import('./sqlite-store.js')
-  return await createSqliteStore({
-    path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes,
-  })
+  try {
+    return await createSqliteStore({
+      path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes,
+    })
+  } catch (err) {
+    const code = (err as { code?: unknown }).code
+    throw new OperatorError(`the webhook store PROXY_WEBHOOK_STORE_PATH=${settings.storePath} cannot be opened (${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}); its directory must exist or be creatable, on a writable volume, and be writable by this user`, { cause: err })
+  }
 }

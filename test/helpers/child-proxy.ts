@@ -28,7 +28,8 @@ export function runNpmStart (t: Test, env: Record<string, string | undefined>): 
   return run(t, 'npm', ['start', '--silent'], { HOME: process.env['HOME'], ...env }, fileURLToPath(new URL('../../', import.meta.url)))
 }
 
-function run (t: Test, command: string, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
+/** Any command, collected and killed at teardown like the CLI (e.g. the CLI under `unshare`). */
+export function run (t: Test, command: string, args: string[], env: Record<string, string | undefined>, cwd?: string): Child {
   const child = spawn(command, args, {
     env: { PATH: process.env['PATH'], ...env },
     cwd,
