@@ -82,16 +82,17 @@ async function serve (): Promise<void> {
   const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   const { host, port } = config.listen
-  // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
-  const taken = await listenProblem(host, port)
-  if (taken !== null) exitWith(taken)
   const inboxListen = config.webhooks?.listen
-  if (inboxListen !== undefined) {
-    const inboxTaken = await listenProblem(inboxListen.host, inboxListen.port, INBOX_LISTEN)
-    if (inboxTaken !== null) exitWith(inboxTaken)
-  }
-  // Each command imports its own code: `check` never loads the server, serving never loads check.
-  const { buildServer } = await import('./server.js')
+  // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
+  // Loading the server's modules starts nothing, so it runs meanwhile. Each command imports its own
+  // code: `check` never loads the server, serving never loads check.
+  const [taken, inboxTaken, { buildServer }] = await Promise.all([
+    listenProblem(host, port),
+    inboxListen === undefined ? null : listenProblem(inboxListen.host, inboxListen.port, INBOX_LISTEN),
+    import('./server.js'),
+  ])
+  if (taken !== null) exitWith(taken)
+  if (inboxTaken !== null) exitWith(inboxTaken)
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
