@@ -1,0 +1,79 @@
+/**
+ * A whole replica killed (SPEC §10, Redis): two built sidecars (`dist-bundle/cli.mjs`, as `npm start`
+ * runs it) share one inbox in a real Redis; one is killed with SIGKILL while it has deliveries in
+ * flight. The survivor takes them over once their lease ends (the delivery timeout + 30 s) and every
+ * event either replica answered 200 is delivered; an event is delivered twice only if the dead
+ * replica had it in flight.
+ */
+import t, { type Test } from 'tap'
+import { Agent, request } from 'undici'
+import { runCli, type Child } from '../helpers/child-proxy.js'
+import { eventually } from '../helpers/eventually.js'
+import { providerEnv, startProvider } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
+import { inboxEnv, PATH_TOKEN, startApp } from './inbox-harness.js'
+
+const EVENTS = 200
+const CONCURRENCY = 4
+const DELIVERY_TIMEOUT_S = 3
+const LEASE_MARGIN_S = 30
+
+async function startReplica (t: Test, env: Record<string, string | undefined>): Promise<{ child: Child, intakeUrl: string }> {
+  const child = runCli(t, [], env)
+  await child.waitFor(/webhook inbox ready to accept events/)
+  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
+  return { child, intakeUrl: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/webhooks/${PATH_TOKEN}` }
+}
+
+t.test('a replica killed with deliveries in flight: the other delivers every event answered 200', async (t) => {
+  const redis = await startRedis(t)
+  const app = await startApp(t)
+  // Slow answers while the kill comes, so each replica has deliveries in flight and a backlog waits.
+  // Received is not delivered: an event counts once the application's 200 reached a live replica's socket.
+  let slow = true
+  const acknowledged = new Set<string>()
+  app.answer((req, res) => {
+    setTimeout(() => {
+      if (res.destroyed || req.socket.destroyed) return
+      res.end('ok')
+      acknowledged.add(String(req.headers['webhook-id']))
+    }, slow ? 1000 : 0)
+  })
+  const provider = await startProvider(t)
+  const env = {
+    ...inboxEnv(app.url, '/nonexistent/not-used.db', { PROXY_REDIS_URL: redis.url, PROXY_WEBHOOK_CONCURRENCY: String(CONCURRENCY), PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS: String(DELIVERY_TIMEOUT_S) }),
+    ...providerEnv(provider),
+    LOG_LEVEL: 'info',
+  }
+  const [doomed, survivor] = [await startReplica(t, env), await startReplica(t, env)]
+
+  const agent = new Agent({ connections: 8 })
+  t.teardown(() => agent.destroy())
+  const answered = new Set<string>()
+  for (let n = 0; n < EVENTS; n++) {
+    const res = await request((n % 2 === 0 ? doomed : survivor).intakeUrl, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) })
+    const body = await res.body.json() as { id?: string }
+    if (res.statusCode === 200 && body.id !== undefined) answered.add(body.id)
+  }
+  t.equal(answered.size, EVENTS, 'every event answered 200 by one replica or the other')
+  await eventually(() => app.deliveries.length >= 2 * CONCURRENCY, { what: 'both replicas delivering', timeoutMs: 10_000 })
+
+  const killedAtMs = Date.now()
+  doomed.child.process.kill('SIGKILL')
+  await doomed.child.exited
+  slow = false
+  const inFlightAtKill = [...new Set(app.deliveries.map((d) => String(d.headers['webhook-id'])))].filter((id) => !acknowledged.has(id))
+  t.ok(inFlightAtKill.length > 0, `deliveries in flight when the replica died (${inFlightAtKill.length})`)
+  await eventually(() => [...answered].every((id) => acknowledged.has(id)), {
+    what: 'every event answered 200 delivered by the survivor', timeoutMs: (DELIVERY_TIMEOUT_S + LEASE_MARGIN_S + 30) * 1000, everyMs: 100,
+    detail: () => `${[...answered].filter((id) => !acknowledged.has(id)).length} missing`,
+  })
+  const tookS = (Date.now() - killedAtMs) / 1000
+  t.ok(tookS >= LEASE_MARGIN_S, `the dead replica's leases were taken over when they ended, not before (${tookS.toFixed(1)} s)`)
+  const counts = new Map<string, number>()
+  for (const d of app.deliveries) counts.set(String(d.headers['webhook-id']), (counts.get(String(d.headers['webhook-id'])) ?? 0) + 1)
+  const repeated = [...counts].filter(([, c]) => c > 1).map(([id]) => id)
+  t.ok(repeated.length <= 2 * CONCURRENCY && repeated.every((id) => inFlightAtKill.includes(id)), `only deliveries in flight at the kill were repeated (${repeated.length} of ${answered.size})`)
+  t.ok([...counts.values()].every((c) => c <= 2), 'none more than twice')
+  t.match(survivor.child.stdout(), /webhook delivered/)
+})
