@@ -25,7 +25,10 @@ const held = { amount: '300', currency: 'KES', externalReference: 'crash-1', rec
 async function startSidecar (t: Test, env: Record<string, string | undefined>): Promise<{ child: Child, url: string }> {
   const child = runCli(t, [], env)
   await child.waitFor(/payments-auth-proxy listening/)
-  return { child, url: `http://127.0.0.1:${listeningPort(child)}` }
+  const url = `http://127.0.0.1:${listeningPort(child)}`
+  // Redis connects in the background: a request before would get 503 STATE_UNAVAILABLE.
+  await eventually(async () => ((await (await fetch(`${url}/readyz`)).json()) as { state?: { ready: boolean } }).state?.ready !== false, { what: 'the state store', detail: () => child.stdout() })
+  return { child, url }
 }
 
 async function kill (child: Child): Promise<void> {
@@ -79,7 +82,8 @@ export function crashScenarios (t: Test, kind: Kind): void {
 
     const second = await startSidecar(t, env)
     await eventually(() => payouts(provider).length === 1, { what: 'the approved payout sent at the next start', timeoutMs: 10_000, detail: () => second.child.stdout() })
-    t.match(second.child.stdout(), new RegExp(`"approval":"${id}"[^\\n]*"decidedBy":"Ann","decidedByCaller":"cli"[^\\n]*"msg":"approval approved"`), 'the CLI\'s decision logged by the sidecar at its start')
+    // The log line comes through a pipe, which may trail the payout itself.
+    await second.child.waitFor(new RegExp(`"approval":"${id}"[^\\n]*"decidedBy":"Ann","decidedByCaller":"cli"[^\\n]*"msg":"approval approved"`))
     t.equal(payouts(provider)[0]?.body, JSON.stringify(held))
     await eventually(async () => (await fetch(`${second.url}/sandbox/fiat/payouts`, { method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}` }, body: JSON.stringify(held) })).headers.get('idempotent-replayed') === 'true', { what: 'the agent\'s retry answered from the record' })
     await new Promise((resolve) => setTimeout(resolve, 1500))
