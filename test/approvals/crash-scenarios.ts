@@ -103,11 +103,12 @@ export function crashScenarios (t: Test, kind: Kind): void {
     })
     const first = await startSidecar(t, kind === 'redis' ? { ...env, ...SHORT_TIMEOUTS } : env)
     const id = await hold(first.url)
-    const decidedAt = Date.now()
     t.equal((await command(t, ['approve', id, '--by', 'Ann'], env)).code, 0)
+    // From the command's exit, when the decision is stored: its own start takes seconds on a busy machine.
+    const decidedAt = Date.now()
     await eventually(() => payouts(provider).length === 1, { what: 'the send', timeoutMs: 5_000 })
     const sentAt = Date.now()
-    t.ok(sentAt - decidedAt < 2_000 + 1_000, 'acted on within 2 s of the decision (plus the command\'s own start)')
+    t.ok(sentAt - decidedAt < 2_000, 'acted on within 2 s of the decision')
     await kill(first.child)
 
     answering = true
