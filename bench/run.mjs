@@ -35,6 +35,9 @@
  * idempotency layer costs per keyed POST)
  * --redis (our proxy (c) keeps its state in a local redis-server started for the run instead of
  * memory: with --variant-env PROXY_IDEMPOTENCY=off and --rate 1000, what Redis adds per keyed POST)
+ * --approvals (issue 37: (c) and (e) both this build with one key-less caller and an amount limit;
+ * (e) also has approveAbove, above every bench amount, so nothing is held: paired against (c), what
+ * approvals configured but not triggered cost per request. With --redis, (e) is in Redis too)
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures).
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
@@ -45,7 +48,7 @@ import { tmpdir, loadavg, cpus } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { cpuLayout, killAllNow, pinProcess, stopAll, stop } from './lib/processes.mjs'
-import { CLI, CLI_ENTRY, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, parseSettings, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeCallersFile } from './lib/targets.mjs'
+import { CLI, CLI_ENTRY, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, OUR_START_ENV, ROOT_DIR, getJson, getText, parseSettings, startOurProxy, startRedis, startReferenceProxy, startUpstream, writeApprovalsCallersFiles, writeCallersFile } from './lib/targets.mjs'
 import { measure, measurePaired, wrkVersion, writeBodyFile } from './lib/measure.mjs'
 import { checkTokens } from './lib/token-check.mjs'
 import { markdown, summarise } from './lib/report.mjs'
@@ -72,6 +75,7 @@ const { values: argv } = parseArgs({
     callers: { type: 'string' },
     'variant-env': { type: 'string' },
     redis: { type: 'boolean', default: false },
+    approvals: { type: 'boolean', default: false },
     'restart-each-round': { type: 'boolean', default: false },
     // bench/webhooks.mjs's own (with --workloads webhooks).
     'e2e-rate': { type: 'string' },
@@ -110,6 +114,10 @@ function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
   const env = argv['variant-env'] === undefined ? null : parseSettings('--variant-env', argv['variant-env'])
+  if (argv.approvals) {
+    if (cli !== undefined || options !== undefined || env !== null || argv.callers !== undefined) throw new Error('--approvals measures this build as (e): it does not combine with --compare-cli, --compare-node-options, --variant-env or --callers')
+    return { cli: CLI, nodeArgs: OUR_NODE_ARGS, env: {}, approvals: true, label: '(e) this build, approveAbove configured above every amount (nothing held)' }
+  }
   if (argv.callers !== undefined) {
     if (cli !== undefined || options !== undefined || env !== null) throw new Error('--callers measures this build as (e): it does not combine with --compare-cli, --compare-node-options or --variant-env')
     const count = positive('callers', argv.callers)
@@ -140,7 +148,7 @@ const WARMUP_S = 1
  * so a memory store fills again first. The token check needs one long-lived process and is skipped.
  */
 const RESTART = argv['restart-each-round']
-if (RESTART && VARIANT === null) throw new Error('--restart-each-round compares our proxy with (e): give --compare-cli, --compare-node-options, --variant-env or --callers')
+if (RESTART && VARIANT === null) throw new Error('--restart-each-round compares our proxy with (e): give --compare-cli, --compare-node-options, --variant-env, --callers or --approvals')
 const WRK = wrkVersion()
 const TOOL = argv.tool ?? (WRK !== null ? 'wrk' : 'autocannon')
 if (TOOL !== 'wrk' && TOOL !== 'autocannon') throw new Error('--tool must be wrk or autocannon')
@@ -210,9 +218,12 @@ async function main () {
   // On the upstream's core: like the upstream, it is the proxy's network peer, not the proxy.
   const redis = argv.redis ? await startRedis({ core: UPSTREAM_CORE, dir: scratch }) : null
   const oursStartedMs = Date.now()
+  const redisEnv = redis === null ? {} : { PROXY_REDIS_URL: redis.url }
+  // --approvals: the same caller and amount limit for both, approveAbove for (e) only.
+  const approvalsEnv = VARIANT?.approvals === true ? writeApprovalsCallersFiles(scratch) : null
   const startOurs = () => startOurProxy({
     cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
-    extraEnv: redis === null ? {} : { PROXY_REDIS_URL: redis.url },
+    extraEnv: { ...redisEnv, ...approvalsEnv?.ours },
   })
   let ours = await startOurs()
   // The variant gets its own upstream, so the token check of our proxy stays exact.
@@ -221,7 +232,7 @@ async function main () {
   const callerKey = VARIANT?.callers === undefined ? undefined : writeCallersFile(callersFile, VARIANT.callers)
   const startVariant = () => startOurProxy({
     name: 'variant proxy', cli: VARIANT.cli, nodeArgs: VARIANT.nodeArgs, core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
-    extraEnv: { ...VARIANT.env, ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile }) },
+    extraEnv: { ...VARIANT.env, ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile }), ...(approvalsEnv === null ? {} : { ...redisEnv, ...approvalsEnv.variant }) },
   })
   let variant = variantUpstream === null ? null : await startVariant()
 

@@ -1,8 +1,9 @@
 /**
  * `payments-auth-proxy check`: what an operator runs before going live. Validates the
  * configuration and the listen address, fetches one token per enabled environment (prints
- * `expiresAt` and the lifetime, never the token) and the egress IP, and exits non-zero with a
- * reason when anything is wrong.
+ * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
+ * when a caller uses approveAbove, the approvals' store, and exits non-zero with a reason when
+ * anything is wrong.
  */
 import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
@@ -51,8 +52,13 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     }
     if (config.callers.file !== null) {
       const callers = readCallersFile(config.callers.file)
-      if (callers.ok) out(`ok    callers file: ${callers.callers.length} callers`)
-      else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
+      if (callers.ok) {
+        out(`ok    callers file: ${callers.callers.length} callers`)
+        // Loaded only with a callers file: approvals exist only there (approveAbove).
+        const approvals = await (await import('./approvals/check-approvals.js')).checkApprovals(config, callers.callers, log)
+        if (!approvals.ok) ok = false
+        for (const line of approvals.lines) out(line)
+      } else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
     }
     const store = await checkStore(config, log)
     if (!store.ok) ok = false

@@ -133,6 +133,31 @@ export function writeCallersFile (path, count) {
 }
 
 /**
+ * --approvals (SPEC §11): two callers files of one key-less caller (the bench's requests come from
+ * 127.0.0.1 and carry no key) with the same amount limit on the bench paths; the variant's also has
+ * an `approveAbove` above every bench amount (1,500 KES), so approvals are configured and never
+ * triggered. Returns each target's extra settings; the signing secret only seals approvals.
+ */
+export function writeApprovalsCallersFiles (dir) {
+  const file = (approveAbove) => {
+    const path = `${dir}/callers-${approveAbove ? 'approvals' : 'limits'}.json`
+    writeFileSync(path, JSON.stringify({
+      callers: [{
+        id: 'bench-agent',
+        sources: ['127.0.0.1/32'],
+        allow: [{ environments: ['sandbox'], interfaces: ['fiat'], methods: ['GET', 'POST'], paths: ['/bench/**'] }],
+        amountLimits: [{ paths: ['/bench/**'], amount: '/amount', currency: '/currency', perRequest: { KES: 1_000_000_000 }, ...(approveAbove ? { approveAbove: { KES: 1_000_000 } } : {}) }],
+      }],
+    }))
+    return path
+  }
+  return {
+    ours: { PROXY_CALLERS_FILE: file(false) },
+    variant: { PROXY_CALLERS_FILE: file(true), PROXY_APPROVAL_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, PROXY_WEBHOOK_STORE_PATH: `${dir}/approvals.db` },
+  }
+}
+
+/**
  * A local redis-server for --redis (SPEC §9's shared store), as a replica would reach one on the
  * same host: no persistence, noeviction (records must not be evicted, docs/deploy.md). Resolves
  * once it answers PING.

@@ -20,5 +20,10 @@ export interface ApprovalStore {
   dueToExpire: (nowMs: number) => Promise<ApprovalRecord[]>
   /** Moves the forwarding state from `from` to `to`; false when it was not `from` (another took it). */
   moveForward: (id: string, from: ForwardState, to: ForwardState) => Promise<boolean>
+  /**
+   * Removes decided records that are settled (forward `answered`) and were decided before
+   * `beforeMs`; never a pending one, nor an approved one not yet answered. Resolves how many.
+   */
+  removeSettledBefore: (beforeMs: number) => Promise<number>
   close: () => Promise<void>
 }

@@ -3,10 +3,11 @@
  * expires pending approvals whose time is up (silence is never consent), forwards approved ones,
  * gives the amounts of rejected and expired ones back, and keeps `approvals_pending` current. A
  * decision taken with the CLI, in another process, is so acted on within 2 s; one taken while the
- * sidecar was down, at its next start.
+ * sidecar was down, at its next start. Once an hour it removes the settled ones past their retention.
  */
 import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
+import { DEFAULT_WEBHOOK_RETENTION_S } from '../config/schema.js'
 import type { StateStore } from '../state/state-store.js'
 import type { ForwardApproval } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
@@ -16,6 +17,17 @@ import { approvalView } from './approval-view.js'
 import { releaseReservations } from './release-reservations.js'
 
 export const APPROVAL_LOOK_INTERVAL_MS = 1000
+/** By the wall clock, as the records' times are: the inbox's cleanup interval. */
+export const APPROVAL_CLEANUP_INTERVAL_MS = 3_600_000
+
+/**
+ * SPEC §11 names no retention: decided approvals are kept as long as the inbox keeps its delivered
+ * events by default (§10, 7 days), or as long as §8 keeps a reference's record when that is longer,
+ * since a rejected or expired approval is that record for the agent's retry. Counted from the decision.
+ */
+export function approvalRetentionMs (recordTtlMs: number): number {
+  return Math.max(DEFAULT_WEBHOOK_RETENTION_S * 1000, recordTtlMs)
+}
 
 export interface ApprovalWorker {
   start: () => void
@@ -33,6 +45,8 @@ export interface WorkerOptions {
   metrics: ApprovalMetrics
   /** Told of every decision (deduplicated by the store), before it is acted on. */
   notifier: ApprovalNotifier | null
+  /** How long a settled approval is kept after its decision (approvalRetentionMs). */
+  retentionMs: number
 }
 
 export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
@@ -41,6 +55,7 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
   let running: Promise<void> | null = null
   let again = false
   let closed = false
+  let nextCleanupMs = 0
 
   async function look (): Promise<void> {
     const nowMs = clock.wallMs()
@@ -73,6 +88,14 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
       }
     }
     metrics.pending((await approvals.list('pending')).length)
+    if (nowMs >= nextCleanupMs) {
+      nextCleanupMs = nowMs + APPROVAL_CLEANUP_INTERVAL_MS
+      const removed = await approvals.removeSettledBefore(nowMs - options.retentionMs).catch((err: unknown) => {
+        log.error({ err }, 'approval retention cleanup failed')
+        return 0
+      })
+      if (removed > 0) log.info({ removed }, 'approval retention: settled approvals removed')
+    }
   }
 
   function run (): void {

@@ -8,6 +8,10 @@
  * - `approvalHolds`, after amounts (so the day's total, pending approvals included, is reserved or
  *   refused first): a request above `approveAbove` is stored with exactly what would be forwarded
  *   and answered 202. Its reservation is kept (202 is not a refusal) until a decision or expiry.
+ *
+ * Either 202 drops the reference's §8 in-flight mark before it is sent, not once the response has
+ * closed: the approval is the record from then on, and a process killed just after answering
+ * would otherwise leave a mark in Redis that holds up the approved forward until it expires.
  */
 import fp from 'fastify-plugin'
 import { randomBytes } from 'node:crypto'
@@ -19,6 +23,8 @@ import { buildUpstreamHeaders } from '../headers/header-policy.js'
 import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
 import type { RequestTarget } from '../routing/request-target.js'
+import type { IdempotencyClaim } from '../idempotency/idempotency-claim.js'
+import type { StateStore } from '../state/state-store.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalRecord } from './approval-record.js'
@@ -28,6 +34,8 @@ import { decideHold, type HoldDecision } from './hold-decision.js'
 
 export interface ApprovalsPluginOptions {
   store: ApprovalStore
+  /** §8's store, whose in-flight mark a 202 drops. */
+  state: StateStore
   clock: Clock
   ttlMs: number
   keyPointer: string
@@ -42,6 +50,14 @@ export function newApprovalId (): string {
   return `apr_${randomBytes(16).toString('base64url')}`
 }
 
+async function dropMark (request: FastifyRequest, state: StateStore, claim: IdempotencyClaim): Promise<void> {
+  claim.settled = true
+  // A mark not dropped expires on its own; the store logged the outage.
+  await state.abort(claim.key, claim.owner).catch(() => {
+    request.log.warn('in-flight mark not dropped: the state store is unavailable; it expires on its own')
+  })
+}
+
 function answerHeld (reply: FastifyReply, approval: ApprovalRecord, nowMs: number): void {
   reply.code(202).header('location', `/approvals/${approval.id}`).send({ approval: approvalView(approval, nowMs) })
 }
@@ -52,10 +68,11 @@ function gated (request: FastifyRequest): boolean {
 }
 
 export const approvalRetries = fp(async function approvalRetries (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, clock } = options
+  const { store, state, clock } = options
 
   /** Resolves true when it answered (202), rejects with the refusal, false to let the request go on. */
-  async function judgeRetry (request: FastifyRequest, reply: FastifyReply, key: string, fingerprint: string): Promise<boolean> {
+  async function judgeRetry (request: FastifyRequest, reply: FastifyReply, claim: IdempotencyClaim): Promise<boolean> {
+    const { key, fingerprint } = claim
     let approval: ApprovalRecord | null
     try {
       approval = await store.byKey(key)
@@ -72,6 +89,7 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
     if (expired) throw new ApprovalExpiredError()
     if (approval.status === 'rejected') throw new ApprovalRejectedError(approval.reason)
     if (approval.status === 'approved') throw new IdempotencyInProgressError()
+    await dropMark(request, state, claim)
     answerHeld(reply, approval, nowMs)
     return true
   }
@@ -80,12 +98,12 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
   app.addHook('preHandler', (request, reply, done) => {
     const claim = request.idempotency
     if (claim === null || !gated(request)) { done(); return }
-    judgeRetry(request, reply, claim.key, claim.fingerprint).then((answered) => { if (!answered) done() }, done)
+    judgeRetry(request, reply, claim).then((answered) => { if (!answered) done() }, done)
   })
 }, { name: 'approval-retries', dependencies: ['idempotency'] })
 
 export const approvalHolds = fp(async function approvalHolds (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, clock, ttlMs, keyPointer, metrics, notifier } = options
+  const { store, state, clock, ttlMs, keyPointer, metrics, notifier } = options
 
   // Callback-style: requests that are not held (most) cost no promise.
   app.addHook('preHandler', (request, reply, done) => {
@@ -152,6 +170,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       })
       if (stored) metrics.step(caller.id, 'notified')
     }
+    await dropMark(request, state, claim)
     answerHeld(reply, approval, nowMs)
   }
 }, { name: 'approval-holds', dependencies: ['amount-limits'] })

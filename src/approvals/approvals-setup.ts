@@ -21,7 +21,7 @@ import { checkApprovalStart } from './approval-start-checks.js'
 import type { ApprovalStore } from './approval-store.js'
 import { openApprovalStore } from './open-approval-store.js'
 import { openApprovalNotifier, type ApprovalNotifier } from './approval-notifier.js'
-import { createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
+import { approvalRetentionMs, createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
 
 export interface PreparedApprovals { store: ApprovalStore, macKey: MacKey, ttlMs: number, notifier: ApprovalNotifier | null }
 export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock }
@@ -55,7 +55,9 @@ export async function registerApprovals (app: FastifyInstance, approvals: Approv
   const forward = createApprovalForwarder({
     approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
   })
-  const worker = createApprovalWorker({ approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier })
+  const worker = createApprovalWorker({
+    approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier, retentionMs: approvalRetentionMs(deps.recordTtlMs),
+  })
   await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, macKey, metrics, decided: worker.nudge })
   return worker
 }

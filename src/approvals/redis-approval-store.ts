@@ -26,6 +26,22 @@ if redis.call('HGET', KEYS[1], 'forward') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'forward', ARGV[2])
 return 1
 `
+/**
+ * ARGV: P, id, before. Removes the record when it is settled and was decided before, with its
+ * place in the ids and, when it is still the key's latest approval, the key's index; 1 when removed.
+ */
+const REMOVE_LUA = `
+local k = ARGV[1] .. ARGV[2]
+local h = redis.call('HMGET', k, 'status', 'forward', 'record')
+if not h[1] or h[1] == 'pending' or h[2] ~= 'answered' then return 0 end
+local r = cjson.decode(h[3])
+if type(r.decidedAtMs) ~= 'number' or r.decidedAtMs >= tonumber(ARGV[3]) then return 0 end
+local index = ARGV[1] .. 'key:' .. r.key
+if redis.call('GET', index) == ARGV[2] then redis.call('DEL', index) end
+redis.call('DEL', k)
+redis.call('ZREM', ARGV[1] .. 'ids', ARGV[2])
+return 1
+`
 
 type Run = (...args: Array<string | number>) => Promise<unknown>
 
@@ -44,6 +60,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
   })
   client.defineCommand('aprDecide', { numberOfKeys: 1, lua: DECIDE_LUA })
   client.defineCommand('aprMove', { numberOfKeys: 1, lua: MOVE_LUA })
+  client.defineCommand('aprRemove', { numberOfKeys: 0, lua: REMOVE_LUA })
   const script = (name: string): Run => (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
   // ioredis messages can carry the address or URL: only the error's code reaches the log.
   client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'approvals store (Redis) unavailable') })
@@ -99,6 +116,13 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     toSettle: async () => (await all()).filter((a) => a.status !== 'pending' && a.forward !== 'answered'),
     dueToExpire: async (nowMs) => (await all()).filter((a) => a.status === 'pending' && a.expiresAtMs <= nowMs),
     moveForward: async (id, from, to) => Number(await script('aprMove')(`${P}${id}`, from, to)) === 1,
+    async removeSettledBefore (beforeMs) {
+      // A record is decided after it was created: only those created before can qualify.
+      const ids = await client.zrangebyscore(`${P}ids`, '-inf', `(${beforeMs}`)
+      let removed = 0
+      for (const id of ids) removed += Number(await script('aprRemove')(P, id, beforeMs))
+      return removed
+    },
     async close () { client.disconnect() },
   }
 }

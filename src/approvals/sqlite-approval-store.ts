@@ -51,6 +51,8 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
   const dueToExpire = db.prepare(`SELECT ${columns} FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY seq`)
   const decide = db.prepare('UPDATE approvals SET status = @status, record = @record WHERE id = @id AND status = \'pending\'')
   const move = db.prepare('UPDATE approvals SET forward = ? WHERE id = ? AND forward = ?')
+  // The decision's time lives in the record's JSON: no column to add to files written before.
+  const removeSettled = db.prepare('DELETE FROM approvals WHERE status <> \'pending\' AND forward = \'answered\' AND json_extract(record, \'$.decidedAtMs\') < ?')
 
   const one = (row: unknown): ApprovalRecord | null => row === undefined ? null : fromRow(row as Row)
   const many = (rows: unknown[]): ApprovalRecord[] => (rows as Row[]).map(fromRow)
@@ -78,6 +80,7 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
     toSettle: async () => many(toSettle.all()),
     dueToExpire: async (nowMs) => many(dueToExpire.all(nowMs)),
     moveForward: async (id, from, to) => move.run(to, id, from).changes === 1,
+    removeSettledBefore: async (beforeMs) => removeSettled.run(beforeMs).changes,
     close: async () => { db.close() },
   }
 }

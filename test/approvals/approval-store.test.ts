@@ -126,3 +126,31 @@ for (const factory of factories) {
     t.same(await again.toSettle(), [])
   })
 }
+
+for (const factory of factories) {
+  t.test(`${factory.name}: retention removes settled approvals decided before the time given, never pending or unanswered ones`, async (t) => {
+    const { store, reopen } = await factory.make(t)
+    const settled = (id: string, key: string, status: ApprovalRecord['status'], decidedAtMs: number | null, forward: ApprovalRecord['forward'] = 'answered'): ApprovalRecord =>
+      approvalFixture({ id, key, status, decidedAtMs, forward, createdAtMs: 1_000, decidedBy: decidedAtMs === null ? null : 'ann' })
+    const records = [
+      settled('apr_rejected', 'k1', 'rejected', 2_000),
+      settled('apr_expired', 'k2', 'expired', 2_000),
+      settled('apr_answered', 'k3', 'approved', 2_000),
+      settled('apr_sending', 'k4', 'approved', 2_000, 'sending'),
+      settled('apr_unforwarded', 'k5', 'approved', 2_000, 'none'),
+      settled('apr_recent', 'k6', 'rejected', 6_000),
+      settled('apr_pending', 'k7', 'pending', null, 'none'),
+      // Held again after its reference's first approval was settled: the key now finds this one.
+      { ...settled('apr_again', 'k1', 'pending', null, 'none'), createdAtMs: 3_000 },
+    ]
+    for (const record of records) await store.create(record)
+    t.equal(await store.removeSettledBefore(5_000), 3)
+    const again = await reopen()
+    t.same((await again.list()).map((a) => a.id).sort(), ['apr_again', 'apr_pending', 'apr_recent', 'apr_sending', 'apr_unforwarded'])
+    t.equal(await again.get('apr_rejected'), null)
+    t.equal((await again.byKey('k1'))?.id, 'apr_again', "the reference's later approval still found by its key")
+    t.equal(await again.byKey('k2'), null)
+    t.equal(await again.removeSettledBefore(5_000), 0, 'nothing more to remove')
+    t.equal(await again.removeSettledBefore(6_001), 1, 'the recent one once its time has come')
+  })
+}

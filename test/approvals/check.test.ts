@@ -1,0 +1,81 @@
+/**
+ * `payments-auth-proxy check` with approvals (SPEC §6, §11), on the built CLI: when a caller uses
+ * approveAbove it reports the approvals' store (the embedded file, or Redis) and what would stop the
+ * start, exits 1 on a problem, never creates the file, and never prints the Redis URL.
+ */
+import t from 'tap'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { runCli } from '../helpers/child-proxy.js'
+import { providerEnv, startProvider } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
+import { SIGNING_SECRET, approvalsCallersFile, pay, startApprovalsRig, tempDir } from './approvals-harness.js'
+
+async function check (t: Parameters<typeof runCli>[0], env: Record<string, string | undefined>): Promise<{ code: number | null, out: string }> {
+  const child = runCli(t, ['check'], env)
+  const { code } = await child.exited
+  return { code, out: child.stdout() + child.stderr() }
+}
+
+t.test('embedded store: a file not there yet is reported and not created; beside a running sidecar, its pending approvals are counted', async (t) => {
+  const { provider, proxy, dir, storePath } = await startApprovalsRig(t)
+  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET })
+
+  const later = join(dir, 'later', 'webhooks.db')
+  const fresh = await check(t, { ...env, PROXY_WEBHOOK_STORE_PATH: later })
+  t.equal(fresh.code, 0, fresh.out)
+  t.match(fresh.out, `ok    approvals store: ${later} is created at the sidecar's start (${dir} is writable)`)
+  t.notOk(existsSync(later), 'check did not create it')
+
+  t.equal((await pay(proxy, { amount: '300', currency: 'KES', externalReference: 'check-1' })).status, 202)
+  const beside = await check(t, { ...env, PROXY_WEBHOOK_STORE_PATH: storePath })
+  t.equal(beside.code, 0, beside.out)
+  t.match(beside.out, `ok    approvals store: ${storePath} opens, 1 pending`)
+  t.match(beside.out, /warn {2}approvals: caller treasurer is an approver and is limited by approveAbove/)
+})
+
+t.test('embedded store: a path that cannot be created, a file that is not SQLite and a missing signing secret fail check', async (t) => {
+  const provider = await startProvider(t)
+  const dir = tempDir(t)
+  const notADir = join(dir, 'a-file')
+  writeFileSync(notADir, 'x')
+  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_WEBHOOK_STORE_PATH: join(notADir, 'webhooks.db') })
+  const failed = await check(t, env)
+  t.equal(failed.code, 1)
+  t.match(failed.out, /FAIL {2}approvals: PROXY_APPROVAL_SIGNING_SECRET \(or PROXY_APPROVAL_SIGNING_SECRET_FILE\) is required/)
+  t.match(failed.out, `FAIL  approvals store: ${join(notADir, 'webhooks.db')} cannot be created: ${notADir} is not a writable directory (PROXY_WEBHOOK_STORE_PATH)`)
+  t.match(failed.out, /some checks failed/)
+
+  const garbage = join(dir, 'garbage.db')
+  writeFileSync(garbage, 'not a database, but long enough to look like a header of one '.repeat(4))
+  const unreadable = await check(t, { ...env, PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: garbage })
+  t.equal(unreadable.code, 1)
+  t.match(unreadable.out, `FAIL  approvals store: ${garbage} cannot be read as an SQLite database`)
+})
+
+t.test('without approveAbove the approvals store is skipped', async (t) => {
+  const provider = await startProvider(t)
+  const dir = tempDir(t)
+  const callers = join(dir, 'callers.yaml')
+  writeFileSync(callers, 'callers:\n  - id: app\n    sources: [127.0.0.1/32]\n    allow: [{}]\n')
+  const { code, out } = await check(t, providerEnv(provider, { PROXY_CALLERS_FILE: callers, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db') }))
+  t.equal(code, 0, out)
+  t.match(out, 'skip  approvals store: no caller uses approveAbove')
+})
+
+t.test('Redis: reported when it answers; when it is down, check fails without printing its URL', async (t) => {
+  const provider = await startProvider(t)
+  const redis = await startRedis(t, { password: 'approvals-check-secret' })
+  const dir = tempDir(t)
+  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_REDIS_URL: redis.url, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db') })
+  const up = await check(t, env)
+  t.equal(up.code, 0, up.out)
+  t.match(up.out, 'ok    approvals store: Redis answers, 0 pending')
+
+  await redis.stop()
+  const down = await check(t, env)
+  t.equal(down.code, 1)
+  t.match(down.out, 'FAIL  approvals store: Redis did not answer: check PROXY_REDIS_URL (or PROXY_REDIS_URL_FILE), its password and the network')
+  t.notOk(down.out.includes('approvals-check-secret'), 'the password is never printed')
+  t.notOk(up.out.includes(SIGNING_SECRET) || down.out.includes(SIGNING_SECRET), 'the signing secret is never printed')
+})
