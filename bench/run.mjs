@@ -38,7 +38,8 @@
  * --approvals (issue 37: (c) and (e) both this build with one key-less caller and an amount limit;
  * (e) also has approveAbove, above every bench amount, so nothing is held: paired against (c), what
  * approvals configured but not triggered cost per request. With --redis, (e) is in Redis too)
- * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures).
+ * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
+ * --workloads webhooks-memory runs bench/webhooks-memory.mjs (its memory with 1,000,000 events stored).
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
