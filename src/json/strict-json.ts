@@ -149,8 +149,12 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
   }
 }
 
-/** JSON.parse's reading when it is the strict one (no repeated name, nesting in bounds); else null. */
-function readWithJsonParse (text: string): StrictJson | null {
+/**
+ * JSON.parse's reading when it is the strict one (no repeated name, nesting in bounds); else null.
+ * Exported for its table test: declining a text it could take is not wrong, only twice the work,
+ * so no reading of parseStrictJson shows it.
+ */
+export function readWithJsonParse (text: string): StrictJson | null {
   const names = countMemberNames(text)
   if (names < 0) return null
   let value: JsonValue
