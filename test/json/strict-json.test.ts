@@ -189,6 +189,9 @@ t.test('the nesting bound is the same either way', async (t) => {
     t.match(parseStrictJson(nested(MAX_JSON_DEPTH + 1, '1'), { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a value under them`)
     t.match(parseStrictJson(nested(MAX_JSON_DEPTH + 2), { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: one more array`)
     t.same(parseStrictJson(`{"a":${nested(MAX_JSON_DEPTH)}}`, { numbers }), { ok: true, value: { a: JSON.parse(nested(MAX_JSON_DEPTH)) as JsonValue }, hasDuplicates: false }, `${numbers}: under an object`)
+    // A value past the bound must not be counted as a member, nor as nothing: either count can equal the names of a text.
+    t.match(parseStrictJson(`{"b":${'['.repeat(MAX_JSON_DEPTH - 1)}{"c":1}${']'.repeat(MAX_JSON_DEPTH - 1)}}`, { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a member's value past the bound`)
+    t.match(parseStrictJson(`{"a":1,"a":1,"b":${nested(MAX_JSON_DEPTH, '1')}}`, { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a value past the bound beside a repeated name`)
   }
 })
 
@@ -196,7 +199,7 @@ t.test('JSON.parse reads every text without a repeated name or too deep a nestin
   const nested = (levels: number, inner = ''): string => '['.repeat(levels) + inner + ']'.repeat(levels)
   const texts = [
     '{"a" :1}', '{"a"\t:1}', '{"a"\n:1}', '{"a"\r:1}', '{"a" \t\r\n:1,"b":2}',
-    '{"a\\"":1,"b":2}', '{"a\\\\":1,"b":2}', '{"a\\\\\\"":1}', '{"\\"":{"\\\\":[]}}',
+    '{"a\\"":1,"b":2}', '{"a\\"b":1}', '["x\\"y", "z"]', '{"a\\\\":1,"b":2}', '{"a\\\\\\"":1}', '{"\\"":{"\\\\":[]}}',
     '{"a":":"}', '["a" : 1]', '["a" , "b"]', '"x"', '"x" ', '{"":{"":{}}}', '{"a":null,"b":[null,{}]}',
     `["${'['.repeat(MAX_JSON_DEPTH + 2)}"]`, `{"a":"${'{'.repeat(MAX_JSON_DEPTH + 2)}"}`,
     `[${'[],'.repeat(MAX_JSON_DEPTH + 2)}[]]`, `[${'{},'.repeat(MAX_JSON_DEPTH + 2)}{}]`,
