@@ -19,8 +19,7 @@ const compiled = new LRUCache<string, PathRule>({ max: 4096 })
 
 /** A glob in the folded form of the paths it is matched against. */
 function foldGlob (path: string): string {
-  const lower = path.toLowerCase()
-  const trimmed = lower.length > 1 && lower.endsWith('/') ? lower.replace(/\/+$/, '') : lower
+  const trimmed = path.toLowerCase().replace(/\/+$/, '')
   return trimmed === '' ? '/' : trimmed
 }
 
@@ -35,11 +34,12 @@ export function compilePathRule (globs: string[]): PathRule {
 }
 
 function compileNow (globs: string[]): PathRule {
-  // `/payouts/**` also matches `/payouts` (SPEC): picomatch's `**` needs the slash before it.
+  // `/payouts/**` also matches `/payouts` (SPEC). picomatch 4 does that for `/payouts/**` itself but
+  // not for `/payouts/*/**` against `/payouts/1`: its `**` then needs the slash before it.
   const patterns = globs.flatMap((glob) => {
     const g = foldGlob(glob)
     return g.endsWith('/**') ? [g, g.slice(0, -3) === '' ? '/' : g.slice(0, -3)] : [g]
   })
-  const match = picomatch(patterns, { dot: true, nocase: true, noextglob: true, nobrace: true })
+  const match = picomatch(patterns, { dot: true, noextglob: true, nobrace: true })
   return (path) => match(path)
 }

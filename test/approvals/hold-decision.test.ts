@@ -66,3 +66,22 @@ t.test('callers file: approveAbove takes numbers and plain decimal strings, and 
   t.same(file('        approveAbove: { KES: -5 }\n'), { ok: false, problems: ['callers[0].amountLimits[0].approveAbove.KES: must be a plain decimal (a number or a string like "500.00")'] })
   t.same(file('', '    approver: "yes"\n'), { ok: false, problems: ['callers[0].approver: must be true or false'] })
 })
+
+t.test('decideHold: a request no approveAbove applies to costs no reading of its body', async (t) => {
+  const limits = limitsOf(`      - paths: ["/payouts/**"]
+        amount: /amount
+        currency: /currency
+        perRequest: { KES: 1000 }
+        approveAbove: { KES: 100 }
+      - paths: ["/transfers"]
+        amount: /amount
+        currency: /currency
+        perRequest: { KES: 1000 }
+`)
+  for (const path of ['/balances', '/transfers']) {
+    const body = new HeldJson(Buffer.from('{"amount":900,"currency":"KES"}'))
+    const reads = t.capture(body, 'read', body.read.bind(body))
+    t.equal(decideHold(limits, { path: folded(path), body, contentEncoding: undefined }).kind, 'pass', path)
+    t.equal(reads().length, 0, `${path}: not read`)
+  }
+})

@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { compilePathRule } from '../../src/callers/path-rules.js'
+import type { CanonicalPath } from '../../src/routing/canonical-path.js'
 import { folded } from '../helpers/canonical.js'
 
 t.test('compilePathRule: which paths each glob list matches', async (t) => {
@@ -33,6 +34,13 @@ t.test('compilePathRule: which paths each glob list matches', async (t) => {
     [['/balances'], '/balan', false],
     [['/payouts/**'], '/pa', false],
     [['/balances/'], '/balances', true],
+    [['/balances//'], '/balances', true],
+    [['/'], '/', true],
+    [['/'], '/balances', false],
+    [['/payouts/*/**'], '/payouts/1', true],
+    [['/payouts/*/**'], '/payouts/1/status', true],
+    [['/payouts/*/**'], '/payouts', false],
+    [['/payouts/*/**'], '/', false],
     [['/payouts/**', '/balances'], '/balances', true],
     [['/payouts/**', '/balances'], '/payouts/9', true],
     [['/payouts/**', '/balances'], '/status', false],
@@ -49,4 +57,13 @@ t.test('compilePathRule: one compiled rule per distinct glob list', async (t) =>
   t.not(compilePathRule(['/y', '/x/**']), rule, 'another list is another rule')
   t.equal(compilePathRule(['/x/**']), compilePathRule(['/x/**']))
   t.equal(compilePathRule(['/x/**'])(folded('/y')), false, 'and never the rule of another list')
+})
+
+t.test('compilePathRule: a segment that starts with a dot is covered by * and ** like any other', async (t) => {
+  // The reader refuses such a segment today, so it is written here without it: were that rule ever
+  // relaxed, a limit on `/payouts/**` must still cover `/payouts/.x` (picomatch skips dot segments by default).
+  const dotted = (path: string): CanonicalPath => path as CanonicalPath
+  t.equal(compilePathRule(['/payouts/**'])(dotted('/payouts/.x')), true)
+  t.equal(compilePathRule(['/payouts/*'])(dotted('/payouts/.x')), true)
+  t.equal(compilePathRule(['/**'])(dotted('/.x/y')), true)
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { HeldJson } from '../../src/json/held-json.js'
-import { JSON_POINTER_PATTERN, MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, type JsonValue } from '../../src/json/strict-json.js'
+import { JSON_POINTER_PATTERN, MAX_JSON_DEPTH, parseStrictJson, parseStrictJsonBytes, readPointer, readWithJsonParse, type JsonValue } from '../../src/json/strict-json.js'
 import { generatedJsonTexts } from '../helpers/generated-json.js'
 
 /** The value of a reading that must succeed; a failed one fails the test that asked. */
@@ -175,6 +175,7 @@ t.test('a text nested past the bound is refused before JSON.parse would build it
   const deep = '['.repeat(512 * 1024) + ']'.repeat(512 * 1024)
   t.match(parseStrictJson(deep), { ok: false, reason: 'too-deep' })
   t.match(parseStrictJson(`{"a":${'['.repeat(MAX_JSON_DEPTH + 1)}`), { ok: false, reason: 'too-deep' }, 'unclosed as well')
+  t.match(parseStrictJson(`${'{"a":'.repeat(MAX_JSON_DEPTH + 2)}1${'}'.repeat(MAX_JSON_DEPTH + 2)}`), { ok: false, reason: 'too-deep' }, 'objects as well as arrays')
   t.match(parseStrictJson('{"a":"never closed'), { ok: false, reason: 'syntax' }, 'an unterminated string')
   t.equal(calls().length, 0, 'JSON.parse was never asked')
   t.equal(parseStrictJson('[[1]]').ok, true)
@@ -188,5 +189,36 @@ t.test('the nesting bound is the same either way', async (t) => {
     t.match(parseStrictJson(nested(MAX_JSON_DEPTH + 1, '1'), { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a value under them`)
     t.match(parseStrictJson(nested(MAX_JSON_DEPTH + 2), { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: one more array`)
     t.same(parseStrictJson(`{"a":${nested(MAX_JSON_DEPTH)}}`, { numbers }), { ok: true, value: { a: JSON.parse(nested(MAX_JSON_DEPTH)) as JsonValue }, hasDuplicates: false }, `${numbers}: under an object`)
+    // A value past the bound must not be counted as a member, nor as nothing: either count can equal the names of a text.
+    t.match(parseStrictJson(`{"b":${'['.repeat(MAX_JSON_DEPTH - 1)}{"c":1}${']'.repeat(MAX_JSON_DEPTH - 1)}}`, { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a member's value past the bound`)
+    t.match(parseStrictJson(`{"a":1,"a":1,"b":${nested(MAX_JSON_DEPTH, '1')}}`, { numbers }), { ok: false, reason: 'too-deep' }, `${numbers}: a value past the bound beside a repeated name`)
   }
+})
+
+t.test('JSON.parse reads every text without a repeated name or too deep a nesting, once', async (t) => {
+  const nested = (levels: number, inner = ''): string => '['.repeat(levels) + inner + ']'.repeat(levels)
+  const texts = [
+    '{"a" :1}', '{"a"\t:1}', '{"a"\n:1}', '{"a"\r:1}', '{"a" \t\r\n:1,"b":2}',
+    '{"a\\"":1,"b":2}', '{"a\\"b":1}', '["x\\"y", "z"]', '{"a\\\\":1,"b":2}', '{"a\\\\\\"":1}', '{"\\"":{"\\\\":[]}}',
+    '{"a":":"}', '["a" : 1]', '["a" , "b"]', '"x"', '"x" ', '{"":{"":{}}}', '{"a":null,"b":[null,{}]}',
+    `["${'['.repeat(MAX_JSON_DEPTH + 2)}"]`, `{"a":"${'{'.repeat(MAX_JSON_DEPTH + 2)}"}`,
+    `[${'[],'.repeat(MAX_JSON_DEPTH + 2)}[]]`, `[${'{},'.repeat(MAX_JSON_DEPTH + 2)}{}]`,
+    nested(MAX_JSON_DEPTH + 1), `{"a":${nested(MAX_JSON_DEPTH)}}`, `[${nested(MAX_JSON_DEPTH)},${nested(MAX_JSON_DEPTH)}]`,
+    // Fewer than the differential test above: this one reads each text three times, and every mutant runs it.
+    ...generatedJsonTexts(1000, { repeatNames: true }),
+  ]
+  // Collected, not asserted one by one: the generated texts are too many for one line each.
+  const wrong: string[] = []
+  let taken = 0
+  for (const text of texts) {
+    const strict = parseStrictJson(text, { numbers: 'text' })
+    const fast = readWithJsonParse(text)
+    if ((fast !== null) !== (strict.ok && !strict.hasDuplicates)) wrong.push(`${fast === null ? 'declined' : 'taken'}: ${text.slice(0, 80)}`)
+    else if (fast?.ok === true && strict.ok && !sameReading(fast.value, strict.value)) wrong.push(`another reading: ${text.slice(0, 80)}`)
+    else if (fast !== null) taken++
+  }
+  t.same(wrong, [])
+  t.ok(taken > 500, `${taken} texts read by JSON.parse alone`)
+  const declined = ['{"a":1,"a":2}', '{"a" :1,"a"\t:2}', '{"a\\"":1,"a\\"":2}', '[{"a":1,"a":1}]', '{', '{"a":"b', '"\\"', nested(MAX_JSON_DEPTH + 1, '1'), nested(MAX_JSON_DEPTH + 2)]
+  for (const text of declined) t.equal(readWithJsonParse(text), null, `declined: ${JSON.stringify(text.slice(0, 60))}`)
 })

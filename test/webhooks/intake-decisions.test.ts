@@ -10,7 +10,7 @@ import { headersToStore } from '../../src/webhooks/stored-headers.js'
 const trusted = blockListOf(['10.0.0.0/8', '::1/128'].map((c) => parseCidr(c) as Cidr))
 
 t.test('source address', async (t) => {
-  const cases: Array<[string, string | undefined, string, string]> = [
+  const cases: Array<[string, string | string[] | undefined, string, string]> = [
     ['198.51.100.1', '203.0.113.5', '198.51.100.1', 'an untrusted peer: its header is ignored'],
     ['10.0.0.2', undefined, '10.0.0.2', 'a trusted peer without the header'],
     ['10.0.0.2', '203.0.113.5', '203.0.113.5', 'a trusted peer: the forwarded address'],
@@ -18,6 +18,10 @@ t.test('source address', async (t) => {
     ['10.0.0.2', '203.0.113.5, garbage', '10.0.0.2', 'something that is not an address ends the chain'],
     ['::ffff:10.0.0.2', '2001:db8::7', '2001:db8::7', 'an IPv4-mapped trusted peer, an IPv6 source'],
     ['::ffff:198.51.100.1', undefined, '198.51.100.1', 'an IPv4-mapped peer is reported as IPv4'],
+    ['::ffff:c633:6401', undefined, '::ffff:c633:6401', 'an IPv4-mapped peer in hex is left whole'],
+    ['10.0.0.2', 'garbage', '10.0.0.2', 'a left-most entry that is not an address: the peer'],
+    ['10.0.0.2', ['1.1.1.1', '203.0.113.5, 10.9.9.9'], '203.0.113.5', 'the header sent more than once is one list'],
+    ['10.0.0.2', '10.1.1.1, 10.9.9.9', '10.1.1.1', 'every hop a trusted proxy: the left-most'],
   ]
   for (const [peer, xff, expected, name] of cases) t.equal(sourceAddress(peer, xff, trusted), expected, name)
 })
@@ -41,6 +45,8 @@ t.test('event keys', async (t) => {
     t.equal(keys.orderKey, orderKey, `${name}: order key`)
   }
   t.equal(eventKeys(Buffer.from('{"data":{"id":"e1"}}'), 'h', { ...settings, eventIdHeader: null }).key, 'id:e1', 'a header not configured is not read')
+  t.equal(eventKeys(Buffer.from('{"data":{"id":"e1"}}'), ['h1', 'h2'], settings).key, 'id:e1', 'a header sent twice is not an id: the pointer')
+  t.equal(eventKeys(Buffer.from('{"data":{"id":"e1"}}'), '', settings).key, 'id:e1', 'an empty header is not an id: the pointer')
 })
 
 t.test('stored headers drop hop-by-hop, connection-listed, credentials, forwarding and the verification header', async (t) => {

@@ -11,6 +11,9 @@ const cases: Array<{ name: string, before: number, answer: AttemptAnswer, random
   { name: 'a 204 on the last attempt is delivered', before: 3, answer: ok(204), random: 0, expect: { status: 'delivered' } },
   { name: 'a 500 on the first attempt waits the first step', before: 0, answer: ok(500), random: 0, expect: { status: 'pending', nextAttemptAtMs: NOW + 5_000 } },
   { name: 'jitter stretches a step by up to 10 %', before: 1, answer: ok(500), random: 0.999, expect: { status: 'pending', nextAttemptAtMs: NOW + Math.round(300_000 * 1.0999) } },
+  { name: 'a 199 is a failed attempt', before: 0, answer: ok(199), random: 0, expect: { status: 'pending', nextAttemptAtMs: NOW + 5_000 } },
+  { name: 'a 299 is delivered', before: 0, answer: ok(299), random: 0, expect: { status: 'delivered' } },
+  { name: 'a 300 is a failed attempt', before: 0, answer: ok(300), random: 0, expect: { status: 'pending', nextAttemptAtMs: NOW + 5_000 } },
   { name: 'a 301 is a failed attempt (redirects are not followed)', before: 0, answer: ok(301), random: 0, expect: { status: 'pending', nextAttemptAtMs: NOW + 5_000 } },
   { name: 'a timeout is a failed attempt', before: 2, answer: { kind: 'error', reason: 'timeout' }, random: 0, expect: { status: 'pending', nextAttemptAtMs: NOW + 1_800_000 } },
   { name: 'after the last attempt the event is failed', before: 3, answer: ok(500), random: 0, expect: { status: 'failed' } },
@@ -45,6 +48,7 @@ t.test('the default schedule makes 8 attempts over about 27.6 hours', async (t) 
 
 t.test('retryAfterMs reads delay-seconds and HTTP-dates only', async (t) => {
   t.equal(retryAfterMs('7', NOW), 7_000)
+  t.equal(retryAfterMs(' 7 ', NOW), 7_000, 'with the spaces around a field value')
   t.equal(retryAfterMs(undefined, NOW), null)
   t.equal(retryAfterMs('-3', NOW), null)
   t.equal(retryAfterMs('1.5', NOW), null)
