@@ -15,16 +15,21 @@ export type HeaderList = Array<[string, string]>
 
 /** Pure: Node's `rawHeaders` -> the lower-cased list to store, in the order received. */
 export function headersToStore (rawHeaders: readonly string[], verificationHeader: string | null): HeaderList {
+  const pairs = pairsOf(rawHeaders)
   const connectionListed = new Set<string>()
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]?.toLowerCase() === 'connection') for (const name of (rawHeaders[i + 1] ?? '').split(',')) connectionListed.add(name.trim().toLowerCase())
-  }
+  for (const [name, value] of pairs) if (name === 'connection') for (const listed of value.split(',')) connectionListed.add(listed.trim().toLowerCase())
   const out: HeaderList = []
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = (rawHeaders[i] ?? '').toLowerCase()
-    const value = rawHeaders[i + 1] ?? ''
+  for (const [name, value] of pairs) {
     if (DROPPED.has(name) || connectionListed.has(name) || name.startsWith('x-forwarded-') || name === verificationHeader) continue
     out.push([RENAMED.has(name) ? `x-provider-${name}` : name, value])
   }
   return out
+}
+
+/** Node's `rawHeaders` is name, value, name, value…: the pairs, names lower-cased. */
+function pairsOf (rawHeaders: readonly string[]): HeaderList {
+  const pairs: HeaderList = []
+  // Stryker disable next-line EqualityOperator,StringLiteral: the list always holds whole pairs (even length), so `<=` reads no other pair and the fallbacks are never taken
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) pairs.push([(rawHeaders[i] ?? '').toLowerCase(), rawHeaders[i + 1] ?? ''])
+  return pairs
 }

@@ -55,6 +55,18 @@ t.test('stored headers drop hop-by-hop, connection-listed, credentials, forwardi
   t.same(headersToStore(raw, 'x-webhook-signature'), [['content-type', 'application/json'], ['x-provider-webhook-signature', 'v1,x'], ['x-provider', 'p']])
 })
 
+t.test('stored headers: each dropped name, each renamed one, and only the Connection header lists names to drop', async (t) => {
+  const dropped = ['Connection', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'Proxy-Authorization', 'Proxy-Authenticate',
+    'Host', 'Content-Length', 'Cookie', 'Authorization', 'Expect', 'Forwarded', 'X-Real-IP', 'X-Forwarded-Proto']
+  for (const name of dropped) t.same(headersToStore([name, 'v', 'X-Keep', 'k'], null), [['x-keep', 'k']], `${name} is not stored`)
+  for (const name of ['Webhook-Id', 'Webhook-Timestamp', 'Webhook-Signature']) {
+    t.same(headersToStore([name, 'v'], null), [[`x-provider-${name.toLowerCase()}`, 'v']], `${name} is renamed`)
+  }
+  t.same(headersToStore(['X-Note', 'x-keep', 'X-Keep', 'k'], null), [['x-note', 'x-keep'], ['x-keep', 'k']], 'a value naming a header drops it only in Connection')
+  t.same(headersToStore(['X-Sig', 's', 'X-Keep', 'k'], 'x-sig'), [['x-keep', 'k']], 'the verification header, whatever its name')
+  t.same(headersToStore([], null), [])
+})
+
 t.test('path token matcher accepts the current and previous tokens only', async (t) => {
   const matches = createPathTokenMatcher(['wht_current_current_current', 'wht_previous_previous_prev'])
   t.ok(matches('wht_current_current_current'))
