@@ -22,29 +22,20 @@ export type SummaryRow = Omit<EventRow, 'body' | 'headers'> & { bytes: number }
 export interface AttemptRow { at: number, status: number | null, error: string | null, duration_ms: number }
 
 export function eventOf (row: EventRow): StoredEvent {
-  return {
-    id: row.id,
-    key: row.key,
-    bodySha256: row.body_sha256,
-    orderKey: row.order_key,
-    body: row.body,
-    headers: JSON.parse(row.headers) as HeaderList,
-    source: row.source,
-    receivedAtMs: row.received_at,
-    status: row.status as EventStatus,
-    attempts: row.attempts,
-    nextAttemptAtMs: row.next_attempt_at,
-    conflictWith: row.conflict_with,
-  }
+  return { ...fieldsOf(row), body: row.body, headers: JSON.parse(row.headers) as HeaderList }
 }
 
 export function summaryOf (row: SummaryRow): EventSummary {
+  return { ...fieldsOf(row), bytes: row.bytes }
+}
+
+/** The columns an event and its summary share. */
+function fieldsOf (row: Omit<EventRow, 'body' | 'headers'>): Omit<EventSummary, 'bytes'> {
   return {
     id: row.id,
     key: row.key,
     bodySha256: row.body_sha256,
     orderKey: row.order_key,
-    bytes: row.bytes,
     source: row.source,
     receivedAtMs: row.received_at,
     status: row.status as EventStatus,

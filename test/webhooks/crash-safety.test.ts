@@ -9,16 +9,14 @@ import { Agent, request } from 'undici'
 import { runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
-import { inboxEnv, PATH_TOKEN, startApp, tempDir } from './inbox-harness.js'
+import { inboxEnv, inboxPortOf, PATH_TOKEN, startApp, tempDir } from './inbox-harness.js'
 
 const EVENTS = 1000
 const SENDERS = 16
 
 async function startSidecar (t: Test, env: Record<string, string | undefined>): Promise<{ child: Child, port: number }> {
   const child = runCli(t, [], env)
-  await child.waitFor(/webhook inbox ready to accept events/)
-  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
-  return { child, port: (JSON.parse(line) as { port: number }).port }
+  return { child, port: await inboxPortOf(child) }
 }
 
 t.test('kill -9 while receiving and delivering loses no event answered 200', async (t) => {

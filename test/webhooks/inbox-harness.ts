@@ -12,6 +12,7 @@ import type { Test } from 'tap'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
 import type { WebhookConfig } from '../../src/config/webhook-config.js'
 import { buildInbox, type Inbox, type InboxDeps } from '../../src/webhooks/inbox-server.js'
+import type { Child } from '../helpers/child-proxy.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
 
 export const PATH_TOKEN = 'wht_Xq3pL9vT2mK8rN4sB7dF1gH'
@@ -106,4 +107,11 @@ export async function post (url: string, body: string | Buffer, headers: Record<
   let json: Record<string, unknown>
   try { json = JSON.parse(text) as Record<string, unknown> } catch { json = {} }
   return { status: res.status, headers: res.headers, json, text, body: text }
+}
+
+/** The inbox port a built sidecar logged once its inbox is ready (a child of child-proxy.ts). */
+export async function inboxPortOf (child: Child): Promise<number> {
+  await child.waitFor(/webhook inbox ready to accept events/)
+  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
+  return (JSON.parse(line) as { port: number }).port
 }

@@ -9,17 +9,11 @@ import { loadConfig } from '../../src/config/load-config.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
-import { inboxEnv, PATH_TOKEN, post, startApp, tempDir } from './inbox-harness.js'
+import { inboxEnv, inboxPortOf, PATH_TOKEN, post, startApp, tempDir } from './inbox-harness.js'
 
 async function finished (child: Child): Promise<{ code: number | null, out: string, err: string }> {
   const { code } = await child.exited
   return { code, out: child.stdout(), err: child.stderr() }
-}
-
-async function inboxPort (child: Child): Promise<number> {
-  await child.waitFor(/webhook inbox ready to accept events/)
-  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
-  return (JSON.parse(line) as { port: number }).port
 }
 
 t.test('webhook-secrets prints a path token and a signing secret that the configuration and standardwebhooks accept', async (t) => {
@@ -38,7 +32,7 @@ async function sidecar (t: Test, appUrl: string, dir: string): Promise<{ child: 
   const provider = await startProvider(t)
   const env = { ...inboxEnv(appUrl, join(dir, 'webhooks.db'), { PROXY_WEBHOOK_RETRY_SCHEDULE: '50ms' }), ...providerEnv(provider), LOG_LEVEL: 'info' }
   const child = runCli(t, [], env)
-  const port = await inboxPort(child)
+  const port = await inboxPortOf(child)
   return { child, env, proxyPort: listeningPort(child), intakeUrl: `http://127.0.0.1:${port}/webhooks/${PATH_TOKEN}` }
 }
 

@@ -11,7 +11,7 @@ import { runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { inboxEnv, PATH_TOKEN, startApp } from './inbox-harness.js'
+import { inboxEnv, inboxPortOf, PATH_TOKEN, startApp } from './inbox-harness.js'
 
 const EVENTS = 200
 const CONCURRENCY = 4
@@ -20,9 +20,7 @@ const LEASE_MARGIN_S = 30
 
 async function startReplica (t: Test, env: Record<string, string | undefined>): Promise<{ child: Child, intakeUrl: string }> {
   const child = runCli(t, [], env)
-  await child.waitFor(/webhook inbox ready to accept events/)
-  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
-  return { child, intakeUrl: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/webhooks/${PATH_TOKEN}` }
+  return { child, intakeUrl: `http://127.0.0.1:${await inboxPortOf(child)}/webhooks/${PATH_TOKEN}` }
 }
 
 t.test('a replica killed with deliveries in flight: the other delivers every event answered 200', async (t) => {

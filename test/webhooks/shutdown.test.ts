@@ -6,16 +6,10 @@
 import t from 'tap'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { runCli, type Child } from '../helpers/child-proxy.js'
+import { runCli } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
-import { inboxEnv, PATH_TOKEN, startApp, tempDir } from './inbox-harness.js'
-
-async function inboxPort (child: Child): Promise<number> {
-  await child.waitFor(/webhook inbox ready to accept events/)
-  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
-  return (JSON.parse(line) as { port: number }).port
-}
+import { inboxEnv, inboxPortOf, PATH_TOKEN, startApp, tempDir } from './inbox-harness.js'
 
 t.test('SIGTERM: an intake in progress is stored and answered 200, then the process exits 0; delivery resumes at the next start', async (t) => {
   const app = await startApp(t)
@@ -23,7 +17,7 @@ t.test('SIGTERM: an intake in progress is stored and answered 200, then the proc
   const provider = await startProvider(t)
   const env = { ...inboxEnv(app.url, join(tempDir(t), 'webhooks.db')), ...providerEnv(provider), LOG_LEVEL: 'info', PROXY_SHUTDOWN_GRACE_SECONDS: '5' }
   const first = runCli(t, [], env)
-  const port = await inboxPort(first)
+  const port = await inboxPortOf(first)
   const body = '{"id":"evt_during_shutdown"}'
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => socket.destroy())
@@ -50,6 +44,6 @@ t.test('SIGTERM: an intake in progress is stored and answered 200, then the proc
   app.deliveries.length = 0
   app.answer((_req, res) => { res.end('ok') })
   const second = runCli(t, [], env)
-  await inboxPort(second)
+  await inboxPortOf(second)
   await eventually(() => app.deliveries.some((d) => d.headers['webhook-id'] === id && d.body.toString() === body), { what: 'the event delivered after the restart', timeoutMs: 10_000 })
 })

@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { CLI, run, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
-import { inboxEnv, PATH_TOKEN, post, startApp, tempDir } from './inbox-harness.js'
+import { inboxEnv, inboxPortOf, PATH_TOKEN, post, startApp, tempDir } from './inbox-harness.js'
 
 const canMount = ((): boolean => {
   try {
@@ -26,9 +26,7 @@ const canMount = ((): boolean => {
 async function startOnTmpfs (t: Test, dir: string, env: Record<string, string>, size: string): Promise<{ child: Child, intakeUrl: string }> {
   const script = 'mount -t tmpfs -o "size=$STORE_SIZE" tmpfs "$STORE_DIR" && exec "$NODE" "$CLI_PATH"'
   const child = run(t, 'unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], { ...env, STORE_DIR: dir, STORE_SIZE: size, NODE: process.execPath, CLI_PATH: CLI, LOG_LEVEL: 'info' })
-  await child.waitFor(/webhook inbox ready to accept events/)
-  const line = child.stdout().split('\n').find((l) => l.includes('webhook inbox ready to accept events')) ?? ''
-  return { child, intakeUrl: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/webhooks/${PATH_TOKEN}` }
+  return { child, intakeUrl: `http://127.0.0.1:${await inboxPortOf(child)}/webhooks/${PATH_TOKEN}` }
 }
 
 /** Runs `mount` inside the sidecar's own mount namespace (a tmpfs grows by a remount). */
