@@ -73,6 +73,7 @@ export function approvalFixture (overrides: Partial<ApprovalRecord> = {}): Appro
 }
 
 const approve = (by: string, atMs = 2_000): Decision => ({ status: 'approved', by, byCaller: 'cli', reason: null, atMs, mac: 'mac' })
+const decision = (status: Decision['status'], atMs: number): Decision => ({ status, by: status === 'expired' ? null : 'ann', byCaller: null, reason: null, atMs, mac: status === 'approved' ? 'mac' : null })
 
 for (const factory of factories) {
   t.test(`${factory.name}: a held request is kept byte for byte and found by id and by its reference's key after a restart`, async (t) => {
@@ -128,6 +129,37 @@ for (const factory of factories) {
     t.equal((await again.toSettle())[0]?.forward, 'sending')
     t.equal(await again.moveForward('apr_1', 'sending', 'answered'), true)
     t.same(await again.toSettle(), [])
+  })
+
+  t.test(`${factory.name}: the loop's three reads follow every step of a record, in the order of creation`, async (t) => {
+    const { store, reopen } = await factory.make(t)
+    // Created in one order, due in the other: the reads keep the order of creation.
+    await store.create(approvalFixture({ id: 'apr_a', key: 'ka', createdAtMs: 1_000, expiresAtMs: 5_000 }))
+    await store.create(approvalFixture({ id: 'apr_b', key: 'kb', createdAtMs: 2_000, expiresAtMs: 4_000 }))
+    await store.create(approvalFixture({ id: 'apr_c', key: 'kc', createdAtMs: 3_000, expiresAtMs: 100_000 }))
+    const reads = async (s: ApprovalStore, nowMs: number): Promise<{ due: string[], settle: string[], pending: string[] }> => ({
+      due: (await s.dueToExpire(nowMs)).map((a) => a.id),
+      settle: (await s.toSettle()).map((a) => `${a.id}:${a.status}:${a.forward}`),
+      pending: (await s.list('pending')).map((a) => a.id),
+    })
+    t.same(await reads(store, 3_999), { due: [], settle: [], pending: ['apr_a', 'apr_b', 'apr_c'] }, 'created')
+    t.same(await reads(store, 5_000), { due: ['apr_a', 'apr_b'], settle: [], pending: ['apr_a', 'apr_b', 'apr_c'] }, 'two due')
+    t.equal((await store.decide('apr_b', decision('expired', 5_000), 5_000)).kind, 'decided')
+    t.same(await reads(store, 5_000), { due: ['apr_a'], settle: ['apr_b:expired:none'], pending: ['apr_a', 'apr_c'] }, 'one expired')
+    t.equal((await store.decide('apr_a', decision('rejected', 4_500), 4_500)).kind, 'decided')
+    t.equal((await store.decide('apr_c', decision('approved', 4_600), 4_600)).kind, 'decided')
+    t.same(await reads(store, 5_000), { due: [], settle: ['apr_a:rejected:none', 'apr_b:expired:none', 'apr_c:approved:none'], pending: [] }, 'all decided')
+    t.equal(await store.moveForward('apr_c', 'none', 'sending'), true)
+    t.equal(await store.moveForward('apr_b', 'none', 'answered'), true)
+    t.same(await reads(store, 5_000), { due: [], settle: ['apr_a:rejected:none', 'apr_c:approved:sending'], pending: [] }, 'one sending, one given back')
+    t.equal(await store.moveForward('apr_c', 'sending', 'answered'), true)
+    t.equal(await store.moveForward('apr_a', 'none', 'answered'), true)
+    const again = await reopen()
+    t.same(await reads(again, 200_000), { due: [], settle: [], pending: [] }, 'all settled, also for another process')
+    t.equal(await again.removeSettledBefore(10_000), 3)
+    t.same(await again.list(), [])
+    await again.create(approvalFixture({ id: 'apr_d', key: 'kd', createdAtMs: 6_000, expiresAtMs: 7_000 }))
+    t.same(await reads(store, 7_000), { due: ['apr_d'], settle: [], pending: ['apr_d'] }, 'created after the removal, by another process')
   })
 }
 
