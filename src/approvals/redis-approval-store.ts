@@ -4,6 +4,13 @@
  * judge: status, forward, expiresAt), with an index by §8 key and a sorted set of ids by creation.
  * A decision and a forwarding move are each one Lua script, so of two replicas one wins.
  * Durable as far as Redis's persistence goes (the inbox's start log warns about `appendonly no`).
+ *
+ * Records are kept 7 days or more after their decision, and every replica's loop asks three times a
+ * second what is due to expire, what is to settle and what is pending: two sorted sets of ids by
+ * creation answer those without reading the settled records, `pending` and `unsettled` (decided,
+ * forward not `answered`). Every write updates them in the same MULTI or script as the record, so
+ * no replica sees an index disagree with a record. A Redis written before they existed has them
+ * built at the loop's first read, once (`schema`).
  */
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
@@ -12,25 +19,52 @@ import type { ApprovalStore } from './approval-store.js'
 
 const COMMAND_TIMEOUT_MS = 2000
 const CONNECT_WAIT_MS = 5000
+/** The value of `<P>schema` once the indexes hold every record. */
+const SCHEMA = '2'
+/** Ids indexed by one script while the indexes are built: short enough not to stall Redis. */
+const BUILD_BATCH = 500
 
-const DECIDE_LUA = `
-local s = redis.call('HGET', KEYS[1], 'status')
+/** Lua: puts an id in the indexes its record's status and forward call for, and in none once the record is gone. */
+const REINDEX = `
+local function reindex (P, id)
+  local h = redis.call('HMGET', P .. id, 'status', 'forward')
+  local created = redis.call('ZSCORE', P .. 'ids', id) or 0
+  if h[1] == 'pending' then
+    redis.call('ZADD', P .. 'pending', created, id)
+  else
+    redis.call('ZREM', P .. 'pending', id)
+  end
+  if h[1] and h[1] ~= 'pending' and h[2] ~= 'answered' then
+    redis.call('ZADD', P .. 'unsettled', created, id)
+  else
+    redis.call('ZREM', P .. 'unsettled', id)
+  end
+end
+`
+/** ARGV: P, id, status, record JSON, now. 'decided', 'missing', 'expired' (too late), or the status it has. */
+const DECIDE_LUA = `${REINDEX}
+local k = ARGV[1] .. ARGV[2]
+local s = redis.call('HGET', k, 'status')
 if not s then return 'missing' end
 if s ~= 'pending' then return s end
-if ARGV[1] ~= 'expired' and tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) <= tonumber(ARGV[3]) then return 'expired' end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'record', ARGV[2])
+if ARGV[3] ~= 'expired' and tonumber(redis.call('HGET', k, 'expiresAt')) <= tonumber(ARGV[5]) then return 'expired' end
+redis.call('HSET', k, 'status', ARGV[3], 'record', ARGV[4])
+reindex(ARGV[1], ARGV[2])
 return 'decided'
 `
-const MOVE_LUA = `
-if redis.call('HGET', KEYS[1], 'forward') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'forward', ARGV[2])
+/** ARGV: P, id, from, to. 1 when moved. */
+const MOVE_LUA = `${REINDEX}
+local k = ARGV[1] .. ARGV[2]
+if redis.call('HGET', k, 'forward') ~= ARGV[3] then return 0 end
+redis.call('HSET', k, 'forward', ARGV[4])
+reindex(ARGV[1], ARGV[2])
 return 1
 `
 /**
  * ARGV: P, id, before. Removes the record when it is settled and was decided before, with its
- * place in the ids and, when it is still the key's latest approval, the key's index; 1 when removed.
+ * place in the ids and indexes and, when it is still the key's latest approval, the key's index; 1 when removed.
  */
-const REMOVE_LUA = `
+const REMOVE_LUA = `${REINDEX}
 local k = ARGV[1] .. ARGV[2]
 local h = redis.call('HMGET', k, 'status', 'forward', 'record')
 if not h[1] or h[1] == 'pending' or h[2] ~= 'answered' then return 0 end
@@ -40,7 +74,16 @@ local index = ARGV[1] .. 'key:' .. r.key
 if redis.call('GET', index) == ARGV[2] then redis.call('DEL', index) end
 redis.call('DEL', k)
 redis.call('ZREM', ARGV[1] .. 'ids', ARGV[2])
+reindex(ARGV[1], ARGV[2])
 return 1
+`
+/**
+ * ARGV: P, ids. Indexes records written before the indexes existed, or by hand, each from its fields
+ * as they are now: a decision by another replica meanwhile is either before (seen) or after (indexed by its script).
+ */
+const INDEX_LUA = `${REINDEX}
+for i = 2, #ARGV do reindex(ARGV[1], ARGV[i]) end
+return 0
 `
 
 type Run = (...args: Array<string | number>) => Promise<unknown>
@@ -58,9 +101,10 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
   })
-  client.defineCommand('aprDecide', { numberOfKeys: 1, lua: DECIDE_LUA })
-  client.defineCommand('aprMove', { numberOfKeys: 1, lua: MOVE_LUA })
+  client.defineCommand('aprDecide', { numberOfKeys: 0, lua: DECIDE_LUA })
+  client.defineCommand('aprMove', { numberOfKeys: 0, lua: MOVE_LUA })
   client.defineCommand('aprRemove', { numberOfKeys: 0, lua: REMOVE_LUA })
+  client.defineCommand('aprIndex', { numberOfKeys: 0, lua: INDEX_LUA })
   const script = (name: string): Run => (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
   // ioredis messages can carry the address or URL: only the error's code reaches the log.
   client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'approvals store (Redis) unavailable') })
@@ -69,16 +113,52 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
   const deadline = Date.now() + CONNECT_WAIT_MS
   while (client.status !== 'ready' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
 
-  const read = async (id: string): Promise<ApprovalRecord | null> => {
-    const h = await client.hgetallBuffer(`${P}${id}`)
+  const fromHash = (h: Record<string, Buffer>): ApprovalRecord | null => {
     if (h['record'] === undefined) return null
     const rest = JSON.parse(h['record'].toString('utf8')) as Omit<ApprovalRecord, 'body' | 'status' | 'forward'>
     return { ...rest, body: h['body'] ?? Buffer.alloc(0), status: String(h['status']) as ApprovalStatus, forward: String(h['forward']) as ForwardState }
   }
-  const all = async (): Promise<ApprovalRecord[]> => {
-    const ids = await client.zrange(`${P}ids`, '0', '-1')
-    const records = await Promise.all(ids.map(read))
-    return records.filter((r): r is ApprovalRecord => r !== null)
+  const read = async (id: string): Promise<ApprovalRecord | null> => fromHash(await client.hgetallBuffer(`${P}${id}`))
+  /** One round trip for them all; an id whose record is gone is left out. */
+  const readMany = async (ids: string[]): Promise<ApprovalRecord[]> => {
+    if (ids.length === 0) return []
+    const pipeline = client.pipeline()
+    for (const id of ids) pipeline.hgetallBuffer(`${P}${id}`)
+    return (await pipeline.exec() ?? []).flatMap(([err, h]) => {
+      if (err !== null) throw err
+      const record = fromHash(h as Record<string, Buffer>)
+      return record === null ? [] : [record]
+    })
+  }
+  /** The records of a set of ids by creation (`ids`, `pending`, `unsettled`), in its order. */
+  const inSet = async (set: string): Promise<ApprovalRecord[]> => await readMany(await client.zrange(`${P}${set}`, '0', '-1'))
+
+  let indexed = false
+  let building: Promise<void> | null = null
+  const build = async (): Promise<void> => {
+    if (await client.get(`${P}schema`) !== SCHEMA) {
+      // Replicas may build at once: indexing an id again changes nothing. The indexes' own members
+      // too, so that one left by an earlier version's removal goes.
+      const ids = [...new Set((await Promise.all(['ids', 'pending', 'unsettled'].map(async (set) => await client.zrange(`${P}${set}`, '0', '-1')))).flat())]
+      for (let i = 0; i < ids.length; i += BUILD_BATCH) await script('aprIndex')(P, ...ids.slice(i, i + BUILD_BATCH))
+      await client.set(`${P}schema`, SCHEMA)
+    }
+    indexed = true
+  }
+  /**
+   * Built by the loop's reads (dueToExpire, toSettle), which only the sidecar makes: `check` and the
+   * approvals commands, run beside a sidecar of the version before, write nothing by reading.
+   */
+  const indexes = async (): Promise<void> => {
+    building ??= build().catch((err: unknown) => {
+      building = null
+      throw err
+    })
+    await building
+  }
+  const pending = async (): Promise<ApprovalRecord[]> => {
+    indexed ||= await client.get(`${P}schema`) === SCHEMA
+    return (await inSet(indexed ? 'pending' : 'ids')).filter((a) => a.status === 'pending')
   }
   const json = (approval: ApprovalRecord): string => {
     // The three hash fields of their own are left out of the JSON.
@@ -91,31 +171,46 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
 
   return {
     async create (approval) {
-      await client.multi()
+      const multi = client.multi()
         .hset(`${P}${approval.id}`, { record: json(approval), body: approval.body, status: approval.status, forward: approval.forward, expiresAt: approval.expiresAtMs })
         .set(`${P}key:${approval.key}`, approval.id)
         .zadd(`${P}ids`, approval.createdAtMs, approval.id)
-        .exec()
+      // Where REINDEX would put it.
+      if (approval.status === 'pending') multi.zadd(`${P}pending`, approval.createdAtMs, approval.id)
+      else if (approval.forward !== 'answered') multi.zadd(`${P}unsettled`, approval.createdAtMs, approval.id)
+      await multi.exec()
     },
     get: read,
     async byKey (key) {
       const id = await client.get(`${P}key:${key}`)
       return id === null ? null : await read(id)
     },
-    list: async (status) => (await all()).filter((a) => status === undefined || a.status === status),
+    list: async (status) => status === 'pending' ? await pending() : (await inSet('ids')).filter((a) => status === undefined || a.status === status),
     async decide (id, decision, nowMs): Promise<DecideOutcome> {
       const current = await read(id)
       if (current === null) return { kind: 'missing' }
       const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, mac: decision.mac }
-      const outcome = String(await script('aprDecide')(`${P}${id}`, decision.status, json(decided), nowMs))
+      const outcome = String(await script('aprDecide')(P, id, decision.status, json(decided), nowMs))
       if (outcome === 'decided') return { kind: 'decided', approval: decided }
       if (outcome === 'missing') return { kind: 'missing' }
       const now = await read(id) ?? current
       return { kind: 'already', approval: outcome === 'expired' ? { ...now, status: 'expired' } : now }
     },
-    toSettle: async () => (await all()).filter((a) => a.status !== 'pending' && a.forward !== 'answered'),
-    dueToExpire: async (nowMs) => (await all()).filter((a) => a.status === 'pending' && a.expiresAtMs <= nowMs),
-    moveForward: async (id, from, to) => Number(await script('aprMove')(`${P}${id}`, from, to)) === 1,
+    async toSettle () {
+      await indexes()
+      return (await inSet('unsettled')).filter((a) => a.status !== 'pending' && a.forward !== 'answered')
+    },
+    async dueToExpire (nowMs) {
+      await indexes()
+      // Every pending one is read, not the index's due ones alone: a record whose status or expiry
+      // was written by hand is judged by its fields, as before the indexes, and put where they call
+      // for (one approved by hand is then settled this look: logged, never sent).
+      const listed = await inSet('pending')
+      const moved = listed.filter((a) => a.status !== 'pending').map((a) => a.id)
+      if (moved.length > 0) await script('aprIndex')(P, ...moved)
+      return listed.filter((a) => a.status === 'pending' && a.expiresAtMs <= nowMs)
+    },
+    moveForward: async (id, from, to) => Number(await script('aprMove')(P, id, from, to)) === 1,
     async removeSettledBefore (beforeMs) {
       // A record is decided after it was created: only those created before can qualify.
       const ids = await client.zrangebyscore(`${P}ids`, '-inf', `(${beforeMs}`)

@@ -3,6 +3,7 @@
  * real storage (an SQLite file on disk, a real redis-server), reopened to stand for a restart, a
  * second process or another replica.
  */
+import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,7 +13,7 @@ import type { ApprovalStore } from '../../src/approvals/approval-store.js'
 import { createRedisApprovalStore } from '../../src/approvals/redis-approval-store.js'
 import { createSqliteApprovalStore } from '../../src/approvals/sqlite-approval-store.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
 interface Factory { name: string, make: (t: Test) => Promise<{ store: ApprovalStore, reopen: () => Promise<ApprovalStore> }> }
 
@@ -190,3 +191,103 @@ for (const factory of factories) {
     t.equal(await again.removeSettledBefore(6_001), 1, 'the recent one once its time has come')
   })
 }
+
+function adminOf (t: Test, redis: RedisServer): Redis {
+  const admin = new Redis(redis.url)
+  admin.on('error', () => {})
+  t.teardown(() => admin.disconnect())
+  return admin
+}
+
+/** Calls of each command so far, as the server counts them (`INFO commandstats`). */
+async function commandCalls (admin: Redis): Promise<Map<string, number>> {
+  const stats = await admin.info('commandstats')
+  return new Map([...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => [String(m[1]), Number(m[2])]))
+}
+
+t.test('redis: the loop\'s reads touch the records they return, not every settled one kept for its retention', async (t) => {
+  const redis = await startRedis(t)
+  const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+  t.teardown(() => store.close())
+  const settled = Array.from({ length: 2_000 }, (_, i) => approvalFixture({ id: `apr_s${i}`, key: `ks${i}`, createdAtMs: 1_000 + i, status: 'approved', decidedAtMs: 9_000, mac: 'mac', forward: 'answered' }))
+  await Promise.all(settled.map(async (a) => { await store.create(a) }))
+  await store.create(approvalFixture({ id: 'apr_p', key: 'kp', createdAtMs: 5_000, expiresAtMs: 100_000 }))
+  const admin = adminOf(t, redis)
+  const look = async (): Promise<void> => {
+    t.same(await store.dueToExpire(10_000), [])
+    t.same(await store.toSettle(), [])
+    t.same((await store.list('pending')).map((a) => a.id), ['apr_p'])
+  }
+  // The first look may index what is there; the one measured is any look after it.
+  await look()
+  const before = await commandCalls(admin)
+  await look()
+  const after = await commandCalls(admin)
+  const delta = (name: string): number => (after.get(name) ?? 0) - (before.get(name) ?? 0)
+  const sum = (calls: Map<string, number>): number => [...calls.values()].reduce((a, b) => a + b, 0)
+  // Less the INFO that took the first count.
+  const commands = sum(after) - sum(before) - 1
+  t.equal(delta('hgetall'), 2, 'records read by one look: the pending one, by dueToExpire and by list')
+  t.ok(commands <= 6, `commands run by one look: ${commands}`)
+})
+
+/** A record as the store wrote it before it kept indexes: the hash, the key's index and the ids, nothing more. */
+async function createAsBefore (admin: Redis, approval: ApprovalRecord): Promise<void> {
+  const { body, status, forward, ...rest } = approval
+  await admin.multi()
+    .hset(`test:apr:${approval.id}`, { record: JSON.stringify(rest), body, status, forward, expiresAt: approval.expiresAtMs })
+    .set(`test:apr:key:${approval.key}`, approval.id)
+    .zadd('test:apr:ids', approval.createdAtMs, approval.id)
+    .exec()
+}
+
+t.test('redis: approvals written before the indexes existed are indexed at the loop\'s first read, by two replicas at once', async (t) => {
+  const redis = await startRedis(t)
+  const admin = adminOf(t, redis)
+  const decided = (id: string, createdAtMs: number, status: ApprovalRecord['status'], forward: ApprovalRecord['forward']): ApprovalRecord =>
+    approvalFixture({ id, key: `k-${id}`, createdAtMs, status, forward, decidedBy: 'ann', decidedAtMs: 6_000, mac: status === 'approved' ? 'mac' : null })
+  const records = [
+    decided('apr_done', 500, 'approved', 'answered'),
+    approvalFixture({ id: 'apr_due', key: 'k-due', createdAtMs: 1_000, expiresAtMs: 5_000 }),
+    approvalFixture({ id: 'apr_later', key: 'k-later', createdAtMs: 2_000, expiresAtMs: 100_000 }),
+    decided('apr_approved', 3_000, 'approved', 'sending'),
+    decided('apr_rejected', 4_000, 'rejected', 'none'),
+  ]
+  for (const record of records) await createAsBefore(admin, record)
+  const open = async (): Promise<ApprovalStore> => {
+    const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+    t.teardown(() => store.close())
+    return store
+  }
+  const [a, b] = [await open(), await open()]
+  const keys = async (): Promise<string[]> => (await admin.keys('*')).sort()
+  const written = await keys()
+  t.same((await a.list('pending')).map((r) => r.id), ['apr_due', 'apr_later'], 'pending ones listed before the indexes are built')
+  t.same(await keys(), written, 'opening and listing write nothing (check, and the approvals commands, beside a sidecar of the version before)')
+
+  const due = await Promise.all([a.dueToExpire(5_000), b.dueToExpire(5_000)])
+  t.same(due.map((d) => d.map((r) => r.id)), [['apr_due'], ['apr_due']])
+  t.equal(await admin.get('test:apr:schema'), '2', 'built once for all replicas')
+  t.same(await admin.zrange('test:apr:pending', '0', '-1'), ['apr_due', 'apr_later'])
+  t.same(await admin.zrange('test:apr:unsettled', '0', '-1'), ['apr_approved', 'apr_rejected'])
+  t.same((await b.toSettle()).map((r) => r.id), ['apr_approved', 'apr_rejected'])
+  t.same((await b.list('pending')).map((r) => r.id), ['apr_due', 'apr_later'])
+
+  t.equal((await b.decide('apr_due', decision('expired', 5_000), 5_000)).kind, 'decided')
+  const c = await open()
+  t.same((await c.toSettle()).map((r) => r.id), ['apr_due', 'apr_approved', 'apr_rejected'], 'a store opened after the build reads the indexes')
+  t.same((await c.list('pending')).map((r) => r.id), ['apr_later'])
+  t.same((await c.dueToExpire(200_000)).map((r) => r.id), ['apr_later'])
+
+  // A replica of the version before, still running, holds one and settles and removes another: the indexes miss the one, keep the other.
+  await createAsBefore(admin, approvalFixture({ id: 'apr_old', key: 'k-old', createdAtMs: 7_000, expiresAtMs: 8_000 }))
+  await admin.hset('test:apr:apr_rejected', 'forward', 'answered')
+  await admin.multi().del('test:apr:apr_rejected').zrem('test:apr:ids', 'apr_rejected').exec()
+  t.same((await c.dueToExpire(9_000)).map((r) => r.id), [], 'not seen')
+  // docs/approvals.md: once it has stopped, the marker deleted and a sidecar restarted.
+  await admin.del('test:apr:schema')
+  const d = await open()
+  t.same((await d.dueToExpire(9_000)).map((r) => r.id), ['apr_old'], 'seen once built again')
+  t.same(await admin.zrange('test:apr:unsettled', '0', '-1'), ['apr_due', 'apr_approved'], 'the removed one gone from the index')
+  t.equal(await admin.get('test:apr:schema'), '2')
+})
