@@ -221,7 +221,7 @@ async function registerTransactionChecks (
   }
   // Approvals (SPEC §11) around the amount step: a held request's retry costs no amount; a new one is held once reserved.
   const held = approvals?.inUse
-  const approvalOptions = held === undefined ? null : { store: held.store, state: store, clock, ttlMs: held.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: held.metrics, notifier: held.notifier }
+  const approvalOptions = held === undefined ? null : { store: held.store, state: store, clock, ttlMs: held.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: held.metrics, notifier: held.notifier, marks: held.marks, retentionMs: held.retentionMs }
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalHolds, approvalOptions)

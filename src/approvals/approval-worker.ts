@@ -4,6 +4,7 @@
  * gives the amounts of rejected and expired ones back, and keeps `approvals_pending` current. A
  * decision taken with the CLI, in another process, is so acted on within 2 s; one taken while the
  * sidecar was down, at its next start. Once an hour it removes the settled ones past their retention.
+ * Its first look writes every approval's held mark (held-marks.ts), and every look until one could.
  */
 import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
@@ -14,6 +15,7 @@ import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
+import type { HeldMarks } from './held-marks.js'
 import { releaseReservations } from './release-reservations.js'
 
 export const APPROVAL_LOOK_INTERVAL_MS = 1000
@@ -47,10 +49,12 @@ export interface WorkerOptions {
   notifier: ApprovalNotifier | null
   /** How long a settled approval is kept after its decision (approvalRetentionMs). */
   retentionMs: number
+  /** Written from the store at the first look that can (held-marks.ts). */
+  marks: HeldMarks
 }
 
 export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
-  const { approvals, state, forward, clock, log, metrics, notifier } = options
+  const { approvals, state, forward, clock, log, metrics, notifier, marks } = options
   let timer: TimerHandle | null = null
   let running: Promise<void> | null = null
   let again = false
@@ -59,6 +63,7 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
 
   async function look (): Promise<void> {
     const nowMs = clock.wallMs()
+    if (!marks.complete) await marks.writeAll(approvals, state, nowMs, options.retentionMs)
     for (const due of await approvals.dueToExpire(nowMs)) {
       const outcome = await approvals.decide(due.id, { status: 'expired', by: null, byCaller: null, reason: null, atMs: nowMs, mac: null }, nowMs)
       if (outcome.kind !== 'decided') continue

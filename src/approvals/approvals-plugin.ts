@@ -4,10 +4,12 @@
  * - `approvalRetries`, after idempotency and before amounts: a retry of a held request (the same §8
  *   record key) is judged by its approval and costs no amount: 202 again while pending, 403 once
  *   rejected or expired, 409 while the approved request is being forwarded, 422 for another body.
- *   (Once the provider answered, idempotency has replayed its answer before this runs.)
+ *   (Once the provider answered, idempotency has replayed its answer before this runs.) Only a
+ *   claim that says its key is marked held asks the approvals store (held-marks.ts).
  * - `approvalHolds`, after amounts (so the day's total, pending approvals included, is reserved or
  *   refused first): a request above `approveAbove` is stored with exactly what would be forwarded
- *   and answered 202. Its reservation is kept (202 is not a refusal) until a decision or expiry.
+ *   and answered 202, its key marked held first. Its reservation is kept (202 is not a refusal)
+ *   until a decision or expiry.
  *
  * Either 202 drops the reference's §8 in-flight mark before it is sent, not once the response has
  * closed: the approval is the record from then on, and a process killed just after answering
@@ -30,6 +32,7 @@ import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalRecord } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
+import { heldMarkTtlMs, type HeldMarks } from './held-marks.js'
 import { decideHold, type HoldDecision } from './hold-decision.js'
 
 export interface ApprovalsPluginOptions {
@@ -41,6 +44,9 @@ export interface ApprovalsPluginOptions {
   keyPointer: string
   metrics: ApprovalMetrics
   notifier: ApprovalNotifier | null
+  marks: HeldMarks
+  /** How long a decided approval is kept (approvalRetentionMs): its key's held mark lives as long. */
+  retentionMs: number
 }
 
 /** Set by the upstream request, not the client's: never stored, never forwarded as the client's. */
@@ -68,7 +74,7 @@ function gated (request: FastifyRequest): boolean {
 }
 
 export const approvalRetries = fp(async function approvalRetries (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, state, clock } = options
+  const { store, state, clock, marks } = options
 
   /** Resolves true when it answered (202), rejects with the refusal, false to let the request go on. */
   async function judgeRetry (request: FastifyRequest, reply: FastifyReply, claim: IdempotencyClaim): Promise<boolean> {
@@ -97,13 +103,13 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
   // Callback-style: requests of callers without approveAbove (most) cost no promise.
   app.addHook('preHandler', (request, reply, done) => {
     const claim = request.idempotency
-    if (claim === null || !gated(request)) { done(); return }
+    if (claim === null || !gated(request) || (!claim.held && marks.complete)) { done(); return }
     judgeRetry(request, reply, claim).then((answered) => { if (!answered) done() }, done)
   })
 }, { name: 'approval-retries', dependencies: ['idempotency'] })
 
 export const approvalHolds = fp(async function approvalHolds (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, state, clock, ttlMs, keyPointer, metrics, notifier } = options
+  const { store, state, clock, ttlMs, keyPointer, metrics, notifier, retentionMs } = options
 
   // Callback-style: requests that are not held (most) cost no promise.
   app.addHook('preHandler', (request, reply, done) => {
@@ -155,6 +161,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       forward: 'none',
     }
     try {
+      await state.markHeld(claim.key, heldMarkTtlMs(approval, nowMs, retentionMs))
       await store.create(approval)
     } catch (err) {
       // 503 with STATE_UNAVAILABLE: the amount step gives the reservation back.

@@ -19,11 +19,20 @@ import type { ApprovalMetrics } from './approval-metrics.js'
 import { approvalRoutes } from './approval-routes.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 import type { ApprovalStore } from './approval-store.js'
+import { HeldMarks } from './held-marks.js'
 import { openApprovalStore } from './open-approval-store.js'
 import { openApprovalNotifier, type ApprovalNotifier } from './approval-notifier.js'
 import { approvalRetentionMs, createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
 
-export interface PreparedApprovals { store: ApprovalStore, macKey: MacKey, ttlMs: number, notifier: ApprovalNotifier | null }
+export interface PreparedApprovals {
+  store: ApprovalStore
+  macKey: MacKey
+  ttlMs: number
+  notifier: ApprovalNotifier | null
+  marks: HeldMarks
+  /** How long a decided approval is kept (approvalRetentionMs). */
+  retentionMs: number
+}
 export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock }
 
 /** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
@@ -35,7 +44,9 @@ export async function prepareApprovals (config: Config, index: CallerIndex, log:
   if (!check.used || config.approvals.signingSecret === null) return null
   const store = await openApprovalStore(config, log)
   const notifier = await openApprovalNotifier(config, { log, clock })
-  return { store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000, notifier }
+  return {
+    store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000, notifier, marks: new HeldMarks(), retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
+  }
 }
 
 export interface RegisterDeps {
@@ -56,7 +67,7 @@ export async function registerApprovals (app: FastifyInstance, approvals: Approv
     approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
   })
   const worker = createApprovalWorker({
-    approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier, retentionMs: approvalRetentionMs(deps.recordTtlMs),
+    approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,
   })
   await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, macKey, metrics, decided: worker.nudge })
   return worker

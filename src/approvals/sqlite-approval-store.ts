@@ -3,11 +3,6 @@
  * (PROXY_WEBHOOK_STORE_PATH), WAL and synced commits, so a 202 is answered only once the held
  * request is on disk. A decision is one conditional UPDATE (`WHERE status = 'pending'`): SQLite
  * serialises writers, also across processes (the CLI beside the sidecar), so of two decisions one wins.
- *
- * Every keyed request of a caller with `approveAbove` asks `byKey` whether its reference was held;
- * almost always it was not. Only the sidecar that owns the file creates approvals (the commands
- * decide, and retention deletes), so the keys it has are kept in memory from one read at open and
- * the query runs only for a key that has one.
  */
 import { openDatabase } from '../sqlite/open-database.js'
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
@@ -59,7 +54,6 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
   // The decision's time lives in the record's JSON: no column to add to files written before.
   const removeSettled = db.prepare('DELETE FROM approvals WHERE status <> \'pending\' AND forward = \'answered\' AND json_extract(record, \'$.decidedAtMs\') < ?')
 
-  const heldKeys = new Set((db.prepare('SELECT DISTINCT key FROM approvals').all() as Array<{ key: string }>).map((row) => row.key))
   const one = (row: unknown): ApprovalRecord | null => row === undefined ? null : fromRow(row as Row)
   const many = (rows: unknown[]): ApprovalRecord[] => (rows as Row[]).map(fromRow)
 
@@ -77,12 +71,9 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
   })
 
   return {
-    create: async (approval) => {
-      insert.run(toRow(approval))
-      heldKeys.add(approval.key)
-    },
+    create: async (approval) => { insert.run(toRow(approval)) },
     get: async (id) => one(byId.get(id)),
-    byKey: async (key) => heldKeys.has(key) ? one(byKey.get(key)) : null,
+    byKey: async (key) => one(byKey.get(key)),
     list: async (status) => many(status === undefined ? all.all() : withStatus.all(status)),
     // IMMEDIATE: the read and the write hold the write lock together, so another process cannot decide in between.
     decide: async (id, decision, nowMs) => decideNow.immediate(id, decision, nowMs),

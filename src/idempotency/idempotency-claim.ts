@@ -3,6 +3,8 @@ export interface IdempotencyClaim {
   key: string
   owner: string
   fingerprint: string
+  /** The key is marked held (SPEC §11): an approval may answer this request. */
+  held: boolean
   /** True once the answer is being recorded or the mark was dropped: nothing else may touch it. */
   settled: boolean
 }

@@ -21,6 +21,12 @@ export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
  */
 export const DEFAULT_MAX_IN_FLIGHT_MARKS = 100_000
 const STALE_MARKS_PURGE_INTERVAL_MS = 1000
+/**
+ * References marked held by an approval (SPEC §11): one per approval within its retention, a
+ * person's decisions, so far more than a sidecar ever keeps. Past it a mark is refused (503):
+ * evicting one would let a held reference's retry be held a second time.
+ */
+export const DEFAULT_MAX_HELD_MARKS = 100_000
 /** Timestamps kept per rate window: a limit above it is admitted at this rate at most. */
 export const MAX_RATE_WINDOW_ENTRIES = 100_000
 
@@ -60,6 +66,7 @@ export interface MemoryStoreOptions {
   maxRecordBytes?: number
   maxCounterKeys?: number
   maxInFlightMarks?: number
+  maxHeldMarks?: number
 }
 
 /** The key, lru-cache's bookkeeping and the string's header, roughly: what an entry costs beyond its text. */
@@ -83,12 +90,14 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   // Bounded by count through maxSize (each entry counts 1), not `max`: lru-cache allocates its
   // index arrays for `max` entries up front, which every start and every idle sidecar would pay
   // for caches most deployments barely use.
-  const counted = <V extends object | string>(bound: number): LRUCache.Options<string, V, unknown> => ({ maxSize: bound, sizeCalculation: () => 1, ...timing })
+  const counted = <V extends object | string | true>(bound: number): LRUCache.Options<string, V, unknown> => ({ maxSize: bound, sizeCalculation: () => 1, ...timing })
   // Marks apart from records: a transaction touches the large record cache twice (the lookup that
   // finds nothing, the record stored), the few marks in flight stay in a small one. A mark holds
   // its owner, a number no other claim of this store gets.
   const maxInFlightMarks = options.maxInFlightMarks ?? DEFAULT_MAX_IN_FLIGHT_MARKS
   const marks = new LRUCache<string, string>(counted(maxInFlightMarks))
+  const maxHeldMarks = options.maxHeldMarks ?? DEFAULT_MAX_HELD_MARKS
+  const held = new LRUCache<string, true>(counted(maxHeldMarks))
   let claims = 0
   let purgeAfterMs = -Infinity
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
@@ -114,7 +123,7 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
       }
       const owner = String(++claims)
       marks.set(key, owner, { ttl: inFlightTtlMs })
-      return { kind: 'claimed', owner }
+      return { kind: 'claimed', owner, held: held.has(key) }
     },
 
     async finish (key, owner, record, ttlMs) {
@@ -127,6 +136,15 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
 
     async abort (key, owner) {
       if (marks.get(key) === owner) marks.delete(key)
+    },
+
+    async markHeld (key, ttlMs) {
+      if (!held.has(key) && held.size >= maxHeldMarks) {
+        // Holds are rare (a person decides each): dropping the expired ones at the bound is cheap enough.
+        held.purgeStale()
+        if (held.size >= maxHeldMarks) throw new StateUnavailableError(new Error(`${maxHeldMarks} references held for approval in this process`))
+      }
+      held.set(key, true, { ttl: ttlMs })
     },
 
     async hit (key, limit, windowMs): Promise<RateVerdict> {
@@ -163,6 +181,7 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
     async close () {
       records.clear()
       marks.clear()
+      held.clear()
       windows.clear()
       totals.clear()
     },

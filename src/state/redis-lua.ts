@@ -4,11 +4,15 @@
  * Lua numbers are doubles, so money is never a Lua number: totals are compared as decimal strings.
  */
 
-/** KEYS[1] key; ARGV owner, in-flight TTL ms. Returns the current value, or nil when this call claimed it. */
+/**
+ * KEYS[1] key, KEYS[2] its held mark; ARGV owner, in-flight TTL ms. Returns the current value, or,
+ * when this call claimed it, 1 if the key is marked held and nil if not.
+ */
 export const CLAIM_LUA = `
 local v = redis.call('GET', KEYS[1])
 if v then return v end
 redis.call('SET', KEYS[1], 'm:' .. ARGV[1], 'NX', 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
 return false
 `
 

@@ -29,9 +29,9 @@ export interface RedisStoreOptions {
   observer?: StoreObserver
 }
 
-type Reply = string | null
+type Reply = string | number | null
 interface Scripts {
-  papClaim: (key: string, owner: string, ttlMs: number) => Promise<Reply>
+  papClaim: (key: string, heldKey: string, owner: string, ttlMs: number) => Promise<Reply>
   papFinish: (key: string, owner: string, record: string, ttlMs: number) => Promise<number>
   papAbort: (key: string, owner: string) => Promise<number>
   papHit: (key: string, limit: number, windowMs: number, member: string) => Promise<[number, number]>
@@ -51,7 +51,7 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     lazyConnect: true,
     keyPrefix: options.keyPrefix,
   })
-  client.defineCommand('papClaim', { numberOfKeys: 1, lua: CLAIM_LUA })
+  client.defineCommand('papClaim', { numberOfKeys: 2, lua: CLAIM_LUA })
   client.defineCommand('papFinish', { numberOfKeys: 1, lua: FINISH_LUA })
   client.defineCommand('papAbort', { numberOfKeys: 1, lua: ABORT_LUA })
   client.defineCommand('papHit', { numberOfKeys: 1, lua: HIT_LUA })
@@ -128,12 +128,13 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
   }
 
   const idem = (key: string): string => `i:${key}`
+  const heldMark = (key: string): string => `h:${key}`
 
   return {
     async claim (key, inFlightTtlMs): Promise<ClaimOutcome> {
       const owner = randomUUID()
-      const found = await run('claim', () => scripts.papClaim(idem(key), owner, inFlightTtlMs))
-      if (found === null) return { kind: 'claimed', owner }
+      const found = await run('claim', () => scripts.papClaim(idem(key), heldMark(key), owner, inFlightTtlMs))
+      if (found === null || typeof found === 'number') return { kind: 'claimed', owner, held: found === 1 }
       if (found.startsWith('r:')) {
         const record = decodeRecord(found.slice(2))
         if (record !== null) return { kind: 'recorded', record }
@@ -145,6 +146,9 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
     },
     async abort (key, owner) {
       await run('abort', () => scripts.papAbort(idem(key), owner))
+    },
+    async markHeld (key, ttlMs) {
+      await run('mark_held', () => client.set(heldMark(key), '1', 'PX', ttlMs))
     },
     async hit (key, limit, windowMs) {
       const [admitted, retryAfterMs] = await run('hit', () => scripts.papHit(`r:${key}`, limit, windowMs, randomUUID()))

@@ -20,8 +20,11 @@ export interface IdempotencyRecord {
 }
 
 export type ClaimOutcome =
-  /** This request owns the key until `finish` or `abort` with the same `owner`, or until the mark expires. */
-  | { kind: 'claimed', owner: string }
+  /**
+   * This request owns the key until `finish` or `abort` with the same `owner`, or until the mark
+   * expires. `held`: the key was marked held (`markHeld`), so an approval (SPEC §11) may answer it.
+   */
+  | { kind: 'claimed', owner: string, held: boolean }
   | { kind: 'in-flight' }
   | { kind: 'recorded', record: IdempotencyRecord }
 
@@ -45,6 +48,13 @@ export interface StateStore {
   finish: (key: string, owner: string, record: IdempotencyRecord, ttlMs: number) => Promise<void>
   /** Drops this owner's in-flight mark, so a retry is forwarded again. */
   abort: (key: string, owner: string) => Promise<void>
+  /**
+   * Marks `key` held by an approval (SPEC §11) for `ttlMs`, beside its record and in-flight mark,
+   * which it leaves alone: the claims of `key` then say `held`. §11's approvals are the record of a
+   * held reference; this mark lets every other keyed request learn in its claim's one round trip
+   * that it has none, instead of asking the approvals store too.
+   */
+  markHeld: (key: string, ttlMs: number) => Promise<void>
   /** Sliding window: admits and counts a request when fewer than `limit` were admitted in the last `windowMs`. */
   hit: (key: string, limit: number, windowMs: number) => Promise<RateVerdict>
   /**

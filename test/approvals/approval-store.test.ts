@@ -14,6 +14,7 @@ import { createRedisApprovalStore } from '../../src/approvals/redis-approval-sto
 import { createSqliteApprovalStore } from '../../src/approvals/sqlite-approval-store.js'
 import { captureLogger } from '../helpers/harness.js'
 import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { approvalFixture } from './approval-fixture.js'
 
 interface Factory { name: string, make: (t: Test) => Promise<{ store: ApprovalStore, reopen: () => Promise<ApprovalStore> }> }
 
@@ -41,37 +42,6 @@ const factories: Factory[] = [{
     return { store: await open(), reopen: open }
   },
 }]
-
-export function approvalFixture (overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
-  return {
-    id: 'apr_1',
-    key: 'k1',
-    fingerprint: 'f1',
-    status: 'pending',
-    caller: 'payout-agent',
-    environment: 'sandbox',
-    interface: 'fiat',
-    method: 'POST',
-    path: '/payouts',
-    upstreamUrl: 'http://127.0.0.1:1/api/b2b',
-    query: '',
-    headers: { 'content-type': 'application/json' },
-    body: Buffer.from('{"amount":"500","currency":"KES","externalReference":"r1"}'),
-    amount: '500',
-    currency: 'KES',
-    externalReference: 'r1',
-    createdAtMs: 1_000,
-    expiresAtMs: 100_000,
-    reservations: [{ key: 'day:payout-agent:0:KES:0', units: '50000000000' }],
-    decidedBy: null,
-    decidedByCaller: null,
-    reason: null,
-    decidedAtMs: null,
-    mac: null,
-    forward: 'none',
-    ...overrides,
-  }
-}
 
 const approve = (by: string, atMs = 2_000): Decision => ({ status: 'approved', by, byCaller: 'cli', reason: null, atMs, mac: 'mac' })
 const decision = (status: Decision['status'], atMs: number): Decision => ({ status, by: status === 'expired' ? null : 'ann', byCaller: null, reason: null, atMs, mac: status === 'approved' ? 'mac' : null })

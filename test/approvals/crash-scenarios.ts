@@ -13,6 +13,8 @@
  */
 import type { Test } from 'tap'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { DEFAULT_REDIS_KEY_PREFIX } from '../../src/config/schema.js'
 import { inFlightTtlMs } from '../../src/idempotency/idempotency-plugin.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
@@ -46,6 +48,17 @@ async function hold (url: string): Promise<string> {
   const res = await fetch(`${url}/sandbox/fiat/payouts`, { method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}` }, body: JSON.stringify(held) })
   if (res.status !== 202) throw new Error(`not held: ${res.status}`)
   return ((await res.json()) as HeldAnswer).approval.id
+}
+
+/** Deletes §8's held marks, as a Redis written by a version before them holds none. */
+async function forgetHeldMarks (url: string): Promise<number> {
+  const redis = new Redis(url)
+  try {
+    const marks = await redis.keys(`${DEFAULT_REDIS_KEY_PREFIX}h:*`)
+    return marks.length === 0 ? 0 : await redis.del(...marks)
+  } finally {
+    redis.disconnect()
+  }
 }
 
 export type Kind = 'embedded' | 'redis'
@@ -92,6 +105,24 @@ export function crashScenarios (t: Test, kind: Kind): void {
     for (const child of [first.child, second.child]) {
       for (const secret of [SIGNING_SECRET, AGENT_KEY, ...provider.issuedTokens]) t.notOk(`${child.stdout()}${child.stderr()}`.includes(secret), 'no secret in the process\'s output')
     }
+  })
+
+  t.test(`${kind}: killed while pending: after the restart the agent's retry finds the same approval, not a second hold`, async (t) => {
+    const { env, provider } = await setting(t, kind)
+    const first = await startSidecar(t, env)
+    const id = await hold(first.url)
+    await kill(first.child)
+    // The memory store's marks died with the process; with Redis they are deleted, as a Redis written
+    // before held marks existed has none: either way only the restart's own writing of them is left.
+    if (env.PROXY_REDIS_URL !== undefined) t.equal(await forgetHeldMarks(env.PROXY_REDIS_URL), 1, 'the held mark, deleted')
+
+    const second = await startSidecar(t, env)
+    // The gauge is set at the end of the worker's first look, which writes the marks before anything else.
+    await eventually(async () => /approvals_pending 1/.test(await (await fetch(`${second.url}/metrics`)).text()), { what: 'the first look', detail: () => second.child.stdout() })
+    t.equal(await hold(second.url), id, 'the retry is answered by the approval held before the kill')
+    const listed = await command(t, ['list', '--json'], env)
+    t.equal(listed.out.trim().split('\n').length, 1, 'one approval: the reference was not held a second time')
+    t.same(payouts(provider), [], 'nothing sent')
   })
 
   t.test(`${kind}: approved with the CLI while running: sent within 2 s; killed while its answer is outstanding: resent once after the restart, logged as a resend`, async (t) => {

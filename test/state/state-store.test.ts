@@ -103,6 +103,32 @@ for (const factory of factories) {
       t.equal((await store.claim('k4', 60_000)).kind, 'claimed')
     })
 
+    t.test('a key marked held says so in its claims until the mark expires, and the mark touches nothing else', async (t) => {
+      const { store, advance } = await factory.make(t)
+      const plain = await store.claim('plain', 60_000)
+      t.ok(plain.kind === 'claimed' && !plain.held, 'a key never marked: not held')
+      await store.markHeld('h1', 250)
+      const first = await store.claim('h1', 60_000)
+      t.ok(first.kind === 'claimed' && first.held, 'a marked key: claimed, and held')
+      t.same(await store.claim('h1', 60_000), { kind: 'in-flight' }, 'the mark does not stand in for an in-flight one')
+      if (first.kind !== 'claimed') return
+      await store.abort('h1', first.owner)
+      const again = await store.claim('h1', 60_000)
+      t.ok(again.kind === 'claimed' && again.held, 'an abort leaves the held mark')
+      if (again.kind !== 'claimed') return
+      await store.finish('h1', again.owner, record('fp'), 60_000)
+      t.equal((await store.claim('h1', 60_000)).kind, 'recorded', 'a record still answers first')
+      const other = await store.claim('h2', 60_000)
+      t.ok(other.kind === 'claimed' && !other.held, 'another key is not held')
+      if (other.kind !== 'claimed') return
+      await store.markHeld('h2', 250)
+      t.same(await store.claim('h2', 60_000), { kind: 'in-flight' }, 'marking a key in flight leaves its claim in place')
+      await store.abort('h2', other.owner)
+      await advance(400)
+      const expired = await store.claim('h2', 60_000)
+      t.ok(expired.kind === 'claimed' && !expired.held, 'past its TTL the mark is gone')
+    })
+
     t.test('20 concurrent reservations never overshoot the limit', async (t) => {
       const { store } = await factory.make(t)
       const results = await Promise.all(Array.from({ length: 20 }, () => store.reserve('day', 100n, 500n, 60_000)))
@@ -225,6 +251,24 @@ t.test('memory store: past the in-flight bound a claim is refused, never a mark 
   t.equal((await store.claim('e', 10_000)).kind, 'claimed', 'and so do marks that expired')
 })
 
+t.test('memory store: past the held bound a mark is refused, never one evicted', async (t) => {
+  const clock = new FakeClock()
+  const store = createMemoryStore({ clock, maxHeldMarks: 2 })
+  await store.markHeld('a', 10_000)
+  await store.markHeld('b', 20_000)
+  await t.rejects(store.markHeld('c', 10_000), StateUnavailableError, 'a third hold waits (503) rather than push a mark out')
+  await store.markHeld('a', 10_000)
+  t.pass('marking a key already marked needs no room')
+  for (const key of ['a', 'b']) {
+    const claimed = await store.claim(key, 1000)
+    t.ok(claimed.kind === 'claimed' && claimed.held, `${key}: still marked`)
+  }
+  await clock.advance(10_001)
+  await store.markHeld('c', 10_000)
+  const c = await store.claim('c', 1000)
+  t.ok(c.kind === 'claimed' && c.held, 'a mark that expired makes room')
+})
+
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   await redis.stop()
@@ -319,4 +363,7 @@ t.test('two Redis stores (two replicas) share one day total, one rate window and
   t.equal(hits.filter((h) => h.admitted).length, 4, 'one rate window for both')
   const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim('same-key', 60_000)))
   t.equal(claims.filter((c) => c.kind === 'claimed').length, 1, 'one claim wins across replicas')
+  await a.markHeld('held-key', 60_000)
+  const held = await b.claim('held-key', 60_000)
+  t.ok(held.kind === 'claimed' && held.held, 'a key one replica marked held is held for the other')
 })
