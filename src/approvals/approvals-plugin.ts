@@ -115,8 +115,9 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
   app.addHook('preHandler', (request, reply, done) => {
     const caller = request.callerSpec
     const target = request.target
-    if (caller === null || target === null || !gated(request)) { done(); return }
-    const hold = decideHold(caller.amountLimits, { path: target.folded, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
+    const amounts = request.amounts
+    if (caller === null || target === null || amounts === null || !gated(request)) { done(); return }
+    const hold = decideHold(caller.amountLimits, amounts)
     if (hold.kind === 'pass') { done(); return }
     holdRequest(request, reply, caller, target, hold).then(() => undefined, done)
   })

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js'
 import { AmountLimitExceededError, AmountUnreadableError } from '../errors.js'
 import { heldJsonOf } from '../json/held-json.js'
 import type { StateStore } from '../state/state-store.js'
-import { BODY_METHODS, judgeAmounts } from './amount-limits.js'
+import { BODY_METHODS, judgeAmounts, type ReadAmount } from './amount-limits.js'
 import type { RefuseCaller } from './caller-refusals.js'
 
 const DAY_MS = 86_400_000
@@ -22,6 +22,8 @@ interface Reserved { key: string, units: bigint }
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The amounts read, once, for every judge after this one (approvals); null when none were judged. */
+    amounts: ReadAmount[] | null
     amountReservations: Reserved[] | null
   }
 }
@@ -35,6 +37,7 @@ export interface AmountLimitsOptions {
 
 export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: FastifyInstance, options: AmountLimitsOptions) {
   const { store, clock, refuse } = options
+  app.decorateRequest('amounts', null)
   app.decorateRequest('amountReservations', null)
 
   async function giveBack (reserved: Reserved[]): Promise<void> {
@@ -52,8 +55,10 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
     const day = Math.floor(now / DAY_MS)
     // The total lives until the UTC day ends (and an hour more, for clock skew between replicas).
     const ttlMs = (day + 1) * DAY_MS - now + 3_600_000
+    request.amounts = verdict.amounts
     const reserved: Reserved[] = []
-    for (const r of verdict.reservations) {
+    for (const r of verdict.amounts) {
+      if (r.perDay === null) continue
       const key = `day:${caller.id}:${r.entry}:${r.currency}:${day}`
       let ok: boolean
       try {

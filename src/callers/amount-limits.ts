@@ -1,7 +1,7 @@
 /**
  * The `amountLimits` decision (SPEC §7) as a pure function over a held body: which amounts a
  * request carries, whether they can be read unambiguously, and whether they fit the per-request
- * limits. Day totals need the store, so the verdict lists what to reserve; the plugin does that.
+ * limits. Day totals need the store, so the verdict lists what was read; the plugin reserves it.
  *
  * Amounts are compared as integers of AMOUNT_SCALE decimal places (BigInt), never as floats, so
  * "0.1" + "0.2" is exactly "0.3". An amount with more decimals than that is rounded up and a limit
@@ -38,18 +38,25 @@ export function limitUnits (text: string): bigint {
   return units > MAX_UNITS ? MAX_UNITS : units
 }
 
-export interface Reservation {
+/**
+ * What one applicable entry read: the one reading of the request's amount, which the plugin reserves
+ * against the day's total and approvals (SPEC §11) judge against `approveAbove`.
+ */
+export interface ReadAmount {
   /** Index of the amountLimits entry. */
   entry: number
+  /** As written in the request (a number's source text, or the string's contents). */
+  amount: string
   currency: string
   units: bigint
-  perDay: bigint
+  /** The entry's day limit for the currency in units; null when it has none. */
+  perDay: bigint | null
 }
 
 export type AmountVerdict =
   | { kind: 'unreadable', reason: string }
   | { kind: 'exceeded', reason: string }
-  | { kind: 'within', reservations: Reservation[] }
+  | { kind: 'within', amounts: ReadAmount[] }
 
 export interface AmountFacts {
   /** The folded canonical path below the interface base (SPEC §3). */
@@ -62,13 +69,13 @@ export interface AmountFacts {
 
 export function judgeAmounts (limits: readonly AmountLimit[], facts: AmountFacts): AmountVerdict {
   const applicable = limits.map((limit, entry) => ({ limit, entry })).filter(({ limit }) => limit.paths === null || limit.paths(facts.path))
-  if (applicable.length === 0) return { kind: 'within', reservations: [] }
+  if (applicable.length === 0) return { kind: 'within', amounts: [] }
   if (isContentEncoded(facts.contentEncoding)) return { kind: 'unreadable', reason: 'the body is compressed' }
   if (facts.body === null) return { kind: 'unreadable', reason: 'no body' }
   // Numbers as their source text: `1e400` or `-5` must stay visible, not become Infinity or a float.
   const parsed = facts.body.read('text')
   if (!parsed.ok) return { kind: 'unreadable', reason: 'the body is not JSON' }
-  const reservations: Reservation[] = []
+  const amounts: ReadAmount[] = []
   for (const { limit, entry } of applicable) {
     const amountRead = readPointer(parsed.value, limit.amount)
     const currencyRead = readPointer(parsed.value, limit.currency)
@@ -82,7 +89,7 @@ export function judgeAmounts (limits: readonly AmountLimit[], facts: AmountFacts
     const perDay = limit.perDay.get(currency)
     if (perRequest === undefined && perDay === undefined) return { kind: 'exceeded', reason: 'the currency is not listed in this caller\'s limits' }
     if (perRequest !== undefined && units > limitUnits(perRequest)) return { kind: 'exceeded', reason: 'the amount is over the per-request limit' }
-    if (perDay !== undefined) reservations.push({ entry, currency, units, perDay: limitUnits(perDay) })
+    amounts.push({ entry, amount: amountRead.value, currency, units, perDay: perDay === undefined ? null : limitUnits(perDay) })
   }
-  return { kind: 'within', reservations }
+  return { kind: 'within', amounts }
 }

@@ -22,9 +22,9 @@ export const DEFAULT_MEMORY_COUNTER_KEYS = 100_000
 export const DEFAULT_MAX_IN_FLIGHT_MARKS = 100_000
 const STALE_MARKS_PURGE_INTERVAL_MS = 1000
 /**
- * References marked held by an approval (SPEC §11): one per approval within its retention, a
- * person's decisions, so far more than a sidecar ever keeps. Past it a mark is refused (503):
- * evicting one would let a held reference's retry be held a second time.
+ * References marked held by an approval (SPEC §11): one per approval within its retention, each
+ * waiting on a person, so far more than a sidecar ever keeps. Past it a hold is refused (503):
+ * evicting a mark would let a held reference's retry be held a second time.
  */
 export const DEFAULT_MAX_HELD_MARKS = 100_000
 /** Timestamps kept per rate window: a limit above it is admitted at this rate at most. */

@@ -32,17 +32,17 @@ t.test('judgeAmounts: unreadable, exceeded and within, each with its reason', as
 `)
   const judge = (body: string | null, path: string, contentEncoding: string | undefined): string => {
     const v = judgeAmounts(limits, { path: folded(path), body: body === null ? null : new HeldJson(Buffer.from(body)), contentEncoding })
-    return v.kind === 'within' ? `within:${v.reservations.map((r) => `${r.entry}/${r.currency}=${r.units}/${r.perDay}`).join(',')}` : `${v.kind}: ${v.reason}`
+    return v.kind === 'within' ? `within:${v.amounts.map((r) => `${r.entry}/${r.amount} ${r.currency}=${r.units}/${r.perDay ?? '-'}`).join(',')}` : `${v.kind}: ${v.reason}`
   }
   const KES_DAY = 50_000_000_000n
   const cases: Array<[string, string | null, string, { path?: string, encoding?: string }?]> = [
-    ['a number', '{"amount":100,"currency":"KES"}', `within:0/KES=10000000000/${KES_DAY}`],
-    ['a decimal string', '{"amount":"99.5","currency":"KES"}', `within:0/KES=9950000000/${KES_DAY}`],
-    ['0.3 against a per-request limit of "0.3", no day limit for USD', '{"amount":"0.3","currency":"USD"}', 'within:'],
-    ['a currency with a day limit only', '{"amount":"60","currency":"EUR"}', 'within:0/EUR=6000000000/5000000000'],
+    ['a number', '{"amount":100,"currency":"KES"}', `within:0/100 KES=10000000000/${KES_DAY}`],
+    ['a decimal string', '{"amount":"99.5","currency":"KES"}', `within:0/99.5 KES=9950000000/${KES_DAY}`],
+    ['0.3 against a per-request limit of "0.3", no day limit for USD', '{"amount":"0.3","currency":"USD"}', 'within:0/0.3 USD=30000000/-'],
+    ['a currency with a day limit only', '{"amount":"60","currency":"EUR"}', 'within:0/60 EUR=6000000000/5000000000'],
     ['more decimals than the scale round the amount up, past the limit', '{"amount":"0.300000001","currency":"USD"}', 'exceeded: the amount is over the per-request limit'],
-    ['a ninth decimal rounds up to one unit', '{"amount":"0.000000001","currency":"KES"}', `within:0/KES=1/${KES_DAY}`],
-    ['a ninth decimal of zero adds nothing', '{"amount":"1.000000000","currency":"KES"}', `within:0/KES=100000000/${KES_DAY}`],
+    ['a ninth decimal rounds up to one unit', '{"amount":"0.000000001","currency":"KES"}', `within:0/0.000000001 KES=1/${KES_DAY}`],
+    ['a ninth decimal of zero adds nothing', '{"amount":"1.000000000","currency":"KES"}', `within:0/1.000000000 KES=100000000/${KES_DAY}`],
     ['over per request', '{"amount":"100.01","currency":"KES"}', 'exceeded: the amount is over the per-request limit'],
     ['unlisted currency', '{"amount":1,"currency":"GBP"}', 'exceeded: the currency is not listed in this caller\'s limits'],
     ['an empty currency', '{"amount":1,"currency":""}', 'unreadable: no currency'],
@@ -86,12 +86,12 @@ t.test('judgeAmounts: every entry that names the path is judged, in order', asyn
   const judge = (body: string, path = '/payouts'): AmountVerdict => judgeAmounts(limits, { path: folded(path), body: new HeldJson(Buffer.from(body)), contentEncoding: undefined })
   t.same(judge('{"amount":"10","currency":"KES","fee":{"amount":"1","currency":"KES"}}'), {
     kind: 'within',
-    reservations: [
-      { entry: 0, currency: 'KES', units: 1_000_000_000n, perDay: 100_000_000_000n },
-      { entry: 1, currency: 'KES', units: 100_000_000n, perDay: 2_000_000_000n },
+    amounts: [
+      { entry: 0, amount: '10', currency: 'KES', units: 1_000_000_000n, perDay: 100_000_000_000n },
+      { entry: 1, amount: '1', currency: 'KES', units: 100_000_000n, perDay: 2_000_000_000n },
     ],
-  }, 'one reservation per entry, each with its own day limit')
-  t.same(judge('{"amount":"10","currency":"KES"}', '/balances'), { kind: 'within', reservations: [{ entry: 0, currency: 'KES', units: 1_000_000_000n, perDay: 100_000_000_000n }] }, 'only the entries that name the path')
+  }, 'one reading per entry, each with its own day limit')
+  t.same(judge('{"amount":"10","currency":"KES"}', '/balances'), { kind: 'within', amounts: [{ entry: 0, amount: '10', currency: 'KES', units: 1_000_000_000n, perDay: 100_000_000_000n }] }, 'only the entries that name the path')
   t.match(judge('{"amount":"10","currency":"KES","fee":{"amount":"6","currency":"KES"}}'), { kind: 'exceeded' }, 'the second entry refuses')
   t.match(judge('{"amount":"10","currency":"KES","fee":{"amount":"1","currency":"KES","currency":"USD"}}'), { kind: 'unreadable' }, 'a repeated member under the second entry\'s pointer')
 })
