@@ -28,12 +28,11 @@ export class HeldMarks {
 
   /** Writes the mark of every stored approval still kept; rejects when a store cannot answer. */
   async writeAll (approvals: ApprovalStore, state: StateStore, nowMs: number, retentionMs: number): Promise<void> {
+    // A TTL of 0 or less is no mark: Redis refuses it, and lru-cache reads 0 as "never expires".
     const kept = (await approvals.list())
       .map((approval) => ({ key: approval.key, ttlMs: heldMarkTtlMs(approval, nowMs, retentionMs) }))
       .filter((mark) => mark.ttlMs > 0)
-    for (let i = 0; i < kept.length; i += WRITE_BATCH) {
-      await Promise.all(kept.slice(i, i + WRITE_BATCH).map(async (mark) => { await state.markHeld(mark.key, mark.ttlMs) }))
-    }
+    while (kept.length > 0) await Promise.all(kept.splice(0, WRITE_BATCH).map(async (mark) => { await state.markHeld(mark.key, mark.ttlMs) }))
     this.#complete = true
   }
 }

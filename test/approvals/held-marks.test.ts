@@ -36,6 +36,7 @@ t.test('HeldMarks.writeAll marks every stored approval still kept, and only then
   await approvals.create(approvalFixture({ id: 'apr_pending', key: 'k-pending', createdAtMs: nowMs - 1000, expiresAtMs: nowMs + DAY }))
   await approvals.create(approvalFixture({ id: 'apr_rejected', key: 'k-rejected', status: 'rejected', decidedAtMs: nowMs - DAY, forward: 'answered' }))
   await approvals.create(approvalFixture({ id: 'apr_old', key: 'k-old', status: 'rejected', decidedAtMs: nowMs - 8 * DAY, forward: 'answered' }))
+  await approvals.create(approvalFixture({ id: 'apr_edge', key: 'k-edge', status: 'expired', decidedAtMs: nowMs - 7 * DAY, forward: 'answered' }))
 
   const clock = new FakeClock()
   const state = createMemoryStore({ clock })
@@ -49,8 +50,11 @@ t.test('HeldMarks.writeAll marks every stored approval still kept, and only then
   await t.rejects(marks.writeAll(approvals, down, nowMs, 7 * DAY), /down/)
   t.notOk(marks.complete, 'not complete while a mark could not be written')
 
-  await marks.writeAll(approvals, state, nowMs, 7 * DAY)
+  const asked: string[] = []
+  const counting: StateStore = { ...state, markHeld: async (key, ttlMs) => { asked.push(key); await state.markHeld(key, ttlMs) } }
+  await marks.writeAll(approvals, counting, nowMs, 7 * DAY)
   t.ok(marks.complete)
+  t.same(asked.sort(), ['k-pending', 'k-rejected'], 'only the approvals still kept: none whose retention ended, to the millisecond')
   t.ok(await held(state, 'k-pending'), 'pending: marked')
   t.ok(await held(state, 'k-rejected'), 'decided within its retention: marked')
   t.notOk(await held(state, 'k-old'), 'past its retention: not marked')
@@ -58,4 +62,29 @@ t.test('HeldMarks.writeAll marks every stored approval still kept, and only then
   await clock.advance(6 * DAY + 1)
   t.notOk(await held(state, 'k-rejected'), 'the mark ends with its approval\'s retention')
   t.ok(await held(state, 'k-pending'), 'the pending one\'s runs on from its expiry')
+})
+
+t.test('HeldMarks.writeAll writes many marks a batch at a time, so requests get the store between batches', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-marks-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const approvals = await createSqliteApprovalStore(join(dir, 'webhooks.db'))
+  t.teardown(() => approvals.close())
+  for (let i = 0; i < 1_200; i++) await approvals.create(approvalFixture({ id: `apr_${i}`, key: `k${i}`, expiresAtMs: DAY }))
+  const state = createMemoryStore({ clock: new FakeClock() })
+  let inFlight = 0
+  let most = 0
+  const marked = new Set<string>()
+  const counting: StateStore = {
+    ...state,
+    markHeld: async (key, ttlMs) => {
+      most = Math.max(most, ++inFlight)
+      await new Promise((resolve) => setImmediate(resolve))
+      await state.markHeld(key, ttlMs)
+      marked.add(key)
+      inFlight--
+    },
+  }
+  await new HeldMarks().writeAll(approvals, counting, 0, 7 * DAY)
+  t.equal(marked.size, 1_200, 'every one written')
+  t.equal(most, 500, 'at most 500 at once')
 })
