@@ -103,6 +103,8 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   const maxCounterKeys = options.maxCounterKeys ?? DEFAULT_MEMORY_COUNTER_KEYS
   const windows = new LRUCache<string, SlidingLog>(counted(maxCounterKeys))
   const totals = new LRUCache<string, { total: bigint }>(counted(maxCounterKeys))
+  // The names of amounts given back with `once`, each kept as long as its total.
+  const givenBack = new LRUCache<string, true>(counted(maxCounterKeys))
 
   const status: StoreStatus = { kind: 'memory', ready: true }
 
@@ -170,9 +172,14 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
       return true
     },
 
-    async release (key, amount) {
+    async release (key, amount, once) {
       const current = totals.get(key)
       if (current === undefined) return
+      if (once !== undefined) {
+        if (givenBack.has(once)) return
+        const ttl = totals.getRemainingTTL(key)
+        givenBack.set(once, true, Number.isFinite(ttl) && ttl > 0 ? { ttl } : {})
+      }
       current.total = current.total > amount ? current.total - amount : 0n
     },
 
@@ -184,6 +191,7 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
       held.clear()
       windows.clear()
       totals.clear()
+      givenBack.clear()
     },
   }
 }

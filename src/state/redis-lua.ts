@@ -81,3 +81,17 @@ local left = redis.call('DECRBY', KEYS[1], ARGV[1])
 if left < 0 then redis.call('SET', KEYS[1], '0', 'KEEPTTL') end
 return 1
 `
+
+/**
+ * KEYS[1] total, KEYS[2] its giving-back's name; ARGV amount. RELEASE_LUA, once per name: the name
+ * is kept as long as the total (and a minute more), so no replica gives the same amount back twice.
+ */
+export const RELEASE_ONCE_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then ttl = 172800000 end
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ttl + 60000) then return 0 end
+local left = redis.call('DECRBY', KEYS[1], ARGV[1])
+if left < 0 then redis.call('SET', KEYS[1], '0', 'KEEPTTL') end
+return 1
+`

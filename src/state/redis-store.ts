@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { StateUnavailableError } from '../errors.js'
-import { ABORT_LUA, CLAIM_LUA, FINISH_LUA, HIT_LUA, RELEASE_LUA, RESERVE_LUA } from './redis-lua.js'
+import { ABORT_LUA, CLAIM_LUA, FINISH_LUA, HIT_LUA, RELEASE_LUA, RELEASE_ONCE_LUA, RESERVE_LUA } from './redis-lua.js'
 import { decodeRecord, encodeRecord } from './record-codec.js'
 import { redisRefusal, type RedisRefusal } from './redis-refusal.js'
 import type { ClaimOutcome, StateStore } from './state-store.js'
@@ -37,6 +37,7 @@ interface Scripts {
   papHit: (key: string, limit: number, windowMs: number, member: string) => Promise<[number, number]>
   papReserve: (key: string, amount: string, limit: string, ttlMs: number) => Promise<number>
   papRelease: (key: string, amount: string) => Promise<number>
+  papReleaseOnce: (key: string, once: string, amount: string) => Promise<number>
 }
 
 export function createRedisStore (options: RedisStoreOptions): StateStore {
@@ -57,6 +58,7 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
   client.defineCommand('papHit', { numberOfKeys: 1, lua: HIT_LUA })
   client.defineCommand('papReserve', { numberOfKeys: 1, lua: RESERVE_LUA })
   client.defineCommand('papRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
+  client.defineCommand('papReleaseOnce', { numberOfKeys: 2, lua: RELEASE_ONCE_LUA })
   const scripts = client as unknown as Scripts
 
   // One error line per outage, not per request or per reconnect attempt.
@@ -159,8 +161,9 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
       const ok = await run('reserve', () => scripts.papReserve(`d:${key}`, amount.toString(), limit.toString(), ttlMs))
       return ok === 1
     },
-    async release (key, amount) {
-      await run('release', () => scripts.papRelease(`d:${key}`, amount.toString()))
+    async release (key, amount, once) {
+      if (once === undefined) await run('release', () => scripts.papRelease(`d:${key}`, amount.toString()))
+      else await run('release', () => scripts.papReleaseOnce(`d:${key}`, `g:${once}`, amount.toString()))
     },
     status: () => {
       const ready = client.status === 'ready' && !down

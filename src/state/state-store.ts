@@ -63,8 +63,13 @@ export interface StateStore {
    * expires `ttlMs` after its first reservation.
    */
   reserve: (key: string, amount: bigint, limit: bigint, ttlMs: number) => Promise<boolean>
-  /** Gives back an amount reserved earlier (the provider answered 4xx: no transaction happened). */
-  release: (key: string, amount: bigint) => Promise<void>
+  /**
+   * Gives back an amount reserved earlier (the provider answered 4xx: no transaction happened; a
+   * held request was rejected or expired). With `once`, a name for this giving-back: the same name
+   * gives back nothing a second time, on any replica, while the total lives (SPEC §11: a held
+   * amount is given back once, whichever replica or loop settles it).
+   */
+  release: (key: string, amount: bigint, once?: string) => Promise<void>
   status: () => StoreStatus
   /** Resolves when the store answers a round trip (`check`, readiness). */
   ping: () => Promise<void>

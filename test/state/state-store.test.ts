@@ -161,6 +161,20 @@ for (const factory of factories) {
       t.equal(await store.reserve('r', 1n, 10n, 60_000), false)
     })
 
+    t.test('an amount given back under a name is given back once, however many times and from however many callers at once', async (t) => {
+      const { store } = await factory.make(t)
+      t.equal(await store.reserve('d', 300n, 1000n, 60_000), true)
+      t.equal(await store.reserve('d', 200n, 1000n, 60_000), true)
+      await Promise.all(Array.from({ length: 10 }, async () => { await store.release('d', 300n, 'apr:a:d') }))
+      await store.release('d', 300n, 'apr:a:d')
+      t.equal(await store.reserve('d', 800n, 1000n, 60_000), true, '300 came back once: 200 + 800 fits')
+      t.equal(await store.reserve('d', 1n, 1000n, 60_000), false, 'and not twice')
+      await store.release('d', 200n, 'apr:b:d')
+      t.equal(await store.reserve('d', 200n, 1000n, 60_000), true, 'another name gives back its own amount')
+      await store.release('gone', 5n, 'apr:c:gone')
+      t.equal(await store.reserve('gone', 5n, 5n, 60_000), true, 'a total that does not exist is not created by a giving-back')
+    })
+
     t.test('the rate window admits the limit, then says when the next is admitted', async (t) => {
       const { store, advance } = await factory.make(t)
       for (let i = 0; i < 3; i++) t.same(await store.hit('caller', 3, 300), { admitted: true, retryAfterMs: 0 })
