@@ -107,7 +107,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
-  const approvals = held === null || approvalMetrics === null ? null : { ...held, metrics: approvalMetrics.createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock }
+  const approvals = held === null || approvalMetrics === null || setup === null ? null : setup.approvalsInUse(held, approvalMetrics.createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock, log)
   const ownsStore = deps.store === undefined
   const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
@@ -149,7 +149,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
 
   const approvalWorker = approvals === null || callers === null || setup === null
     ? null
-    : await setup.registerApprovals(app, approvals, { callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
+    : await setup.registerApprovals(app, approvals, { config, callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
 
   app.addHook('onReady', async () => {
     for (const source of sources.values()) source.start()
@@ -221,7 +221,7 @@ async function registerTransactionChecks (
   }
   // Approvals (SPEC §11) around the amount step: a held request's retry costs no amount; a new one is held once reserved.
   const held = approvals?.inUse
-  const approvalOptions = held === undefined ? null : { store: held.store, state: store, clock, ttlMs: held.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: held.metrics, notifier: held.notifier, marks: held.marks, retentionMs: held.retentionMs }
+  const approvalOptions = held === undefined ? null : { store: held.store, state: store, clock, ttlMs: held.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: held.metrics, notifier: held.notifier, marks: held.marks, retentionMs: held.retentionMs, verifier: held.verifier }
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalHolds, approvalOptions)

@@ -1,11 +1,16 @@
 /**
- * Sends an approved request (SPEC §11), once: the stored record as it is (never altered after the
- * person saw it), with the environment's token over the shared upstream dispatcher, under the
+ * Sends an approved request (SPEC §11), once: the stored record as it was sealed at the hold (never
+ * altered after the person saw it), with the token of the environment it was sealed for, to that
+ * environment's upstream as configured now, over the shared upstream dispatcher, under the
  * reference's §8 claim, so an agent's retry meanwhile gets 409 and afterwards the recorded answer.
  *
- * The forwarding state is written before the send (`none` -> `sending`) and after the answer
- * (`answered`), so a restart resends only a request whose answer was outstanding when the process
- * died, and says so in the log. A record without a valid MAC is never sent.
+ * A record whose seals do not verify is never sent (record-verifier.ts). Nor is one whose sealed
+ * upstream is not the configured base of its environment and interface: the token only ever goes
+ * to the base it belongs to.
+ *
+ * The forwarding stage is written, sealed, before the send (`none` -> `sending`) and after the
+ * answer (`answered`), so a restart resends only a request whose answer was outstanding when the
+ * process died, and says so in the log.
  */
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
@@ -14,10 +19,11 @@ import { buildClientResponseHeaders } from '../headers/header-policy.js'
 import { headersToRecord, isRecordable } from '../idempotency/idempotency-decision.js'
 import type { StateStore } from '../state/state-store.js'
 import type { TokenSource } from '../tokens/token-source.js'
-import { hasValidMac, type MacKey } from './approval-mac.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
-import type { ApprovalRecord } from './approval-record.js'
+import type { ApprovalRecord, ForwardState } from './approval-record.js'
+import { sealStage } from './approval-seal.js'
 import type { ApprovalStore } from './approval-store.js'
+import type { RecordVerifier } from './record-verifier.js'
 import { releaseReservations } from './release-reservations.js'
 
 export interface ForwarderOptions {
@@ -25,7 +31,9 @@ export interface ForwarderOptions {
   state: StateStore
   sources: ReadonlyMap<EnvironmentName, TokenSource>
   dispatcher: Dispatcher
-  macKey: MacKey
+  verifier: RecordVerifier
+  /** The configured upstream base (origin and base path) of an environment and interface; null when there is none. */
+  upstreamOf: (environment: string, iface: string) => string | null
   log: Logger
   metrics: ApprovalMetrics
   /** §8: how long the answer is kept for retries, and how long a claim may be held. */
@@ -36,9 +44,9 @@ export interface ForwarderOptions {
 export type ForwardApproval = (approval: ApprovalRecord) => Promise<void>
 
 export function createApprovalForwarder (options: ForwarderOptions): ForwardApproval {
-  const { approvals, state, sources, dispatcher, macKey, log, metrics } = options
+  const { approvals, state, sources, dispatcher, verifier, log, metrics } = options
   // Logged once per record and process, not once per look.
-  const refused = new Set<string>()
+  const misdirected = new Set<string>()
 
   async function tokenFor (environment: string): Promise<string | null> {
     const source = sources.get(environment as EnvironmentName)
@@ -46,20 +54,28 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
     return source.current() ?? await source.get().catch(() => null)
   }
 
+  /** Moves the record to `to`, sealed off its decision. */
+  async function move (approval: ApprovalRecord, from: ForwardState, to: ForwardState): Promise<boolean> {
+    return await approvals.moveForward(approval.id, from, to, sealStage(verifier.key, approval.decisionSeal ?? '', to))
+  }
+
   return async function forward (approval) {
     const fields = { approval: approval.id, caller: approval.caller }
-    if (!hasValidMac(macKey, approval)) {
-      if (!refused.has(approval.id)) {
-        log.error(fields, 'approved record has no valid MAC: not forwarded (was the store written by hand?)')
-        metrics.step(approval.caller, 'refused_mac')
+    if (approval.status !== 'approved' || !verifier.verified(approval)) return
+    const upstream = options.upstreamOf(approval.environment, approval.interface)
+    if (upstream !== approval.upstreamUrl) {
+      if (!misdirected.has(approval.id)) {
+        log.error({ ...fields, environment: approval.environment, interface: approval.interface }, 'approved request not sent: its upstream is not the configured base of its environment and interface (the configuration changed since it was held)')
       }
-      refused.add(approval.id)
+      misdirected.add(approval.id)
       return
     }
     const claim = await state.claim(approval.key, options.inFlightTtlMs)
     if (claim.kind === 'recorded') {
-      // The answer was recorded before the process stopped: it is not sent again.
-      await approvals.moveForward(approval.id, approval.forward, 'answered')
+      // The answer was recorded before the process stopped: it is not sent again. A 4xx recorded
+      // before its amount came back gives it back now (once, whoever did it first).
+      if (claim.record.status >= 400 && claim.record.status < 500 && !await releaseReservations(state, approval, log)) return
+      await move(approval, approval.forward, 'answered')
       return
     }
     // Another replica is sending it, or a crashed process's mark has yet to expire: look again later.
@@ -72,7 +88,7 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       return
     }
     const resend = approval.forward === 'sending'
-    if (!resend && !await approvals.moveForward(approval.id, 'none', 'sending')) {
+    if (!resend && !await move(approval, 'none', 'sending')) {
       await state.abort(approval.key, claim.owner)
       return
     }
@@ -112,6 +128,6 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       log.warn({ ...fields, err }, 'approved request got no answer; not sent again')
       await state.abort(approval.key, claim.owner).catch(() => undefined)
     }
-    await approvals.moveForward(approval.id, 'sending', 'answered')
+    await move(approval, 'sending', 'answered')
   }
 }

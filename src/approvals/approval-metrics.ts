@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client'
 
-export type ApprovalOutcome = 'held' | 'notified' | 'approved' | 'rejected' | 'expired' | 'forwarded' | 'answered' | 'resent' | 'refused_mac'
+export type ApprovalOutcome = 'held' | 'notified' | 'approved' | 'rejected' | 'expired' | 'forwarded' | 'answered' | 'resent' | 'failed_verification'
 
 export interface ApprovalMetrics {
   step: (caller: string, outcome: ApprovalOutcome) => void
@@ -14,7 +14,7 @@ export interface ApprovalMetrics {
 export function createApprovalMetrics (registry: Registry, prefix: string): ApprovalMetrics {
   const total = new Counter({
     name: `${prefix}approvals_total`,
-    help: 'Approval steps by caller and outcome: held, notified, approved, rejected, expired, forwarded, answered, resent, refused_mac',
+    help: 'Approval steps by caller and outcome: held, notified, approved, rejected, expired, forwarded, answered, resent, failed_verification (a record whose seals do not verify)',
     labelNames: ['caller', 'outcome'],
     registers: [registry],
   })

@@ -3,7 +3,8 @@
  * headers without the token, body bytes), the reference's §8 key and fingerprint, the amounts
  * reserved against the day's total, and the decision. `forward` is the forwarding's own state, so a
  * restart knows whether the provider's answer was outstanding (`sending`) when the process died;
- * `answered` also marks a rejected or expired record whose amounts were given back.
+ * `answered` also marks a rejected or expired record whose amounts were given back. Each of the
+ * three steps (held, decided, forwarding stage) carries its seal (approval-seal.ts).
  */
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
 export type ApprovalStatus = typeof APPROVAL_STATUSES[number]
@@ -37,9 +38,13 @@ export interface ApprovalRecord {
   decidedByCaller: string | null
   reason: string | null
   decidedAtMs: number | null
-  /** MAC of the approved record (approval-mac.ts); null until approved. */
-  mac: string | null
   forward: ForwardState
+  /** Over what is sent and shown, made at the hold. */
+  holdSeal: string
+  /** Over the decision, chained to holdSeal; null while pending. */
+  decisionSeal: string | null
+  /** Over the forwarding stage, chained to decisionSeal; null while `none`. */
+  forwardSeal: string | null
 }
 
 export interface Decision {
@@ -48,8 +53,8 @@ export interface Decision {
   byCaller: string | null
   reason: string | null
   atMs: number
-  /** For `approved` only: the MAC over the record and this decision. */
-  mac: string | null
+  /** sealDecision over this decision, chained to the record's holdSeal. */
+  seal: string
 }
 
 export type DecideOutcome =

@@ -14,19 +14,18 @@ import type { Clock } from '../clock.js'
 import {
   ApprovalNotFoundError, ApprovalNotPermittedError, ApprovalSelfDecisionError, BadRequestError, CallerUnauthenticatedError, ClientNotAllowedError,
 } from '../errors.js'
-import type { MacKey } from './approval-mac.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
-import { approvalView } from './approval-view.js'
 import { decideApproval } from './decide-approval.js'
+import type { RecordVerifier } from './record-verifier.js'
 
 export interface ApprovalRoutesOptions {
   callers: () => CallerIndex
   access: ClientAccess
   store: ApprovalStore
   clock: Clock
-  macKey: MacKey
+  verifier: RecordVerifier
   metrics: ApprovalMetrics
   /** Tells the worker to act on a decision now. */
   decided: () => void
@@ -42,7 +41,7 @@ function decisionText (value: unknown, field: string, required: boolean): string
 }
 
 export async function approvalRoutes (app: FastifyInstance, options: ApprovalRoutesOptions): Promise<void> {
-  const { store, clock, metrics } = options
+  const { store, clock, metrics, verifier } = options
 
   function callerOf (request: FastifyRequest): CallerSpec {
     const access = options.access.check(request.raw.socket.remoteAddress, request.headers)
@@ -64,13 +63,13 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
     const status = request.query.status
     if (status !== undefined && !APPROVAL_STATUSES.includes(status as ApprovalStatus)) throw new BadRequestError(`status must be one of ${APPROVAL_STATUSES.join(', ')}`)
     const nowMs = clock.wallMs()
-    const approvals = (await store.list()).map((a) => approvalView(a, nowMs)).filter((a) => status === undefined || a.status === status)
+    const approvals = (await store.list()).map((a) => verifier.view(a, nowMs)).filter((a) => status === undefined || a.status === status)
     return { approvals }
   })
 
   app.get<{ Params: { id: string } }>('/approvals/:id', async (request) => {
     const approval = await approvalFor(callerOf(request), request.params.id)
-    return { approval: approvalView(approval, clock.wallMs()) }
+    return { approval: verifier.view(approval, clock.wallMs()) }
   })
 
   for (const [verb, status] of [['approve', 'approved'], ['reject', 'rejected']] as const) {
@@ -82,11 +81,11 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
       const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
       const by = decisionText(body.by, 'by', true) as string
       const reason = decisionText(body.reason, 'reason', false)
-      const decided = await decideApproval(store, options.macKey, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
+      const decided = await decideApproval(store, verifier.key, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: by, decidedByCaller: caller.id, status }, `approval ${status}`)
       metrics.step(decided.caller, status)
       options.decided()
-      return { approval: approvalView(decided, clock.wallMs()) }
+      return { approval: verifier.view(decided, clock.wallMs()) }
     })
   }
 }

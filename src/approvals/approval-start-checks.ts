@@ -1,6 +1,6 @@
 /**
  * What a start with approvals needs (SPEC §11), judged once the callers file is read: the signing
- * secret whenever a caller uses `approveAbove`, idempotency on (the approval is the reference's §8
+ * and sealing secrets whenever a caller uses `approveAbove`, idempotency on (the approval is the reference's §8
  * record), and a warning for a caller that could approve what it is held for, which another
  * approver must then decide.
  */
@@ -19,7 +19,8 @@ export function checkApprovalStart (callers: readonly CallerSpec[], config: Pick
   const problems: string[] = []
   const warnings: string[] = []
   if (held.length === 0) return { used: false, problems, warnings }
-  if (config.approvals.signingSecret === null) problems.push('PROXY_APPROVAL_SIGNING_SECRET (or PROXY_APPROVAL_SIGNING_SECRET_FILE) is required when the callers file uses approveAbove (payments-auth-proxy webhook-secrets prints one)')
+  if (config.approvals.signingSecret === null) problems.push('PROXY_APPROVAL_SIGNING_SECRET (or PROXY_APPROVAL_SIGNING_SECRET_FILE) is required when the callers file uses approveAbove: it signs approval notifications (payments-auth-proxy webhook-secrets prints one)')
+  if (config.approvals.sealingSecret === null) problems.push('PROXY_APPROVAL_SEALING_SECRET (or PROXY_APPROVAL_SEALING_SECRET_FILE) is required when the callers file uses approveAbove: it seals held requests so that no one who can write the store can change what is sent (payments-auth-proxy webhook-secrets prints one)')
   if (!config.idempotency.enabled) problems.push('PROXY_IDEMPOTENCY=off cannot be used with approveAbove in the callers file: an approval is the reference\'s idempotency record')
   for (const caller of held.filter((c) => c.approver)) {
     warnings.push(`caller ${caller.id} is an approver and is limited by approveAbove: its own held requests need another approver`)

@@ -18,8 +18,8 @@ export interface ApprovalStore {
   toSettle: () => Promise<ApprovalRecord[]>
   /** Pending records whose time is up at `nowMs`. */
   dueToExpire: (nowMs: number) => Promise<ApprovalRecord[]>
-  /** Moves the forwarding state from `from` to `to`; false when it was not `from` (another took it). */
-  moveForward: (id: string, from: ForwardState, to: ForwardState) => Promise<boolean>
+  /** Moves the forwarding state from `from` to `to` with its seal; false when it was not `from` (another took it). */
+  moveForward: (id: string, from: ForwardState, to: ForwardState, seal: string) => Promise<boolean>
   /**
    * Removes decided records that are settled (forward `answered`) and were decided before
    * `beforeMs`; never a pending one, nor an approved one not yet answered. Resolves how many.

@@ -7,6 +7,8 @@ import type { ApprovalRecord, ApprovalStatus } from './approval-record.js'
 
 export const MAX_REQUEST_TEXT_BYTES = 16 * 1024
 const CUT_MARK = '…[cut]'
+/** SPEC §11: the reason a record whose seals do not verify is shown with, and refused with. */
+export const FAILED_VERIFICATION_REASON = 'record failed verification'
 
 export interface ApprovalView {
   id: string
@@ -53,4 +55,12 @@ function requestText (body: Buffer): string {
   if (body.length <= MAX_REQUEST_TEXT_BYTES) return body.toString('utf8')
   // Cut on a byte bound; a split UTF-8 sequence becomes one replacement character, then the mark.
   return `${body.subarray(0, MAX_REQUEST_TEXT_BYTES).toString('utf8')}${CUT_MARK}`
+}
+
+/** A record whose seals do not verify (record-verifier.ts): rejected, never pending, nobody's decision. */
+export function failedApprovalView (a: ApprovalRecord, nowMs: number): ApprovalView {
+  const view: ApprovalView = { ...approvalView(a, nowMs), status: 'rejected', reason: FAILED_VERIFICATION_REASON }
+  delete view.decidedBy
+  delete view.decidedByCaller
+  return view
 }

@@ -5,6 +5,11 @@
  * decision taken with the CLI, in another process, is so acted on within 2 s; one taken while the
  * sidecar was down, at its next start. Once an hour it removes the settled ones past their retention.
  * Its first look writes every approval's held mark (held-marks.ts), and every look until one could.
+ *
+ * Every record is verified before anything is done with it (record-verifier.ts). Each step it
+ * writes is sealed and conditional (the store's compare-and-set), and a held amount is given back
+ * under its own name (release-reservations.ts), so whichever replica or loop settles a record, the
+ * amount comes back once: two replicas' loops meet the same records every second.
  */
 import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
@@ -13,9 +18,11 @@ import type { StateStore } from '../state/state-store.js'
 import type { ForwardApproval } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalNotifier } from './approval-notifier.js'
+import { sealDecision, sealStage } from './approval-seal.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
 import type { HeldMarks } from './held-marks.js'
+import type { RecordVerifier } from './record-verifier.js'
 import { releaseReservations } from './release-reservations.js'
 
 export const APPROVAL_LOOK_INTERVAL_MS = 1000
@@ -45,6 +52,7 @@ export interface WorkerOptions {
   clock: Clock
   log: Logger
   metrics: ApprovalMetrics
+  verifier: RecordVerifier
   /** Told of every decision (deduplicated by the store), before it is acted on. */
   notifier: ApprovalNotifier | null
   /** How long a settled approval is kept after its decision (approvalRetentionMs). */
@@ -54,7 +62,7 @@ export interface WorkerOptions {
 }
 
 export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
-  const { approvals, state, forward, clock, log, metrics, notifier, marks } = options
+  const { approvals, state, forward, clock, log, metrics, notifier, marks, verifier } = options
   let timer: TimerHandle | null = null
   let running: Promise<void> | null = null
   let again = false
@@ -65,13 +73,16 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     const nowMs = clock.wallMs()
     if (!marks.complete) await marks.writeAll(approvals, state, nowMs, options.retentionMs)
     for (const due of await approvals.dueToExpire(nowMs)) {
-      const outcome = await approvals.decide(due.id, { status: 'expired', by: null, byCaller: null, reason: null, atMs: nowMs, mac: null }, nowMs)
+      if (!verifier.verified(due)) continue
+      const decision = { status: 'expired' as const, by: null, byCaller: null, reason: null, atMs: nowMs }
+      const outcome = await approvals.decide(due.id, { ...decision, seal: sealDecision(verifier.key, due.holdSeal, decision) }, nowMs)
       if (outcome.kind !== 'decided') continue
       log.info({ approval: due.id, caller: due.caller }, 'approval expired: the request is not sent')
       metrics.step(due.caller, 'expired')
     }
     for (const decided of await approvals.toSettle()) {
       if (closed) return
+      if (!verifier.verified(decided)) continue
       // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
       const stored = await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
         log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
@@ -82,8 +93,9 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
         await forward(decided)
         continue
       }
-      await releaseReservations(state, decided, log)
-      if (await approvals.moveForward(decided.id, 'none', 'answered')) {
+      // Given back first, under its own name: a crash before the stage is written gives back nothing twice.
+      if (!await releaseReservations(state, decided, log)) continue
+      if (await approvals.moveForward(decided.id, 'none', 'answered', sealStage(verifier.key, decided.decisionSeal ?? '', 'answered'))) {
         // A rejection taken with the CLI (another process) is logged and counted here, once.
         if (decided.status === 'rejected' && decided.decidedByCaller === 'cli') {
           log.info({ approval: decided.id, caller: decided.caller, decidedBy: decided.decidedBy, decidedByCaller: 'cli', status: 'rejected' }, 'approval rejected')
@@ -92,7 +104,7 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
         log.info({ approval: decided.id, caller: decided.caller, status: decided.status }, 'held amount given back to the day total')
       }
     }
-    metrics.pending((await approvals.list('pending')).length)
+    metrics.pending((await approvals.list('pending')).filter(verifier.verified).length)
     if (nowMs >= nextCleanupMs) {
       nextCleanupMs = nowMs + APPROVAL_CLEANUP_INTERVAL_MS
       const removed = await approvals.removeSettledBefore(nowMs - options.retentionMs).catch((err: unknown) => {

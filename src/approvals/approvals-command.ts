@@ -2,17 +2,23 @@
  * `payments-auth-proxy approvals list|show|approve|reject` (SPEC §11), on the same store as the
  * sidecar, whether it runs or not: a decision taken here is acted on by a running sidecar within
  * 2 s (its worker looks once a second), or at its next start. `decidedByCaller` is `cli`.
+ *
+ * Every record is verified with this configuration's PROXY_APPROVAL_SEALING_SECRET before it is
+ * shown or decided: one that does not verify is shown as rejected, and deciding it writes nothing
+ * and exits 1, so a command run with another secret than the sidecar's can never strand a payment.
+ * What callers chose (references, reasons, bodies) is printed with control characters escaped.
  */
 import { parseArgs } from 'node:util'
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import { ProxyError } from '../errors.js'
-import { deriveMacKey } from './approval-mac.js'
+import { terminalJson, terminalText } from '../text/terminal-safe.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
+import { deriveSealKey, sealFailure } from './approval-seal.js'
 import type { ApprovalStore } from './approval-store.js'
-import { approvalView } from './approval-view.js'
 import { decideApproval } from './decide-approval.js'
 import { openApprovalStore } from './open-approval-store.js'
+import { createRecordVerifier, type RecordVerifier } from './record-verifier.js'
 
 export const APPROVALS_USAGE = `usage: payments-auth-proxy approvals list [--status pending|approved|rejected|expired] [--json]
        payments-auth-proxy approvals show <id>
@@ -21,65 +27,88 @@ export const APPROVALS_USAGE = `usage: payments-auth-proxy approvals list [--sta
 
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void, nowMs: () => number }
 
-/** Returns the exit code: 0 done, 1 not found or already decided, 2 usage or configuration. */
+type Verb = 'list' | 'show' | 'approve' | 'reject'
+
+/** What is wrong with the command line, in a sentence, or null. */
+function usageProblem (verb: string | undefined, id: string | undefined, values: { status?: string | undefined, by?: string | undefined }): string | null {
+  if (verb === undefined || !['list', 'show', 'approve', 'reject'].includes(verb)) return verb === undefined ? 'say what to do' : `unknown command: ${terminalText(verb)}`
+  if (verb === 'list') return values.status === undefined || APPROVAL_STATUSES.includes(values.status as ApprovalStatus) ? null : `--status must be one of ${APPROVAL_STATUSES.join(', ')}`
+  if (id === undefined) return `${verb} needs the approval's id`
+  if (verb !== 'show' && (values.by === undefined || values.by.trim() === '')) return `${verb} needs --by <name>: who decides (recorded as decidedBy)`
+  return null
+}
+
+/** Returns the exit code: 0 done, 1 not found, already decided or not verifiable, 2 usage or configuration. */
 export async function runApprovalsCommand (args: readonly string[], config: Pick<Config, 'approvals' | 'state'>, log: Logger, io: CommandIo): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: { status: { type: 'string' }, json: { type: 'boolean' }, by: { type: 'string' }, reason: { type: 'string' } } })
   } catch (err) {
-    io.err(`${(err as Error).message}\n${APPROVALS_USAGE}\n`)
+    io.err(`payments-auth-proxy: ${terminalText((err as Error).message)}\n${APPROVALS_USAGE}\n`)
     return 2
   }
   const [verb, id] = parsed.positionals
   const { status, json, by, reason } = parsed.values
-  const deciding = verb === 'approve' || verb === 'reject'
-  const usable = (verb === 'list' && (status === undefined || APPROVAL_STATUSES.includes(status as ApprovalStatus))) ||
-    (verb === 'show' && id !== undefined) || (deciding && id !== undefined && by !== undefined && by.trim() !== '')
-  if (!usable) {
-    io.err(`${APPROVALS_USAGE}\n`)
+  const problem = usageProblem(verb, id, { status, by })
+  if (problem !== null) {
+    io.err(`payments-auth-proxy: ${problem}\n${APPROVALS_USAGE}\n`)
     return 2
   }
-  const secret = config.approvals.signingSecret
-  if (deciding && secret === null) {
-    io.err('payments-auth-proxy: PROXY_APPROVAL_SIGNING_SECRET (or _FILE) is required to decide: the sidecar sends only approvals sealed with it\n')
+  const secret = config.approvals.sealingSecret
+  if (secret === null) {
+    io.err('payments-auth-proxy: PROXY_APPROVAL_SEALING_SECRET (or _FILE) is required, the same as the sidecar\'s: approvals are shown and decided only once their seals verify\n')
     return 2
   }
+  const verifier = createRecordVerifier(deriveSealKey(secret), log, null)
   const store = await openApprovalStore(config, log)
   try {
-    if (verb === 'list') return await list(store, status as ApprovalStatus | undefined, json === true, io)
-    if (verb === 'show') return await show(store, id as string, io)
-    try {
-      const decided = await decideApproval(store, deriveMacKey(secret as string), id as string, { status: verb === 'approve' ? 'approved' : 'rejected', by: by as string, byCaller: 'cli', reason: reason ?? null }, io.nowMs())
-      io.out(`${JSON.stringify(approvalView(decided, io.nowMs()))}\n`)
-      return 0
-    } catch (err) {
-      if (!(err instanceof ProxyError)) throw err
-      io.err(`payments-auth-proxy: ${err.code}: ${err.message}\n`)
-      return 1
-    }
+    if (verb === 'list') return await list(store, verifier, status as ApprovalStatus | undefined, json === true, io)
+    if (verb === 'show') return await show(store, verifier, id as string, io)
+    return await decide(store, verifier, verb as Extract<Verb, 'approve' | 'reject'>, id as string, { by: by as string, reason: reason ?? null }, io)
   } finally {
     await store.close()
   }
 }
 
-async function list (store: ApprovalStore, status: ApprovalStatus | undefined, json: boolean, io: CommandIo): Promise<number> {
+async function list (store: ApprovalStore, verifier: RecordVerifier, status: ApprovalStatus | undefined, json: boolean, io: CommandIo): Promise<number> {
   const nowMs = io.nowMs()
-  const views = (await store.list()).map((a) => approvalView(a, nowMs)).filter((a) => status === undefined || a.status === status)
+  const views = (await store.list()).map((a) => verifier.view(a, nowMs)).filter((a) => status === undefined || a.status === status)
   if (json) {
-    for (const view of views) io.out(`${JSON.stringify(view)}\n`)
+    for (const view of views) io.out(`${terminalJson(view)}\n`)
     return 0
   }
   io.out('id\tstatus\tcaller\tamount\treference\texpires\tdecided by\n')
-  for (const a of views) io.out(`${a.id}\t${a.status}\t${a.caller}\t${a.amount} ${a.currency}\t${a.externalReference}\t${new Date(a.expiresAt * 1000).toISOString()}\t${a.decidedBy ?? '-'}\n`)
+  for (const a of views) {
+    const cells = [a.id, a.status, a.caller, `${a.amount} ${a.currency}`, a.externalReference, new Date(a.expiresAt * 1000).toISOString(), a.decidedBy ?? (a.reason === undefined ? '-' : `- (${a.reason})`)]
+    io.out(`${cells.map(terminalText).join('\t')}\n`)
+  }
   return 0
 }
 
-async function show (store: ApprovalStore, id: string, io: CommandIo): Promise<number> {
+async function show (store: ApprovalStore, verifier: RecordVerifier, id: string, io: CommandIo): Promise<number> {
   const approval = await store.get(id)
   if (approval === null) {
-    io.err(`payments-auth-proxy: no approval ${id}\n`)
+    io.err(`payments-auth-proxy: no approval ${terminalText(id)}\n`)
     return 1
   }
-  io.out(`${JSON.stringify(approvalView(approval, io.nowMs()), null, 2)}\n`)
+  io.out(`${terminalJson(verifier.view(approval, io.nowMs()), 2)}\n`)
   return 0
+}
+
+async function decide (store: ApprovalStore, verifier: RecordVerifier, verb: 'approve' | 'reject', id: string, decision: { by: string, reason: string | null }, io: CommandIo): Promise<number> {
+  // Checked here first, with this command's secret: a mismatch writes nothing (decideApproval refuses it too).
+  const current = await store.get(id)
+  if (current !== null && sealFailure(verifier.key, current) !== null) {
+    io.err(`payments-auth-proxy: approval ${terminalText(id)} does not verify with this PROXY_APPROVAL_SEALING_SECRET: either it is not the sidecar's, or the record was changed in the store. Nothing was written.\n`)
+    return 1
+  }
+  try {
+    const decided = await decideApproval(store, verifier.key, id, { status: verb === 'approve' ? 'approved' : 'rejected', by: decision.by, byCaller: 'cli', reason: decision.reason }, io.nowMs())
+    io.out(`${terminalJson(verifier.view(decided, io.nowMs()), 2)}\n`)
+    return 0
+  } catch (err) {
+    if (!(err instanceof ProxyError)) throw err
+    io.err(`payments-auth-proxy: ${err.code}: ${terminalText(err.message)}\n`)
+    return 1
+  }
 }

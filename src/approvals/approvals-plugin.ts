@@ -30,10 +30,12 @@ import type { StateStore } from '../state/state-store.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalNotifier } from './approval-notifier.js'
 import type { ApprovalRecord } from './approval-record.js'
+import { sealHold } from './approval-seal.js'
 import type { ApprovalStore } from './approval-store.js'
-import { approvalView } from './approval-view.js'
+import { approvalView, FAILED_VERIFICATION_REASON } from './approval-view.js'
 import { heldMarkTtlMs, type HeldMarks } from './held-marks.js'
 import { decideHold, type HoldDecision } from './hold-decision.js'
+import type { RecordVerifier } from './record-verifier.js'
 
 export interface ApprovalsPluginOptions {
   store: ApprovalStore
@@ -47,6 +49,8 @@ export interface ApprovalsPluginOptions {
   marks: HeldMarks
   /** How long a decided approval is kept (approvalRetentionMs): its key's held mark lives as long. */
   retentionMs: number
+  /** Seals a new record; judges a stored one before a retry is answered by it. */
+  verifier: RecordVerifier
 }
 
 /** Set by the upstream request, not the client's: never stored, never forwarded as the client's. */
@@ -74,7 +78,7 @@ function gated (request: FastifyRequest): boolean {
 }
 
 export const approvalRetries = fp(async function approvalRetries (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, state, clock, marks } = options
+  const { store, state, clock, marks, verifier } = options
 
   /** Resolves true when it answered (202), rejects with the refusal, false to let the request go on. */
   async function judgeRetry (request: FastifyRequest, reply: FastifyReply, claim: IdempotencyClaim): Promise<boolean> {
@@ -85,7 +89,10 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
     } catch (err) {
       throw new StateUnavailableError(err)
     }
-    if (approval === null || (approval.status === 'approved' && approval.forward === 'answered')) return false
+    if (approval === null) return false
+    // Not sealed by this sidecar: treated as rejected, whatever it says (record-verifier.ts).
+    if (!verifier.verified(approval)) throw new ApprovalRejectedError(FAILED_VERIFICATION_REASON)
+    if (approval.status === 'approved' && approval.forward === 'answered') return false
     if (approval.fingerprint !== fingerprint) {
       request.log.warn({ caller: approval.caller, approval: approval.id, code: 'IDEMPOTENCY_KEY_REUSED' }, 'held request retried with another body')
       throw new IdempotencyKeyReusedError()
@@ -109,7 +116,7 @@ export const approvalRetries = fp(async function approvalRetries (app: FastifyIn
 }, { name: 'approval-retries', dependencies: ['idempotency'] })
 
 export const approvalHolds = fp(async function approvalHolds (app: FastifyInstance, options: ApprovalsPluginOptions) {
-  const { store, state, clock, ttlMs, keyPointer, metrics, notifier, retentionMs } = options
+  const { store, state, clock, ttlMs, keyPointer, metrics, notifier, retentionMs, verifier } = options
 
   // Callback-style: requests that are not held (most) cost no promise.
   app.addHook('preHandler', (request, reply, done) => {
@@ -134,7 +141,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       throw new ExternalReferenceRequiredError(`A request that waits for approval needs a non-empty string reference at ${keyPointer}`)
     }
     const nowMs = clock.wallMs()
-    const approval: ApprovalRecord = {
+    const unsealed: Omit<ApprovalRecord, 'holdSeal'> = {
       id: newApprovalId(),
       key: claim.key,
       fingerprint: claim.fingerprint,
@@ -158,9 +165,11 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       decidedByCaller: null,
       reason: null,
       decidedAtMs: null,
-      mac: null,
       forward: 'none',
+      decisionSeal: null,
+      forwardSeal: null,
     }
+    const approval: ApprovalRecord = { ...unsealed, holdSeal: sealHold(verifier.key, unsealed) }
     try {
       await state.markHeld(claim.key, heldMarkTtlMs(approval, nowMs, retentionMs))
       await store.create(approval)

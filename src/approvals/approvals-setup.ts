@@ -11,29 +11,31 @@ import type { CallerIndex } from '../callers/judge-caller.js'
 import type { Clock } from '../clock.js'
 import type { Config, EnvironmentName } from '../config/config.js'
 import { ConfigError } from '../config/load-config.js'
+import { buildRouteTable } from '../routing/route-table.js'
 import type { StateStore } from '../state/state-store.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { createApprovalForwarder } from './approval-forwarder.js'
-import { deriveMacKey, type MacKey } from './approval-mac.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import { approvalRoutes } from './approval-routes.js'
+import { deriveSealKey, type SealKey } from './approval-seal.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 import type { ApprovalStore } from './approval-store.js'
 import { HeldMarks } from './held-marks.js'
 import { openApprovalStore } from './open-approval-store.js'
 import { openApprovalNotifier, type ApprovalNotifier } from './approval-notifier.js'
 import { approvalRetentionMs, createApprovalWorker, type ApprovalWorker } from './approval-worker.js'
+import { createRecordVerifier, type RecordVerifier } from './record-verifier.js'
 
 export interface PreparedApprovals {
   store: ApprovalStore
-  macKey: MacKey
+  sealKey: SealKey
   ttlMs: number
   notifier: ApprovalNotifier | null
   marks: HeldMarks
   /** How long a decided approval is kept (approvalRetentionMs). */
   retentionMs: number
 }
-export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock }
+export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock, verifier: RecordVerifier }
 
 /** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
 export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger, clock: Clock): Promise<PreparedApprovals | null> {
@@ -41,15 +43,21 @@ export async function prepareApprovals (config: Config, index: CallerIndex, log:
   const check = checkApprovalStart(callers, config)
   if (check.problems.length > 0) throw new ConfigError(check.problems)
   for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')
-  if (!check.used || config.approvals.signingSecret === null) return null
+  if (!check.used || config.approvals.sealingSecret === null) return null
   const store = await openApprovalStore(config, log)
   const notifier = await openApprovalNotifier(config, { log, clock })
   return {
-    store, macKey: deriveMacKey(config.approvals.signingSecret), ttlMs: config.approvals.ttlS * 1000, notifier, marks: new HeldMarks(), retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
+    store, sealKey: deriveSealKey(config.approvals.sealingSecret), ttlMs: config.approvals.ttlS * 1000, notifier, marks: new HeldMarks(), retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
   }
 }
 
+/** Once the metrics exist: the one verifier every reading of a record goes through. */
+export function approvalsInUse (prepared: PreparedApprovals, metrics: ApprovalMetrics, clock: Clock, log: Logger): ApprovalsInUse {
+  return { ...prepared, metrics, clock, verifier: createRecordVerifier(prepared.sealKey, log, metrics) }
+}
+
 export interface RegisterDeps {
+  config: Config
   callers: () => CallerIndex
   access: ClientAccess
   state: StateStore
@@ -62,13 +70,19 @@ export interface RegisterDeps {
 
 /** The routes, and the worker (started by server.ts once the proxy is ready). */
 export async function registerApprovals (app: FastifyInstance, approvals: ApprovalsInUse, deps: RegisterDeps): Promise<ApprovalWorker> {
-  const { store, macKey, metrics, clock } = approvals
+  const { store, metrics, clock, verifier } = approvals
+  const routes = buildRouteTable(deps.config)
+  // The base a record's environment and interface forward to now, spelled as a hold stores it.
+  const upstreamOf = (environment: string, iface: string): string | null => {
+    const upstream = routes.find((r) => r.prefix === `/${environment}/${iface}`)?.upstream
+    return upstream === undefined || upstream === null ? null : `${upstream.origin}${upstream.basePath}`
+  }
   const forward = createApprovalForwarder({
-    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
+    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, verifier, upstreamOf, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
   })
   const worker = createApprovalWorker({
-    approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,
+    approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, verifier, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,
   })
-  await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, macKey, metrics, decided: worker.nudge })
+  await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, verifier, metrics, decided: worker.nudge })
   return worker
 }

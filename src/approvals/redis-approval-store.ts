@@ -1,7 +1,7 @@
 /**
  * The ApprovalStore in Redis (SPEC §11), for replicas sharing one set of approvals. A record is one
- * hash (`<prefix>apr:<id>`: the record as JSON, the body bytes, and the three fields the steps
- * judge: status, forward, expiresAt), with an index by §8 key and a sorted set of ids by creation.
+ * hash (`<prefix>apr:<id>`: the record as JSON, the body bytes, the three fields the steps
+ * judge: status, forward, expiresAt, and the forwarding stage's seal), with an index by §8 key and a sorted set of ids by creation.
  * A decision and a forwarding move are each one Lua script, so of two replicas one wins.
  * Durable as far as Redis's persistence goes (the inbox's start log warns about `appendonly no`).
  *
@@ -52,11 +52,11 @@ redis.call('HSET', k, 'status', ARGV[3], 'record', ARGV[4])
 reindex(ARGV[1], ARGV[2])
 return 'decided'
 `
-/** ARGV: P, id, from, to. 1 when moved. */
+/** ARGV: P, id, from, to, the stage's seal. 1 when moved. */
 const MOVE_LUA = `${REINDEX}
 local k = ARGV[1] .. ARGV[2]
 if redis.call('HGET', k, 'forward') ~= ARGV[3] then return 0 end
-redis.call('HSET', k, 'forward', ARGV[4])
+redis.call('HSET', k, 'forward', ARGV[4], 'forwardSeal', ARGV[5])
 reindex(ARGV[1], ARGV[2])
 return 1
 `
@@ -115,8 +115,9 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
 
   const fromHash = (h: Record<string, Buffer>): ApprovalRecord | null => {
     if (h['record'] === undefined) return null
-    const rest = JSON.parse(h['record'].toString('utf8')) as Omit<ApprovalRecord, 'body' | 'status' | 'forward'>
-    return { ...rest, body: h['body'] ?? Buffer.alloc(0), status: String(h['status']) as ApprovalStatus, forward: String(h['forward']) as ForwardState }
+    const rest = JSON.parse(h['record'].toString('utf8')) as Omit<ApprovalRecord, 'body' | 'status' | 'forward' | 'forwardSeal'>
+    const forwardSeal = h['forwardSeal']?.toString('utf8') ?? null
+    return { ...rest, body: h['body'] ?? Buffer.alloc(0), status: String(h['status']) as ApprovalStatus, forward: String(h['forward']) as ForwardState, forwardSeal }
   }
   const read = async (id: string): Promise<ApprovalRecord | null> => fromHash(await client.hgetallBuffer(`${P}${id}`))
   /** One round trip for them all; an id whose record is gone is left out. */
@@ -161,18 +162,22 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     return (await inSet(indexed ? 'pending' : 'ids')).filter((a) => a.status === 'pending')
   }
   const json = (approval: ApprovalRecord): string => {
-    // The three hash fields of their own are left out of the JSON.
+    // The hash fields of their own are left out of the JSON.
     const rest: Partial<ApprovalRecord> = { ...approval }
     delete rest.body
     delete rest.status
     delete rest.forward
+    delete rest.forwardSeal
     return JSON.stringify(rest)
   }
 
   return {
     async create (approval) {
       const multi = client.multi()
-        .hset(`${P}${approval.id}`, { record: json(approval), body: approval.body, status: approval.status, forward: approval.forward, expiresAt: approval.expiresAtMs })
+        .hset(`${P}${approval.id}`, {
+          record: json(approval), body: approval.body, status: approval.status, forward: approval.forward, expiresAt: approval.expiresAtMs,
+          ...(approval.forwardSeal === null ? {} : { forwardSeal: approval.forwardSeal }),
+        })
         .set(`${P}key:${approval.key}`, approval.id)
         .zadd(`${P}ids`, approval.createdAtMs, approval.id)
       // Where REINDEX would put it.
@@ -189,7 +194,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     async decide (id, decision, nowMs): Promise<DecideOutcome> {
       const current = await read(id)
       if (current === null) return { kind: 'missing' }
-      const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, mac: decision.mac }
+      const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, decisionSeal: decision.seal }
       const outcome = String(await script('aprDecide')(P, id, decision.status, json(decided), nowMs))
       if (outcome === 'decided') return { kind: 'decided', approval: decided }
       if (outcome === 'missing') return { kind: 'missing' }
@@ -210,7 +215,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
       if (moved.length > 0) await script('aprIndex')(P, ...moved)
       return listed.filter((a) => a.status === 'pending' && a.expiresAtMs <= nowMs)
     },
-    moveForward: async (id, from, to) => Number(await script('aprMove')(P, id, from, to)) === 1,
+    moveForward: async (id, from, to, seal) => Number(await script('aprMove')(P, id, from, to, seal)) === 1,
     async removeSettledBefore (beforeMs) {
       // A record is decided after it was created: only those created before can qualify.
       const ids = await client.zrangebyscore(`${P}ids`, '-inf', `(${beforeMs}`)

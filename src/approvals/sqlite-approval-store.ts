@@ -50,7 +50,8 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
   const toSettle = db.prepare(`SELECT ${columns} FROM approvals WHERE status <> 'pending' AND forward <> 'answered' ORDER BY seq`)
   const dueToExpire = db.prepare(`SELECT ${columns} FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY seq`)
   const decide = db.prepare('UPDATE approvals SET status = @status, record = @record WHERE id = @id AND status = \'pending\'')
-  const move = db.prepare('UPDATE approvals SET forward = ? WHERE id = ? AND forward = ?')
+  // The stage's seal lives in the record's JSON, beside the others: no column to add to files written before.
+  const move = db.prepare('UPDATE approvals SET forward = ?, record = json_set(record, \'$.forwardSeal\', ?) WHERE id = ? AND forward = ?')
   // The decision's time lives in the record's JSON: no column to add to files written before.
   const removeSettled = db.prepare('DELETE FROM approvals WHERE status <> \'pending\' AND forward = \'answered\' AND json_extract(record, \'$.decidedAtMs\') < ?')
 
@@ -64,7 +65,7 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
     if (current.status !== 'pending' || (decision.status !== 'expired' && current.expiresAtMs <= nowMs)) {
       return { kind: 'already', approval: current.status === 'pending' ? { ...current, status: 'expired' } : current }
     }
-    const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, mac: decision.mac }
+    const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, decisionSeal: decision.seal }
     const row = toRow(decided)
     const changed = decide.run({ id, status: row.status, record: row.record }).changes
     return changed === 1 ? { kind: 'decided', approval: decided } : { kind: 'already', approval: current }
@@ -79,7 +80,7 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
     decide: async (id, decision, nowMs) => decideNow.immediate(id, decision, nowMs),
     toSettle: async () => many(toSettle.all()),
     dueToExpire: async (nowMs) => many(dueToExpire.all(nowMs)),
-    moveForward: async (id, from, to) => move.run(to, id, from).changes === 1,
+    moveForward: async (id, from, to, seal) => move.run(to, seal, id, from).changes === 1,
     removeSettledBefore: async (beforeMs) => removeSettled.run(beforeMs).changes,
     close: async () => { db.close() },
   }

@@ -1,7 +1,7 @@
 /**
- * `PROXY_APPROVAL_*` (SPEC §11) -> Config['approvals']. The signing secret is optional here: it is
- * required only when the callers file uses `approveAbove`, which server.ts checks once it has read
- * the file. Its value is never quoted in a problem.
+ * `PROXY_APPROVAL_*` (SPEC §11) -> Config['approvals']. The signing and sealing secrets are optional
+ * here: they are required only when the callers file uses `approveAbove`, which server.ts checks
+ * once it has read the file. Their values are never quoted in a problem.
  */
 import type { Config } from './config.js'
 import type { RawSettings } from './schema.js'
@@ -10,11 +10,8 @@ import { checkBaseUrl } from './base-urls.js'
 import { isSigningSecret, parseSchedule } from './webhook-settings.js'
 
 export function resolveApprovals (settings: RawSettings, problems: string[]): Config['approvals'] {
-  const read = readSecretVariable(settings, 'PROXY_APPROVAL_SIGNING_SECRET')
-  if (read.problem !== undefined) problems.push(read.problem)
-  else if (read.value !== undefined && !isSigningSecret(read.value)) {
-    problems.push('PROXY_APPROVAL_SIGNING_SECRET must be whsec_ followed by base64 of at least 24 bytes (payments-auth-proxy webhook-secrets prints one; use another than PROXY_WEBHOOK_SIGNING_SECRET)')
-  }
+  const signingSecret = whsecSecret(settings, 'PROXY_APPROVAL_SIGNING_SECRET', problems)
+  const sealingSecret = whsecSecret(settings, 'PROXY_APPROVAL_SEALING_SECRET', problems)
   const notifyUrl = settings.PROXY_APPROVAL_NOTIFY_URL ?? null
   if (notifyUrl !== null) {
     const checked = checkBaseUrl(notifyUrl)
@@ -28,8 +25,23 @@ export function resolveApprovals (settings: RawSettings, problems: string[]): Co
     ttlS: settings.PROXY_APPROVAL_TTL_SECONDS,
     notifyUrl,
     retryScheduleMs,
-    signingSecret: read.problem === undefined ? read.value ?? null : null,
+    signingSecret,
+    sealingSecret,
     // SPEC §11: approvals live in the inbox's embedded store, whether or not the inbox is on.
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
   }
+}
+
+/** A `whsec_` secret of its own (distinct-secrets.ts checks it differs from every other). */
+function whsecSecret (settings: RawSettings, name: string, problems: string[]): string | null {
+  const read = readSecretVariable(settings, name)
+  if (read.problem !== undefined) {
+    problems.push(read.problem)
+    return null
+  }
+  if (read.value !== undefined && !isSigningSecret(read.value)) {
+    problems.push(`${name} must be whsec_ followed by base64 of at least 24 bytes (payments-auth-proxy webhook-secrets prints one)`)
+    return null
+  }
+  return read.value ?? null
 }

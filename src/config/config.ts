@@ -51,12 +51,14 @@ export interface Config {
   /** SPEC §10: null when `PROXY_WEBHOOK_LISTEN` is not set (the inbox is off). */
   webhooks: WebhookConfig | null
   /**
-   * SPEC §11. `signingSecret` (a `whsec_` secret, never logged) keys the MAC of approved records;
-   * whether approvals are used at all is known only once the callers file is read (server.ts).
+   * SPEC §11. `sealingSecret` (a `whsec_` secret, never logged) keys the seals of approval records,
+   * `signingSecret` the notifications; whether approvals are used at all is known only once the
+   * callers file is read (server.ts).
    */
   approvals: {
     ttlS: number
     signingSecret: string | null
+    sealingSecret: string | null
     storePath: string
     /** Where notifications are delivered (null: none), on the inbox's retry schedule. */
     notifyUrl: string | null

@@ -15,6 +15,7 @@ import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
+import { sameSecretProblems } from './distinct-secrets.js'
 import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
@@ -84,6 +85,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   problems.push(...redis.problems)
   const webhooks = resolveWebhooks(settings, variables, problems, warnings)
   const approvals = resolveApprovals(settings, problems)
+  problems.push(...sameSecretProblems(settings, redisPassword(redis.url)))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -340,4 +342,14 @@ function deepFreeze<T> (value: T): T {
     for (const v of Object.values(value)) deepFreeze(v)
   }
   return value
+}
+
+/** The password of a Redis URL, decoded, or null (also for a URL that does not parse: reported elsewhere). */
+function redisPassword (url: string | null): string | null {
+  if (url === null) return null
+  try {
+    return decodeURIComponent(new URL(url).password)
+  } catch {
+    return null
+  }
 }

@@ -131,6 +131,8 @@ const featureProperties = {
   PROXY_APPROVAL_NOTIFY_URL: optionalString,
   PROXY_APPROVAL_SIGNING_SECRET: optionalString,
   PROXY_APPROVAL_SIGNING_SECRET_FILE: optionalString,
+  PROXY_APPROVAL_SEALING_SECRET: optionalString,
+  PROXY_APPROVAL_SEALING_SECRET_FILE: optionalString,
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })

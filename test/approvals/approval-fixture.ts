@@ -26,8 +26,10 @@ export function approvalFixture (overrides: Partial<ApprovalRecord> = {}): Appro
     decidedByCaller: null,
     reason: null,
     decidedAtMs: null,
-    mac: null,
     forward: 'none',
+    holdSeal: 'hold-seal',
+    decisionSeal: null,
+    forwardSeal: null,
     ...overrides,
   }
 }

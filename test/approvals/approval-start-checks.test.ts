@@ -20,13 +20,14 @@ ${approveAbove ? '        approveAbove: { KES: 100 }\n' : ''}`, '.yaml')
 }
 
 type Facts = Pick<Config, 'approvals' | 'idempotency'>
-const base: Facts = { approvals: { ttlS: 86400, signingSecret: 'whsec_x', storePath: ':memory:', notifyUrl: null, retryScheduleMs: [5000] }, idempotency: { enabled: true, keyPointer: '/externalReference', ttlS: 86400 } }
+const base: Facts = { approvals: { ttlS: 86400, signingSecret: 'whsec_x', sealingSecret: 'whsec_y', storePath: ':memory:', notifyUrl: null, retryScheduleMs: [5000] }, idempotency: { enabled: true, keyPointer: '/externalReference', ttlS: 86400 } }
 
 t.test('approval start checks', async (t) => {
   const cases: Array<[string, CallerSpec[], Facts, { used: boolean, problems: RegExp[], warnings: RegExp[] }]> = [
-    ['no approveAbove: nothing to set up, nothing required', callersOf(false, false), { ...base, approvals: { ...base.approvals, signingSecret: null }, idempotency: { ...base.idempotency, enabled: false } }, { used: false, problems: [], warnings: [] }],
+    ['no approveAbove: nothing to set up, nothing required', callersOf(false, false), { ...base, approvals: { ...base.approvals, signingSecret: null, sealingSecret: null }, idempotency: { ...base.idempotency, enabled: false } }, { used: false, problems: [], warnings: [] }],
     ['approveAbove with everything', callersOf(false, true), base, { used: true, problems: [], warnings: [] }],
     ['without the signing secret', callersOf(false, true), { ...base, approvals: { ...base.approvals, signingSecret: null } }, { used: true, problems: [/^PROXY_APPROVAL_SIGNING_SECRET .*required/], warnings: [] }],
+    ['without the sealing secret', callersOf(false, true), { ...base, approvals: { ...base.approvals, sealingSecret: null } }, { used: true, problems: [/^PROXY_APPROVAL_SEALING_SECRET .*required/], warnings: [] }],
     ['with PROXY_IDEMPOTENCY=off', callersOf(false, true), { ...base, idempotency: { ...base.idempotency, enabled: false } }, { used: true, problems: [/^PROXY_IDEMPOTENCY=off/], warnings: [] }],
     ['an approver limited by approveAbove', callersOf(true, true), base, { used: true, problems: [], warnings: [/caller agent is an approver and is limited by approveAbove/] }],
   ]

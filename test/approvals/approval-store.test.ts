@@ -43,8 +43,8 @@ const factories: Factory[] = [{
   },
 }]
 
-const approve = (by: string, atMs = 2_000): Decision => ({ status: 'approved', by, byCaller: 'cli', reason: null, atMs, mac: 'mac' })
-const decision = (status: Decision['status'], atMs: number): Decision => ({ status, by: status === 'expired' ? null : 'ann', byCaller: null, reason: null, atMs, mac: status === 'approved' ? 'mac' : null })
+const approve = (by: string, atMs = 2_000): Decision => ({ status: 'approved', by, byCaller: 'cli', reason: null, atMs, seal: `decision-${by}` })
+const decision = (status: Decision['status'], atMs: number): Decision => ({ status, by: status === 'expired' ? null : 'ann', byCaller: null, reason: null, atMs, seal: `decision-${status}` })
 
 for (const factory of factories) {
   t.test(`${factory.name}: a held request is kept byte for byte and found by id and by its reference's key after a restart`, async (t) => {
@@ -84,7 +84,7 @@ for (const factory of factories) {
     t.equal(late.kind, 'already')
     t.equal(late.kind === 'already' ? late.approval.status : '', 'expired')
     t.same((await store.dueToExpire(5_000)).map((a) => a.id), ['apr_1'])
-    t.equal((await store.decide('apr_1', { status: 'expired', by: null, byCaller: null, reason: null, atMs: 5_000, mac: null }, 5_000)).kind, 'decided')
+    t.equal((await store.decide('apr_1', { status: 'expired', by: null, byCaller: null, reason: null, atMs: 5_000, seal: 'decision-expired' }, 5_000)).kind, 'decided')
     t.equal((await store.get('apr_1'))?.status, 'expired')
   })
 
@@ -94,12 +94,14 @@ for (const factory of factories) {
     t.same(await store.toSettle(), [])
     await store.decide('apr_1', approve('ann'), 2_000)
     t.same((await store.toSettle()).map((a) => a.id), ['apr_1'])
-    t.equal(await store.moveForward('apr_1', 'none', 'sending'), true)
-    t.equal(await store.moveForward('apr_1', 'none', 'sending'), false)
+    t.equal(await store.moveForward('apr_1', 'none', 'sending', 'seal-sending'), true)
+    t.equal(await store.moveForward('apr_1', 'none', 'sending', 'seal-sending'), false)
     const again = await reopen()
     t.equal((await again.toSettle())[0]?.forward, 'sending')
-    t.equal(await again.moveForward('apr_1', 'sending', 'answered'), true)
+    t.equal(await again.moveForward('apr_1', 'sending', 'answered', 'seal-answered'), true)
     t.same(await again.toSettle(), [])
+    const stored = await again.get('apr_1')
+    t.same([stored?.holdSeal, stored?.decisionSeal, stored?.forward, stored?.forwardSeal], ['hold-seal', 'decision-ann', 'answered', 'seal-answered'], 'each step\'s seal is kept with the record, across a reopen')
   })
 
   t.test(`${factory.name}: the loop's three reads follow every step of a record, in the order of creation`, async (t) => {
@@ -120,11 +122,11 @@ for (const factory of factories) {
     t.equal((await store.decide('apr_a', decision('rejected', 4_500), 4_500)).kind, 'decided')
     t.equal((await store.decide('apr_c', decision('approved', 4_600), 4_600)).kind, 'decided')
     t.same(await reads(store, 5_000), { due: [], settle: ['apr_a:rejected:none', 'apr_b:expired:none', 'apr_c:approved:none'], pending: [] }, 'all decided')
-    t.equal(await store.moveForward('apr_c', 'none', 'sending'), true)
-    t.equal(await store.moveForward('apr_b', 'none', 'answered'), true)
+    t.equal(await store.moveForward('apr_c', 'none', 'sending', 'seal-sending'), true)
+    t.equal(await store.moveForward('apr_b', 'none', 'answered', 'seal-answered'), true)
     t.same(await reads(store, 5_000), { due: [], settle: ['apr_a:rejected:none', 'apr_c:approved:sending'], pending: [] }, 'one sending, one given back')
-    t.equal(await store.moveForward('apr_c', 'sending', 'answered'), true)
-    t.equal(await store.moveForward('apr_a', 'none', 'answered'), true)
+    t.equal(await store.moveForward('apr_c', 'sending', 'answered', 'seal-answered'), true)
+    t.equal(await store.moveForward('apr_a', 'none', 'answered', 'seal-answered'), true)
     const again = await reopen()
     t.same(await reads(again, 200_000), { due: [], settle: [], pending: [] }, 'all settled, also for another process')
     t.equal(await again.removeSettledBefore(10_000), 3)
@@ -179,7 +181,7 @@ t.test('redis: the loop\'s reads touch the records they return, not every settle
   const redis = await startRedis(t)
   const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
   t.teardown(() => store.close())
-  const settled = Array.from({ length: 2_000 }, (_, i) => approvalFixture({ id: `apr_s${i}`, key: `ks${i}`, createdAtMs: 1_000 + i, status: 'approved', decidedAtMs: 9_000, mac: 'mac', forward: 'answered' }))
+  const settled = Array.from({ length: 2_000 }, (_, i) => approvalFixture({ id: `apr_s${i}`, key: `ks${i}`, createdAtMs: 1_000 + i, status: 'approved', decidedAtMs: 9_000, decisionSeal: 'decision', forward: 'answered', forwardSeal: 'seal-answered' }))
   await Promise.all(settled.map(async (a) => { await store.create(a) }))
   await store.create(approvalFixture({ id: 'apr_p', key: 'kp', createdAtMs: 5_000, expiresAtMs: 100_000 }))
   const admin = adminOf(t, redis)
@@ -215,7 +217,7 @@ t.test('redis: approvals written before the indexes existed are indexed at the l
   const redis = await startRedis(t)
   const admin = adminOf(t, redis)
   const decided = (id: string, createdAtMs: number, status: ApprovalRecord['status'], forward: ApprovalRecord['forward']): ApprovalRecord =>
-    approvalFixture({ id, key: `k-${id}`, createdAtMs, status, forward, decidedBy: 'ann', decidedAtMs: 6_000, mac: status === 'approved' ? 'mac' : null })
+    approvalFixture({ id, key: `k-${id}`, createdAtMs, status, forward, decidedBy: 'ann', decidedAtMs: 6_000, decisionSeal: status === 'pending' ? null : 'decision' })
   const records = [
     decided('apr_done', 500, 'approved', 'answered'),
     approvalFixture({ id: 'apr_due', key: 'k-due', createdAtMs: 1_000, expiresAtMs: 5_000 }),

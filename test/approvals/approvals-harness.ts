@@ -17,6 +17,7 @@ import type { ServerDeps } from '../../src/server.js'
 export const AGENT_KEY = 'pak_approvals-agent-key-0123456789abcdefghijklmn'
 export const APPROVER_KEY = 'pak_approvals-approver-key-0123456789abcdefghijk'
 export const SIGNING_SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+export const SEALING_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`
 
 export function approvalsCallersFile (dir: string): string {
   const file = join(dir, 'callers.yaml')
@@ -59,6 +60,7 @@ export async function startApprovalsRig (t: Test, env: Env = {}, deps: Partial<S
   const proxy = await startProxy(t, providerEnv(provider, {
     PROXY_CALLERS_FILE: approvalsCallersFile(dir),
     PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET,
+    PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET,
     PROXY_WEBHOOK_STORE_PATH: storePath,
     ...env,
   }), deps)

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { runCli } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { SIGNING_SECRET, approvalsCallersFile, pay, startApprovalsRig, tempDir } from './approvals-harness.js'
+import { SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, pay, startApprovalsRig, tempDir } from './approvals-harness.js'
 
 async function check (t: Parameters<typeof runCli>[0], env: Record<string, string | undefined>): Promise<{ code: number | null, out: string }> {
   const child = runCli(t, ['check'], env)
@@ -19,7 +19,7 @@ async function check (t: Parameters<typeof runCli>[0], env: Record<string, strin
 
 t.test('embedded store: a file not there yet is reported and not created; beside a running sidecar, its pending approvals are counted', async (t) => {
   const { provider, proxy, dir, storePath } = await startApprovalsRig(t)
-  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET })
+  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET })
 
   const later = join(dir, 'later', 'webhooks.db')
   const fresh = await check(t, { ...env, PROXY_WEBHOOK_STORE_PATH: later })
@@ -48,7 +48,7 @@ t.test('embedded store: a path that cannot be created, a file that is not SQLite
 
   const garbage = join(dir, 'garbage.db')
   writeFileSync(garbage, 'not a database, but long enough to look like a header of one '.repeat(4))
-  const unreadable = await check(t, { ...env, PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: garbage })
+  const unreadable = await check(t, { ...env, PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET, PROXY_WEBHOOK_STORE_PATH: garbage })
   t.equal(unreadable.code, 1)
   t.match(unreadable.out, `FAIL  approvals store: ${garbage} cannot be read as an SQLite database`)
 })
@@ -67,7 +67,7 @@ t.test('Redis: reported when it answers; when it is down, check fails without pr
   const provider = await startProvider(t)
   const redis = await startRedis(t, { password: 'approvals-check-secret' })
   const dir = tempDir(t)
-  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_REDIS_URL: redis.url, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db') })
+  const env = providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET, PROXY_REDIS_URL: redis.url, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db') })
   const up = await check(t, env)
   t.equal(up.code, 0, up.out)
   t.match(up.out, 'ok    approvals store: Redis answers, 0 pending')

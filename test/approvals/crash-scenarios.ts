@@ -20,7 +20,7 @@ import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { AGENT_KEY, SIGNING_SECRET, approvalsCallersFile, payouts, tempDir, type HeldAnswer } from './approvals-harness.js'
+import { AGENT_KEY, SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, payouts, tempDir, type HeldAnswer } from './approvals-harness.js'
 
 const held = { amount: '300', currency: 'KES', externalReference: 'crash-1', recipient: '+254700000042' }
 
@@ -67,7 +67,7 @@ async function setting (t: Test, kind: Kind): Promise<{ env: Record<string, stri
   const provider = await startProvider(t)
   const dir = tempDir(t)
   const redis = kind === 'redis' ? { PROXY_REDIS_URL: (await startRedis(t)).url } : {}
-  const env = { ...providerEnv(provider), PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db'), LOG_LEVEL: 'info', ...redis }
+  const env = { ...providerEnv(provider), PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db'), LOG_LEVEL: 'info', ...redis }
   return { env, provider }
 }
 

@@ -21,9 +21,15 @@ t.test('webhook-secrets prints a path token and a signing secret that the config
   t.equal(code, 0)
   const token = /^PROXY_WEBHOOK_PATH_TOKEN=(\S+)$/m.exec(out)?.[1] ?? ''
   const secret = /^PROXY_WEBHOOK_SIGNING_SECRET=(\S+)$/m.exec(out)?.[1] ?? ''
-  const { config } = loadConfig(inboxEnv('http://127.0.0.1:3000/e', '/tmp/x.db', { PROXY_WEBHOOK_PATH_TOKEN: token, PROXY_WEBHOOK_SIGNING_SECRET: secret }))
+  const approvalSigning = /^PROXY_APPROVAL_SIGNING_SECRET=(\S+)$/m.exec(out)?.[1] ?? ''
+  const approvalSealing = /^PROXY_APPROVAL_SEALING_SECRET=(\S+)$/m.exec(out)?.[1] ?? ''
+  const { config } = loadConfig(inboxEnv('http://127.0.0.1:3000/e', '/tmp/x.db', {
+    PROXY_WEBHOOK_PATH_TOKEN: token, PROXY_WEBHOOK_SIGNING_SECRET: secret, PROXY_APPROVAL_SIGNING_SECRET: approvalSigning, PROXY_APPROVAL_SEALING_SECRET: approvalSealing,
+  }))
   t.same(config.webhooks?.pathTokens, [token])
-  t.doesNotThrow(() => new Webhook(secret))
+  t.equal(config.approvals.signingSecret, approvalSigning, 'the approvals\' signing secret is accepted beside the inbox\'s: another key')
+  t.equal(config.approvals.sealingSecret, approvalSealing, 'and the sealing secret')
+  for (const s of [secret, approvalSigning, approvalSealing]) t.doesNotThrow(() => new Webhook(s))
   const second = await finished(runCli(t, ['webhook-secrets'], {}))
   t.not(second.out, out, 'fresh each time')
 })

@@ -1,0 +1,94 @@
+/**
+ * Sealed approval records (SPEC §11): write access to the store is not the power to pay.
+ *
+ * A record is sealed when the request is held, over everything that decides what is sent and what
+ * the person is shown: the environment, the interface and the upstream URL (which token goes
+ * where), the method, path, query, headers and body bytes (what is sent), the amount, currency,
+ * caller and reference (what the person reads), the §8 key and fingerprint (which retry it
+ * answers), the reservations (what is given back) and the times. Every later state carries its own
+ * seal chained to the one before: the decision (status, who, why, when) to the hold's seal, and
+ * each forwarding stage to the decision's. A record whose chain does not verify is never sent and
+ * never shown as pending.
+ *
+ * The key is derived from PROXY_APPROVAL_SEALING_SECRET, which no notification receiver holds
+ * (notifications are signed with PROXY_APPROVAL_SIGNING_SECRET). A seal is an HMAC-SHA256 over a
+ * JSON array of the covered values in a fixed order, each stage's array starting with its label,
+ * so no value of one stage can be read as another's.
+ *
+ * What a seal cannot do: restore-proofing. Someone who can write the store can put back a state the
+ * record really had (an approved record from before it was forwarded); that sends the same request
+ * again, with the same reference, which §8's record and the provider's own idempotency refuse.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { ApprovalRecord, ForwardState } from './approval-record.js'
+
+const LABEL = 'payments-auth-proxy approval seal v2'
+
+export type SealKey = Buffer
+
+/** `whsec_<base64>`, as `webhook-secrets` prints it; the bytes after the prefix are the key material. */
+export function deriveSealKey (sealingSecret: string): SealKey {
+  const bytes = Buffer.from(sealingSecret.replace(/^whsec_/, ''), 'base64')
+  return createHmac('sha256', bytes).update(LABEL).digest()
+}
+
+type HoldCovered = Pick<ApprovalRecord,
+  'id' | 'key' | 'fingerprint' | 'caller' | 'environment' | 'interface' | 'upstreamUrl' | 'method' | 'path' | 'query' | 'headers' | 'body' |
+  'amount' | 'currency' | 'externalReference' | 'createdAtMs' | 'expiresAtMs' | 'reservations'>
+
+export interface SealedDecision {
+  status: 'approved' | 'rejected' | 'expired'
+  by: string | null
+  byCaller: string | null
+  reason: string | null
+  atMs: number
+}
+
+function mac (key: SealKey, covered: unknown[]): string {
+  return createHmac('sha256', key).update(JSON.stringify(covered)).digest('base64url')
+}
+
+/** Header names in order, so the seal does not depend on how a store serialised the object. */
+function headerList (headers: ApprovalRecord['headers']): Array<[string, string | string[]]> {
+  return Object.keys(headers).sort().map((name) => [name, headers[name] ?? ''])
+}
+
+export function sealHold (key: SealKey, r: HoldCovered): string {
+  return mac(key, [
+    'hold', r.id, r.key, r.fingerprint, r.caller, r.environment, r.interface, r.upstreamUrl, r.method, r.path, r.query,
+    headerList(r.headers), r.body.toString('base64'), r.amount, r.currency, r.externalReference, r.createdAtMs, r.expiresAtMs,
+    r.reservations.map((reservation) => [reservation.key, reservation.units]),
+  ])
+}
+
+export function sealDecision (key: SealKey, holdSeal: string, d: SealedDecision): string {
+  return mac(key, ['decision', holdSeal, d.status, d.by, d.byCaller, d.reason, d.atMs])
+}
+
+export function sealStage (key: SealKey, decisionSeal: string, stage: ForwardState): string {
+  return mac(key, ['stage', decisionSeal, stage])
+}
+
+function same (expected: string, given: string | null | undefined): boolean {
+  if (typeof given !== 'string') return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/**
+ * Null when the record's whole chain verifies for the state it is in; else which link failed (for
+ * the log). A stage other than `none` needs a decision; `sending` only follows an approval.
+ */
+export function sealFailure (key: SealKey, r: ApprovalRecord): string | null {
+  // A record held before seals existed, or one missing its fields, has none to check.
+  if (typeof r.holdSeal !== 'string' || !Array.isArray(r.reservations) || typeof r.headers !== 'object' || r.headers === null) return 'hold seal missing'
+  if (!same(sealHold(key, r), r.holdSeal)) return 'hold seal'
+  if (r.status === 'pending') return r.forward === 'none' && r.decisionSeal === null && r.forwardSeal === null ? null : 'stage of a pending record'
+  const decision = { status: r.status, by: r.decidedBy, byCaller: r.decidedByCaller, reason: r.reason, atMs: r.decidedAtMs ?? Number.NaN }
+  const decisionSeal = sealDecision(key, r.holdSeal, decision)
+  if (!same(decisionSeal, r.decisionSeal)) return 'decision seal'
+  if (r.forward === 'none') return r.forwardSeal === null ? null : 'stage seal of an unforwarded record'
+  if (r.forward === 'sending' && r.status !== 'approved') return 'stage of an unapproved record'
+  return same(sealStage(key, decisionSeal, r.forward), r.forwardSeal) ? null : 'stage seal'
+}
