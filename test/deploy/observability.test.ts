@@ -18,10 +18,14 @@ t.test('every metric the dashboard and the alert rules use is one the proxy expo
   const provider = await startProvider(t)
   const dir = mkdtempSync(join(tmpdir(), 'pap-observability-'))
   const callersFile = join(dir, 'callers.json')
-  writeFileSync(callersFile, JSON.stringify({ callers: [{ id: 'agent', keySha256: 'a'.repeat(64), allow: [{}] }] }))
+  const approveAbove = [{ amount: '/amount', currency: '/currency', perRequest: { KES: 1000 }, approveAbove: { KES: 100 } }]
+  writeFileSync(callersFile, JSON.stringify({ callers: [{ id: 'agent', keySha256: 'a'.repeat(64), allow: [{}], amountLimits: approveAbove }] }))
   // Every optional part on, so that every metric is registered.
   const proxy = await startProxy(t, providerEnv(provider, {
     PROXY_CALLERS_FILE: callersFile,
+    PROXY_APPROVAL_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+    PROXY_APPROVAL_SEALING_SECRET: `whsec_${Buffer.alloc(32, 2).toString('base64')}`,
+    PROXY_WEBHOOK_STORE_PATH: join(dir, 'approvals.db'),
     PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
     PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7',
   }))
