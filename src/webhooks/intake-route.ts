@@ -79,7 +79,7 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
     let outcome
     try {
       outcome = await store.intake({
-        ...keys, body, headers: headersToStore(request.raw.rawHeaders, verify?.header ?? null), source: request.webhookSource, receivedAtMs: clock.wallMs(),
+        ...keys, body, headers: headersToStore(request.raw.rawHeaders, settings.verificationHeader), source: request.webhookSource, receivedAtMs: clock.wallMs(),
       })
     } catch (err) {
       request.log.error({ err, source: request.webhookSource }, 'webhook not stored')

@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { eventually } from '../helpers/eventually.js'
 import { rawRequest } from '../helpers/raw-http.js'
-import { PATH_TOKEN, PREVIOUS_PATH_TOKEN, SIGNING_SECRET, VERIFY_SECRET, post, startInboxAndApp } from './inbox-harness.js'
+import { PATH_TOKEN, PREVIOUS_PATH_TOKEN, SIGNING_SECRET, VERIFY_SECRET, post, startInboxAndApp, webhooksCommand } from './inbox-harness.js'
 
 t.test('an event is answered 200 with its id only once stored: body byte for byte, provider headers kept, secrets and hop-by-hop ones not', async (t) => {
   const { inbox } = await startInboxAndApp(t, { PROXY_WEBHOOK_VERIFY_SECRET: VERIFY_SECRET })
@@ -30,6 +30,32 @@ t.test('an event is answered 200 with its id only once stored: body byte for byt
   t.equal(headers['x-provider-webhook-id'], 'provider-own-id', 'a provider webhook-* header is renamed')
   for (const name of ['x-webhook-signature', 'cookie', 'authorization', 'x-forwarded-proto', 'host', 'content-length', 'connection', 'webhook-id']) t.notOk(name in headers, `${name} is not stored`)
   t.equal(shown.event.source, '127.0.0.1')
+})
+
+t.test('the provider\'s signature header is never stored, shown or delivered, verified or not; a sender\'s own webhook-conflict and x-provider-webhook-* are dropped', async (t) => {
+  for (const [label, overrides, header] of [
+    ['no verification configured', {}, 'X-Webhook-Signature'],
+    ['no verification, another header name', { PROXY_WEBHOOK_VERIFY_HEADER: 'X-Signature' }, 'X-Signature'],
+    ['verification configured', { PROXY_WEBHOOK_VERIFY_SECRET: VERIFY_SECRET }, 'X-Webhook-Signature'],
+  ] as const) {
+    const { inbox, app } = await startInboxAndApp(t, overrides)
+    const res = await post(inbox.intakeUrl, '{"id":"evt_1"}', {
+      [header]: VERIFY_SECRET, 'webhook-id': 'provider-own-id', 'webhook-conflict': 'msg_forged', 'x-provider-webhook-id': 'forged-id', 'x-provider-webhook-timestamp': '1', 'x-provider-trace': 't1',
+    })
+    t.equal(res.status, 200, `${label}: stored`)
+    await eventually(() => app.deliveries.length === 1, { what: `${label}: the delivery` })
+    const delivered = app.deliveries[0]?.headers ?? {}
+    t.equal(delivered[header.toLowerCase()], undefined, `${label}: the signature header is not delivered`)
+    t.equal(delivered['webhook-conflict'], undefined, `${label}: a sender's webhook-conflict is not delivered`)
+    t.equal(delivered['x-provider-webhook-id'], 'provider-own-id', `${label}: x-provider-webhook-id carries the provider's webhook-id, not the sender's own header`)
+    t.equal(delivered['x-provider-webhook-timestamp'], undefined, `${label}: a sender's x-provider-webhook-timestamp is not delivered`)
+    t.equal(delivered['x-provider-trace'], 't1', `${label}: the provider's other headers are`)
+    const shown = await webhooksCommand(inbox, ['show', String(res.json['id'])])
+    t.equal(shown.code, 0)
+    t.notOk(shown.out.includes(VERIFY_SECRET), `${label}: webhooks show does not print the secret`)
+    t.notOk(shown.out.includes('forged'), `${label}: nor the forged headers`)
+    t.match(shown.out, '"x-provider-trace"')
+  }
 })
 
 t.test('the listener serves the intake path and /healthz only: every other path and spelling is 404 ROUTE_NOT_FOUND, nothing stored', async (t) => {
