@@ -5,7 +5,7 @@
  * proxy's plugins, and they nothing of it.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { createServer, type RequestListener, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import type { Dispatcher } from 'undici'
@@ -59,12 +59,14 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log
+  // Requests that sent `Expect: 100-continue`: Node leaves the interim answer to us (SPEC §5's rule).
+  const awaitingContinue = new WeakSet<IncomingMessage>()
   const app = Fastify({
     loggerInstance,
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     return503OnClosing: false,
-    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }),
+    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }, awaitingContinue),
     clientErrorHandler: createClientErrorHandler(log, linger, notAnIntake),
   })
   app.removeAllContentTypeParsers()
@@ -82,6 +84,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     observer,
     clock,
     onStored: deliverer.wake,
+    awaitsContinue: (req) => awaitingContinue.delete(req),
   })
   app.addHook('onReady', async () => { deliverer.start() })
   // Intakes in progress finish storing and are answered (Fastify waits for them); deliveries in
@@ -105,10 +108,16 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
  */
 function notAnIntake (): void {}
 
-function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }): Server {
+function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }, awaitingContinue: WeakSet<IncomingMessage>): Server {
   const server = createServer({
     headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs), requireHostHeader: false,
   }, handler)
+  // With a listener, Node sends no automatic 100 Continue: the intake route does, once its checks
+  // passed and the declared length is within the limit; anything else is answered without it.
+  server.on('checkContinue', (req: IncomingMessage, res) => {
+    awaitingContinue.add(req)
+    server.emit('request', req, res)
+  })
   server.on('checkExpectation', createExpectationHandler(log, linger, notAnIntake))
   return server
 }

@@ -5,6 +5,7 @@
  * Logs show `/webhooks/<redacted>`: the token is never in a log line, label or error body.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
 import type { Clock } from '../clock.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
@@ -34,6 +35,8 @@ export interface IntakeRouteOptions {
   clock: Clock
   /** A new event is stored: the deliverer looks for it at once. */
   onStored: () => void
+  /** Whether the request sent `Expect: 100-continue` and awaits its interim answer (asked once). */
+  awaitsContinue: (req: IncomingMessage) => boolean
 }
 
 declare module 'fastify' {
@@ -65,6 +68,12 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
       if (!options.matchesToken(raw.slice(INTAKE_PATH_PREFIX.length))) throw refuse(request, new WebhookRouteNotFoundError(), null)
       if (options.allowed !== null && !peerIn(options.allowed, request.webhookSource)) throw refuse(request, new WebhookSourceNotAllowedError(), 'not_allowed')
       if (request.method !== 'POST') throw refuse(request, new WebhookMethodNotAllowedError(), null)
+    },
+    // SPEC §5's rule: a declared length over the limit gets the 413 (the body parser's, from the
+    // header) instead of 100 Continue; within it, or without a length, the sender is told to go on.
+    preParsing: async (request, reply, payload) => {
+      if (options.awaitsContinue(request.raw) && !(Number(request.headers['content-length']) > settings.bodyLimitBytes)) reply.raw.writeContinue()
+      return payload
     },
     handler: async (request, reply) => await intake(request, reply),
   })
