@@ -12,9 +12,11 @@ export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
 export interface InboxObserver {
   received: (outcome: IntakeOutcomeLabel, seconds: number | null) => void
   delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
+  /** Delivered events removed before their retention to make room for new ones. */
+  evicted: (events: number) => void
 }
 
-export const noInboxObserver: InboxObserver = { received () {}, delivery () {} }
+export const noInboxObserver: InboxObserver = { received () {}, delivery () {}, evicted () {} }
 
 export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<InboxStats>, nowMs: () => number): InboxObserver {
   const p = prefix
@@ -23,6 +25,7 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
     name: `${p}webhook_intake_duration_seconds`, help: 'Webhook receipt to answer', registers: [registry],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
   })
+  const evicted = new Counter({ name: `${p}webhooks_evicted_total`, help: 'Delivered events removed before the retention ended to make room for new ones (their keys no longer catch duplicates)', registers: [registry] })
   const deliveries = new Counter({ name: `${p}webhook_deliveries_total`, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] })
   const delivery = new Histogram({
     name: `${p}webhook_delivery_duration_seconds`, help: 'Duration of webhook delivery attempts', registers: [registry],
@@ -30,7 +33,7 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
   })
   // One store read per scrape, shared by the three gauges (prom-client collects them one after another).
   // A store that cannot answer (Redis down) must not take /metrics down with it: the last figures stand.
-  let last: InboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null }
+  let last: InboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null, full: false }
   let snapshot: Promise<InboxStats> | null = null
   const read = async (): Promise<InboxStats> => {
     snapshot ??= stats().then((s) => { last = s; return s }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
@@ -56,5 +59,6 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
       deliveries.inc({ outcome })
       delivery.observe(seconds)
     },
+    evicted (events) { evicted.inc(events) },
   }
 }

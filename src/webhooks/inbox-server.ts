@@ -97,7 +97,8 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   const readiness = async (): Promise<WebhooksReadiness> => {
     const stats = await store.stats()
     const age = stats.oldestPendingReceivedAtMs === null ? 0 : Math.max(0, Math.floor((clock.wallMs() - stats.oldestPendingReceivedAtMs) / 1000))
-    return { ready: store.ready(), pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
+    // Not ready while the store refuses events: down, or pending and failed events alone fill it.
+    return { ready: store.ready() && !stats.full, pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
   }
   return { app, store, deliverer, readiness }
 }

@@ -3,7 +3,8 @@
  * default) and Redis (several replicas). Nothing above this interface knows which one it talks to.
  *
  * `intake` resolves only once the event is durable (SQLite: committed and synced; Redis: acknowledged)
- * and rejects with WebhookStoreUnavailableError when it cannot be stored. Delivery is lease-based:
+ * and rejects with WebhookStoreUnavailableError when it cannot be stored. Only pending and failed
+ * events count against the bounds: delivered ones are removed, oldest first, to make room (store-room.ts). Delivery is lease-based:
  * `claimDue` hands out due events, at most one per order key, and never one another worker holds;
  * every lease ends with `settle` (an attempt was made) or `release` (abandoned, not an attempt).
  */
@@ -21,11 +22,12 @@ export interface NewEvent {
   receivedAtMs: number
 }
 
+/** `evicted`: delivered events removed before their retention to make room for this one (absent: none). */
 export type IntakeOutcome =
-  | { kind: 'stored', id: string }
+  | { kind: 'stored', id: string, evicted?: number }
   | { kind: 'duplicate', id: string }
   /** Same event id, different body: stored and delivered all the same, marked with the first one's id. */
-  | { kind: 'conflict', id: string, conflictWith: string }
+  | { kind: 'conflict', id: string, conflictWith: string, evicted?: number }
 
 export interface StoredEvent extends NewEvent {
   id: string
@@ -52,7 +54,13 @@ export type Settlement =
   | { status: 'pending', nextAttemptAtMs: number }
   | { status: 'failed' }
 
-export interface InboxStats { pending: number, failed: number, oldestPendingReceivedAtMs: number | null }
+export interface InboxStats {
+  pending: number
+  failed: number
+  oldestPendingReceivedAtMs: number | null
+  /** Pending and failed events alone fill a bound: new events are refused until some are delivered or removed. */
+  full: boolean
+}
 
 export interface ListQuery { status?: EventStatus, sinceMs?: number, limit?: number }
 

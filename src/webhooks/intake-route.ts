@@ -102,6 +102,11 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
     }
     if (outcome.kind === 'conflict') request.log.warn({ ...log, conflictWith: outcome.conflictWith }, 'webhook conflict: same event id, different body')
     else request.log.info(log, 'webhook stored')
+    if (outcome.evicted !== undefined) {
+      request.log.warn({ id: outcome.id, evicted: outcome.evicted },
+        'webhook store full: delivered events removed before their retention to make room; their keys no longer catch duplicates (raise PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES)')
+      observer.evicted(outcome.evicted)
+    }
     observer.received('stored', elapsedS(request))
     options.onStored()
     return await reply.send({ received: true, id: outcome.id })

@@ -4,8 +4,58 @@
  * Keys: `wh:ev:<id>` (hash: the event), `wh:att:<id>` (list of attempts), `wh:key:<key>` (dedupe),
  * `wh:order:<order key>` (pending ids in the order received), sorted sets `wh:due` (claimable, by
  * next attempt), `wh:leases` (in flight, by lease end), `wh:all`, `wh:pending`, `wh:settled`,
- * `wh:failed` (by receipt time), and the bound's counters `wh:count`, `wh:bytes`.
+ * `wh:failed`, `wh:delivered` (by receipt time), the bounds' counters `wh:count`, `wh:bytes` (every
+ * event) and `wh:dbytes` (delivered ones), and `wh:schema`, the version of this layout.
  */
+
+/**
+ * A store written before `wh:delivered` and `wh:dbytes` existed gets them at the first script that
+ * needs them (and at every connection): the delivered events are the settled ones that did not fail.
+ */
+const ENSURE_SCHEMA = `
+local function ensure_schema(P)
+  if redis.call('GET', P .. 'wh:schema') == '2' then return end
+  local dbytes = 0
+  local settled = redis.call('ZRANGE', P .. 'wh:settled', 0, -1, 'WITHSCORES')
+  for i = 1, #settled, 2 do
+    local id = settled[i]
+    if not redis.call('ZSCORE', P .. 'wh:failed', id) then
+      redis.call('ZADD', P .. 'wh:delivered', settled[i + 1], id)
+      dbytes = dbytes + redis.call('HSTRLEN', P .. 'wh:ev:' .. id, 'body')
+    end
+  end
+  redis.call('SET', P .. 'wh:dbytes', dbytes)
+  redis.call('SET', P .. 'wh:schema', '2')
+end
+`
+
+/** ARGV: P. */
+export const SCHEMA_LUA = ENSURE_SCHEMA + `
+ensure_schema(ARGV[1])
+return 1
+`
+
+/**
+ * Removes a delivered event to make room (SPEC §10) and returns its body's size; its key leaves the
+ * duplicate window with it. The caller moves the counters.
+ */
+const EVICT = `
+local function evict(P, id)
+  local ek = P .. 'wh:ev:' .. id
+  local f = redis.call('HMGET', ek, 'key', 'sha')
+  local size = redis.call('HSTRLEN', ek, 'body')
+  redis.call('DEL', ek, P .. 'wh:att:' .. id)
+  redis.call('ZREM', P .. 'wh:delivered', id)
+  redis.call('ZREM', P .. 'wh:settled', id)
+  redis.call('ZREM', P .. 'wh:all', id)
+  if f[1] then
+    local dk = P .. 'wh:key:' .. f[1]
+    if redis.call('HGET', dk, 's:' .. f[2]) == id then redis.call('HDEL', dk, 's:' .. f[2], 'a:' .. f[2]) end
+    if redis.call('HGET', dk, 'first') == id then redis.call('HDEL', dk, 'first', 'firstAt') end
+  end
+  return size
+end
+`
 
 /** A head of an order key becomes claimable unless it is in flight. */
 const MAKE_DUE = `
@@ -16,9 +66,15 @@ local function make_due(P, id)
 end
 `
 
-/** ARGV: P, key, sha, order, body, headers, source, at, id, retentionMs, maxEvents, maxBytes. */
-export const INTAKE_LUA = `
+/**
+ * ARGV: P, key, sha, order, body, headers, source, at, id, retentionMs, maxEvents, maxBytes,
+ * headroomEvents, headroomBytes. Makes room as store-room.ts decides: only pending and failed events
+ * count against the bounds; delivered ones are evicted, oldest first, up to the headroom beyond need.
+ * Returns {'duplicate', id}, {'full'}, or {'stored'|'conflict', id, conflictWith, evicted}.
+ */
+export const INTAKE_LUA = ENSURE_SCHEMA + EVICT + `
 local P = ARGV[1]
+ensure_schema(P)
 local dk = P .. 'wh:key:' .. ARGV[2]
 local sha = ARGV[3]
 local at = tonumber(ARGV[8])
@@ -28,8 +84,34 @@ if known[1] and tonumber(known[2]) >= since then return {'duplicate', known[1]} 
 local conflict = ''
 if known[3] and tonumber(known[4]) >= since then conflict = known[3] end
 local len = string.len(ARGV[5])
-if tonumber(redis.call('GET', P .. 'wh:count') or '0') + 1 > tonumber(ARGV[11]) or tonumber(redis.call('GET', P .. 'wh:bytes') or '0') + len > tonumber(ARGV[12]) then
-  return {'full'}
+local maxEvents, maxBytes = tonumber(ARGV[11]), tonumber(ARGV[12])
+local count = tonumber(redis.call('GET', P .. 'wh:count') or '0')
+local bytes = tonumber(redis.call('GET', P .. 'wh:bytes') or '0')
+local evicted = 0
+if count + 1 > maxEvents or bytes + len > maxBytes then
+  local held = redis.call('ZCARD', P .. 'wh:pending') + redis.call('ZCARD', P .. 'wh:failed')
+  local dbytes = tonumber(redis.call('GET', P .. 'wh:dbytes') or '0')
+  if held + 1 > maxEvents or bytes - dbytes + len > maxBytes then return {'full'} end
+  local targetEvents = count + 1 - (maxEvents - tonumber(ARGV[13]))
+  local targetBytes = bytes + len - (maxBytes - tonumber(ARGV[14]))
+  local freed = 0
+  while evicted < targetEvents or freed < targetBytes do
+    local oldest = redis.call('ZRANGE', P .. 'wh:delivered', 0, 63)
+    if #oldest == 0 then break end
+    for _, old in ipairs(oldest) do
+      if evicted >= targetEvents and freed >= targetBytes then break end
+      freed = freed + evict(P, old)
+      evicted = evicted + 1
+    end
+  end
+  count = count - evicted
+  bytes = bytes - freed
+  redis.call('SET', P .. 'wh:count', count)
+  redis.call('SET', P .. 'wh:bytes', bytes)
+  redis.call('DECRBY', P .. 'wh:dbytes', freed)
+  -- Only when the counters were out of step with the events (a replica of an earlier version):
+  -- what was evicted was delivered, and the event is refused like any other that does not fit.
+  if count + 1 > maxEvents or bytes + len > maxBytes then return {'full'} end
 end
 local id = ARGV[9]
 local seq = redis.call('INCR', P .. 'wh:seq')
@@ -48,8 +130,7 @@ else
   local ok = P .. 'wh:order:' .. ARGV[4]
   if redis.call('RPUSH', ok, id) == 1 then redis.call('ZADD', P .. 'wh:due', at, id) end
 end
-if conflict ~= '' then return {'conflict', id, conflict} end
-return {'stored', id}
+return {conflict == '' and 'stored' or 'conflict', id, conflict, evicted}
 `
 
 /** ARGV: P, now, limit, lease end, owner. Takes over expired leases first; returns the ids claimed. */
@@ -71,8 +152,9 @@ return ids
 `
 
 /** ARGV: P, id, owner, attempt JSON, status, next. Only the lease's owner settles. */
-export const SETTLE_LUA = MAKE_DUE + `
+export const SETTLE_LUA = ENSURE_SCHEMA + MAKE_DUE + `
 local P = ARGV[1]
+ensure_schema(P)
 local id = ARGV[2]
 local ek = P .. 'wh:ev:' .. id
 if redis.call('HGET', ek, 'owner') ~= ARGV[3] then return 0 end
@@ -88,7 +170,12 @@ end
 local at = redis.call('HGET', ek, 'at')
 redis.call('ZREM', P .. 'wh:pending', id)
 redis.call('ZADD', P .. 'wh:settled', at, id)
-if ARGV[5] == 'failed' then redis.call('ZADD', P .. 'wh:failed', at, id) end
+if ARGV[5] == 'failed' then
+  redis.call('ZADD', P .. 'wh:failed', at, id)
+else
+  redis.call('ZADD', P .. 'wh:delivered', at, id)
+  redis.call('INCRBY', P .. 'wh:dbytes', redis.call('HSTRLEN', ek, 'body'))
+end
 local order = redis.call('HGET', ek, 'order')
 if order ~= '' then
   local ok = P .. 'wh:order:' .. order
@@ -114,8 +201,9 @@ return 1
  * ARGV: P, id, now. Back to pending with attempts 0 and the same id, in its place of its order key
  * (by receipt): before a later head that is not in flight, else right after it.
  */
-export const REPLAY_LUA = `
+export const REPLAY_LUA = ENSURE_SCHEMA + `
 local P = ARGV[1]
+ensure_schema(P)
 local id = ARGV[2]
 local ek = P .. 'wh:ev:' .. id
 if redis.call('EXISTS', ek) == 0 then return 0 end
@@ -128,6 +216,7 @@ end
 local at = redis.call('HGET', ek, 'at')
 redis.call('ZREM', P .. 'wh:settled', id)
 redis.call('ZREM', P .. 'wh:failed', id)
+if redis.call('ZREM', P .. 'wh:delivered', id) == 1 then redis.call('DECRBY', P .. 'wh:dbytes', redis.call('HSTRLEN', ek, 'body')) end
 redis.call('ZADD', P .. 'wh:pending', at, id)
 local order = redis.call('HGET', ek, 'order')
 if order == '' then
@@ -156,13 +245,16 @@ return 1
 `
 
 /** ARGV: P, before, limit. Removes up to `limit` delivered or failed events received before; returns how many. */
-export const REMOVE_LUA = `
+export const REMOVE_LUA = ENSURE_SCHEMA + `
 local P = ARGV[1]
+ensure_schema(P)
 local ids = redis.call('ZRANGEBYSCORE', P .. 'wh:settled', '-inf', '(' .. ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
 for _, id in ipairs(ids) do
   local ek = P .. 'wh:ev:' .. id
-  redis.call('DECRBY', P .. 'wh:bytes', redis.call('HSTRLEN', ek, 'body'))
+  local size = redis.call('HSTRLEN', ek, 'body')
+  redis.call('DECRBY', P .. 'wh:bytes', size)
   redis.call('DECR', P .. 'wh:count')
+  if redis.call('ZREM', P .. 'wh:delivered', id) == 1 then redis.call('DECRBY', P .. 'wh:dbytes', size) end
   redis.call('DEL', ek, P .. 'wh:att:' .. id)
   redis.call('ZREM', P .. 'wh:settled', id)
   redis.call('ZREM', P .. 'wh:failed', id)

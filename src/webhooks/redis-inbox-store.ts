@@ -12,8 +12,9 @@ import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
 import type { AttemptRecord, EventStatus, EventSummary, InboxStore, IntakeOutcome, StoredEvent } from './inbox-store.js'
-import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SETTLE_LUA } from './redis-inbox-lua.js'
+import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SCHEMA_LUA, SETTLE_LUA } from './redis-inbox-lua.js'
 import type { HeaderList } from './stored-headers.js'
+import { headroomOf, isFull } from './store-room.js'
 
 const COMMAND_TIMEOUT_MS = 2000
 const REMOVE_BATCH = 500
@@ -39,7 +40,9 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
   })
   const scripts: Record<string, Run> = {}
-  for (const [name, lua] of Object.entries({ whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA })) {
+  const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
+  const headroom = headroomOf(bounds)
+  for (const [name, lua] of Object.entries({ whSchema: SCHEMA_LUA, whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA })) {
     client.defineCommand(name, { numberOfKeys: 0, lua })
     scripts[name] = (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
   }
@@ -47,6 +50,8 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
   // ioredis messages can carry the address or URL: only the error's code reaches the log.
   client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'webhook store (Redis) unavailable') })
   client.on('ready', () => {
+    // A store of an earlier layout is brought up to date before readiness reads its counters.
+    run('whSchema').catch(() => {})
     client.info('persistence').then((info) => {
       if (/aof_enabled:0/.test(info)) options.log.warn('Redis runs without append-only persistence (appendonly no): webhook events acknowledged with 200 can be lost if Redis restarts')
     }, () => {})
@@ -103,15 +108,18 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
 
   return {
     async intake (e) {
-      let reply: string[]
+      let reply: [string, string?, string?, number?]
       try {
-        reply = await run('whIntake', e.key, e.bodySha256, e.orderKey ?? '', e.body, JSON.stringify(e.headers), e.source, e.receivedAtMs, newEventId(), options.retentionMs, options.maxEvents, options.maxBytes) as string[]
+        reply = await run('whIntake', e.key, e.bodySha256, e.orderKey ?? '', e.body, JSON.stringify(e.headers), e.source, e.receivedAtMs, newEventId(),
+          options.retentionMs, bounds.maxEvents, bounds.maxBytes, headroom.events, headroom.bytes) as typeof reply
       } catch (err) {
         throw new WebhookStoreUnavailableError('Redis did not acknowledge it', err)
       }
-      const [kind, id = '', conflictWith = ''] = reply
-      if (kind === 'full') throw new WebhookStoreUnavailableError('the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES)')
-      return (kind === 'conflict' ? { kind, id, conflictWith } : { kind, id }) as IntakeOutcome
+      const [kind, id = '', conflictWith = '', evicted = 0] = reply
+      if (kind === 'full') throw new WebhookStoreUnavailableError('the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES): pending and failed events alone fill it')
+      if (kind === 'duplicate') return { kind, id }
+      const outcome: IntakeOutcome = kind === 'conflict' ? { kind, id, conflictWith } : { kind: 'stored', id }
+      return evicted > 0 ? { ...outcome, evicted } : outcome
     },
     async claimDue (nowMs, limit, leaseMs) {
       return await events(await run('whClaim', nowMs, limit, nowMs + leaseMs, owner) as string[])
@@ -140,8 +148,11 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       return replayed
     },
     async stats () {
-      const [pending, failed, oldest] = await Promise.all([client.zcard(`${P}wh:pending`), client.zcard(`${P}wh:failed`), client.zrange(`${P}wh:pending`, '0', '0', 'WITHSCORES')])
-      return { pending, failed, oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]) }
+      const [pending, failed, oldest, sizes] = await Promise.all([
+        client.zcard(`${P}wh:pending`), client.zcard(`${P}wh:failed`), client.zrange(`${P}wh:pending`, '0', '0', 'WITHSCORES'), client.mget(`${P}wh:bytes`, `${P}wh:dbytes`),
+      ])
+      const held = { events: pending + failed, bytes: Number(sizes[0] ?? 0) - Number(sizes[1] ?? 0) }
+      return { pending, failed, oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]), full: isFull(held, bounds) }
     },
     async removeSettledBefore (beforeMs) {
       let removed = 0

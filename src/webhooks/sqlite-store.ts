@@ -1,8 +1,10 @@
 /**
  * The embedded InboxStore (SPEC §10): one SQLite file, synced commits for intakes, and every write of a turn of
  * the event loop (intakes and recorded attempts) grouped into one transaction (group-commit.ts).
- * SQLite calls are synchronous and short; the bound (events, bytes) is kept in memory from one count
- * at open, so a full store answers 503 without a query, and nothing stored is ever dropped to make room.
+ * SQLite calls are synchronous and short. What the bounds judge (every event, and the pending and
+ * failed ones, in events and bytes) is kept in memory from one count at open, so a store that has
+ * room, or none, answers without a query; delivered events are removed to make room (store-room.ts),
+ * in the transaction of the intake that needs it, and never a pending or failed one.
  *
  * One sidecar owns a file, so leases live in its memory: a claim writes nothing, and a killed
  * process's deliveries are claimable again at the next start (at least once). The operator commands
@@ -14,6 +16,7 @@ import { createGroupCommit } from './group-commit.js'
 import type { AttemptRecord, InboxStore, IntakeOutcome, NewEvent, Settlement, StoredEvent } from './inbox-store.js'
 import { DUE_EVENTS, MARK_HEAD, openInboxDatabase } from './sqlite-schema.js'
 import { attemptOf, eventOf, summaryOf, type AttemptRow, type EventRow, type SummaryRow } from './sqlite-rows.js'
+import { isFull, roomFor, type Usage } from './store-room.js'
 
 export interface SqliteStoreOptions {
   path: string
@@ -26,24 +29,47 @@ type Write =
   | { kind: 'intake', event: NewEvent }
   | { kind: 'settle', id: string, attempt: AttemptRecord, next: Settlement }
 
+/** Delivered events are read for eviction this many at a time, oldest first. */
+const EVICTION_BATCH = 256
+const FULL = 'the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES): pending and failed events alone fill it'
+
+/** Thrown inside an eviction's savepoint to undo it: every delivered event together (`freed`) would not make room. */
+class NoRoom extends Error {
+  constructor (readonly freed: Usage) { super('not enough delivered events to make room') }
+}
+
+interface EvictionRow { seq: number, id: string, bytes: number }
+
 const EVENT_COLUMNS = 'id, key, body_sha256, order_key, body, headers, source, received_at, status, attempts, next_attempt_at, conflict_with'
 const SUMMARY_COLUMNS = 'id, key, body_sha256, order_key, length(body) AS bytes, source, received_at, status, attempts, next_attempt_at, conflict_with'
 
 export async function createSqliteStore (options: SqliteStoreOptions): Promise<InboxStore> {
   const db = await openInboxDatabase(options.path)
-  const totals = db.prepare('SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events').get() as { n: number, bytes: number }
-  let count = totals.n
-  let bytes = totals.bytes
+  const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
+  const sizes = db.prepare('SELECT status = \'delivered\' AS delivered, count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events GROUP BY 1').all() as Array<{ delivered: number, n: number, bytes: number }>
+  const delivered = sizes.find((s) => s.delivered === 1) ?? { n: 0, bytes: 0 }
+  const kept = sizes.find((s) => s.delivered === 0) ?? { n: 0, bytes: 0 }
+  /** Every stored event. Only this process adds or removes events (the commands never do), so it stays exact. */
+  const total: Usage = { events: delivered.n + kept.n, bytes: delivered.bytes + kept.bytes }
+  /**
+   * The pending and failed events. A `webhooks replay` of a delivered event in another process adds
+   * one unseen here; the first intake that then finds too few delivered events to evict counts again.
+   */
+  const held: Usage = { events: kept.n, bytes: kept.bytes }
   let writable = true
 
   const byKey = db.prepare('SELECT id, body_sha256 FROM events WHERE key = ? AND received_at >= ? ORDER BY seq')
   const insert = db.prepare(`INSERT INTO events (id, key, body_sha256, order_key, body, headers, source, received_at, status, next_attempt_at, conflict_with, is_head)
     VALUES (@id, @key, @bodySha256, @orderKey, @body, @headers, @source, @receivedAtMs, 'pending', @receivedAtMs, @conflictWith,
       @orderKey IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`)
+  const oldestDelivered = db.prepare(`SELECT seq, id, length(body) AS bytes FROM events INDEXED BY events_status
+    WHERE status = 'delivered' ORDER BY received_at, seq LIMIT ${EVICTION_BATCH}`)
+  const dropAttempts = db.prepare('DELETE FROM attempts WHERE event_id = ?')
+  const dropEvent = db.prepare('DELETE FROM events WHERE seq = ?')
 
   const addAttempt = db.prepare('INSERT INTO attempts (event_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)')
   const setState = db.prepare(`UPDATE events SET status = @status, attempts = attempts + 1, next_attempt_at = @nextAttemptAtMs,
-    is_head = is_head AND @status = 'pending' WHERE id = @id RETURNING order_key`)
+    is_head = is_head AND @status = 'pending' WHERE id = @id RETURNING order_key, length(body) AS bytes`)
   const markHead = db.prepare(MARK_HEAD)
   const markHeads = (orderKeys: Iterable<string | null>): void => {
     for (const orderKey of new Set(orderKeys)) if (orderKey !== null) markHead.run({ orderKey })
@@ -60,34 +86,82 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     synced = needed
   }
 
+  /**
+   * Removes delivered events, oldest first, until `target` is freed or none is left, in a savepoint
+   * that is undone (NoRoom) unless at least `minimum` was freed. Returns what was freed.
+   */
+  const evict = db.transaction((minimum: Usage, target: Usage): Usage => {
+    const freed = { events: 0, bytes: 0 }
+    const short = (goal: Usage): boolean => freed.events < goal.events || freed.bytes < goal.bytes
+    for (let rows = oldestDelivered.all() as EvictionRow[]; rows.length > 0 && short(target); rows = oldestDelivered.all() as EvictionRow[]) {
+      for (const row of rows) {
+        if (!short(target)) break
+        dropAttempts.run(row.id)
+        dropEvent.run(row.seq)
+        freed.events++
+        freed.bytes += row.bytes
+      }
+    }
+    if (short(minimum)) throw new NoRoom(freed)
+    return freed
+  })
+
   const writeBatch = (writes: readonly Write[]): Array<IntakeOutcome | WebhookStoreUnavailableError | null> => {
     syncFor(writes)
-    let addedCount = 0
-    let addedBytes = 0
+    // Changes to the sizes, applied once the transaction has committed.
+    const added = { total: { events: 0, bytes: 0 }, held: { events: 0, bytes: 0 } }
+    const now = (which: 'total' | 'held'): Usage => ({ events: (which === 'total' ? total : held).events + added[which].events, bytes: (which === 'total' ? total : held).bytes + added[which].bytes })
     const results = db.transaction(() => writes.map((write): IntakeOutcome | WebhookStoreUnavailableError | null => {
       if (write.kind === 'settle') {
         addAttempt.run(write.id, write.attempt.atMs, write.attempt.status, write.attempt.error, Math.round(write.attempt.durationMs))
         const { status } = write.next
-        const row = setState.get({ status, nextAttemptAtMs: status === 'pending' ? write.next.nextAttemptAtMs : 0, id: write.id }) as { order_key: string | null } | undefined
+        const row = setState.get({ status, nextAttemptAtMs: status === 'pending' ? write.next.nextAttemptAtMs : 0, id: write.id }) as { order_key: string | null, bytes: number } | undefined
         if (status !== 'pending') markHeads([row?.order_key ?? null])
+        if (status === 'delivered' && row !== undefined) {
+          added.held.events--
+          added.held.bytes -= row.bytes
+        }
         return null
       }
       const event = write.event
       const prior = byKey.all(event.key, event.receivedAtMs - options.retentionMs) as Array<{ id: string, body_sha256: string }>
       const same = prior.find((p) => p.body_sha256 === event.bodySha256)
       if (same !== undefined) return { kind: 'duplicate', id: same.id }
-      if (count + addedCount + 1 > options.maxEvents || bytes + addedBytes + event.body.length > options.maxBytes) {
-        return new WebhookStoreUnavailableError('the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES)')
+      const size = event.body.length
+      const room = roomFor(size, now('total'), now('held'), bounds)
+      if (room.kind === 'full') return new WebhookStoreUnavailableError(FULL)
+      let evicted = 0
+      if (room.kind === 'evict') {
+        try {
+          const freed = evict(room.minimum, room.target)
+          evicted = freed.events
+          added.total.events -= freed.events
+          added.total.bytes -= freed.bytes
+        } catch (err) {
+          if (!(err instanceof NoRoom)) throw err
+          // Every delivered event was read and they were too few: the rest is pending or failed.
+          const all = now('total')
+          const counted = now('held')
+          added.held.events += all.events - err.freed.events - counted.events
+          added.held.bytes += all.bytes - err.freed.bytes - counted.bytes
+          return new WebhookStoreUnavailableError(FULL)
+        }
       }
       const id = newEventId()
       const conflictWith = prior[0]?.id ?? null
       insert.run({ ...event, id, headers: JSON.stringify(event.headers), conflictWith })
-      addedCount++
-      addedBytes += event.body.length
-      return conflictWith === null ? { kind: 'stored', id } : { kind: 'conflict', id, conflictWith }
+      for (const which of ['total', 'held'] as const) {
+        added[which].events++
+        added[which].bytes += size
+      }
+      const stored: IntakeOutcome = conflictWith === null ? { kind: 'stored', id } : { kind: 'conflict', id, conflictWith }
+      return evicted > 0 ? { ...stored, evicted } : stored
     }))()
-    count += addedCount
-    bytes += addedBytes
+    for (const which of ['total', 'held'] as const) {
+      const usage = which === 'total' ? total : held
+      usage.events += added[which].events
+      usage.bytes += added[which].bytes
+    }
     return results
   }
   const commits = createGroupCommit((writes: readonly Write[]) => {
@@ -144,34 +218,52 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
     async replay (selection, nowMs) {
       const set = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?'
       type Replayed = Array<{ id: string, order_key: string | null }>
+      const back = { events: 0, bytes: 0 }
       const rows = db.transaction((): Replayed => {
         const one = db.prepare(`UPDATE events ${set} WHERE id = ? RETURNING id, order_key`)
+        const was = db.prepare('SELECT status, length(body) AS bytes FROM events WHERE id = ?')
         const replayed = 'ids' in selection
-          ? selection.ids.flatMap((id) => one.all(nowMs, id) as Replayed)
+          ? selection.ids.flatMap((id) => {
+            // A delivered event back to pending counts against the bounds again.
+            const before = was.get(id) as { status: string, bytes: number } | undefined
+            if (before?.status === 'delivered') {
+              back.events++
+              back.bytes += before.bytes
+            }
+            return one.all(nowMs, id) as Replayed
+          })
           : db.prepare(`UPDATE events ${set} WHERE status = 'failed' AND received_at >= ? RETURNING id, order_key`).all(nowMs, selection.failedSinceMs) as Replayed
         // An older event back to pending becomes its key's head again, ahead of the newer ones.
         markHeads(replayed.map((r) => r.order_key))
         return replayed
       })()
+      held.events += back.events
+      held.bytes += back.bytes
       return rows.map((r) => r.id)
     },
     async stats () {
       const counts = db.prepare('SELECT status, count(*) AS n FROM events GROUP BY status').all() as Array<{ status: string, n: number }>
       const oldest = db.prepare('SELECT min(received_at) AS at FROM events WHERE status = \'pending\'').get() as { at: number | null }
       const of = (status: string): number => counts.find((c) => c.status === status)?.n ?? 0
-      return { pending: of('pending'), failed: of('failed'), oldestPendingReceivedAtMs: oldest.at }
+      return { pending: of('pending'), failed: of('failed'), oldestPendingReceivedAtMs: oldest.at, full: isFull(held, bounds) }
     },
     async removeSettledBefore (beforeMs) {
       const gone = db.transaction(() => {
         const settled = 'status IN (\'delivered\', \'failed\') AND received_at < ?'
-        const size = db.prepare(`SELECT count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events WHERE ${settled}`).get(beforeMs) as { n: number, bytes: number }
+        const sizes = db.prepare(`SELECT status, count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events WHERE ${settled} GROUP BY status`).all(beforeMs) as Array<{ status: string, n: number, bytes: number }>
         db.prepare(`DELETE FROM attempts WHERE event_id IN (SELECT id FROM events WHERE ${settled})`).run(beforeMs)
         db.prepare(`DELETE FROM events WHERE ${settled}`).run(beforeMs)
-        return size
+        return sizes
       })()
-      count -= gone.n
-      bytes -= gone.bytes
-      return gone.n
+      for (const { status, n, bytes } of gone) {
+        total.events -= n
+        total.bytes -= bytes
+        if (status === 'failed') {
+          held.events -= n
+          held.bytes -= bytes
+        }
+      }
+      return gone.reduce((sum, g) => sum + g.n, 0)
     },
     ready: () => writable,
     async close () {
