@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
-import { DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, DEFAULT_WEBHOOK_STORE_MAX_BYTES, DEFAULT_WEBHOOK_STORE_MAX_EVENTS } from '../config/schema.js'
+import { DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S, DEFAULT_WEBHOOK_STORE_MAX_BYTES, DEFAULT_WEBHOOK_STORE_MAX_EVENTS } from '../config/schema.js'
 import type { ApprovalView } from './approval-view.js'
 
 export type NotificationType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired'
@@ -33,7 +33,7 @@ export interface ApprovalNotifier {
 export async function openApprovalNotifier (config: Pick<Config, 'approvals' | 'state'>, deps: { log: Logger, clock: Clock }): Promise<ApprovalNotifier | null> {
   const { notifyUrl, signingSecret, retryScheduleMs, storePath } = config.approvals
   if (notifyUrl === null || signingSecret === null) return null
-  const bounds = { retentionMs: RETENTION_S * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES }
+  const bounds = { retentionMs: RETENTION_S * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES, orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000 }
   const store = config.state.redisUrl !== null
     ? (await import('../webhooks/redis-inbox-store.js')).createRedisInboxStore({ url: config.state.redisUrl, keyPrefix: `${config.state.keyPrefix}aprn:`, log: deps.log, ...bounds })
     // Its own file beside the approvals': the inbox's events table stays the inbox's.

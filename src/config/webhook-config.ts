@@ -30,6 +30,8 @@ export interface WebhookConfig {
   /** Waits after each failed attempt, in milliseconds: its length + 1 is the number of attempts. */
   retryScheduleMs: readonly number[]
   orderKeyPointer: string | null
+  /** How long a later event waits behind an earlier one of its order key before it is delivered out of order. */
+  orderMaxWaitS: number
   concurrency: number
   storePath: string
   storeMaxEvents: number

@@ -64,6 +64,7 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
     deliveryTimeoutS: settings.PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS,
     retryScheduleMs,
     orderKeyPointer: pointer(settings.PROXY_WEBHOOK_ORDER_KEY_POINTER, 'PROXY_WEBHOOK_ORDER_KEY_POINTER', problems),
+    orderMaxWaitS: settings.PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS,
     concurrency: settings.PROXY_WEBHOOK_CONCURRENCY,
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
     storeMaxEvents: settings.PROXY_WEBHOOK_STORE_MAX_EVENTS,

@@ -14,9 +14,11 @@ export interface InboxObserver {
   delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
   /** Delivered events removed before their retention to make room for new ones. */
   evicted: (events: number) => void
+  /** An event delivered ahead of an earlier one of its order key, after the order wait. */
+  outOfOrder: () => void
 }
 
-export const noInboxObserver: InboxObserver = { received () {}, delivery () {}, evicted () {} }
+export const noInboxObserver: InboxObserver = { received () {}, delivery () {}, evicted () {}, outOfOrder () {} }
 
 export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<InboxStats>, nowMs: () => number): InboxObserver {
   const p = prefix
@@ -26,6 +28,9 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
   })
   const evicted = new Counter({ name: `${p}webhooks_evicted_total`, help: 'Delivered events removed before the retention ended to make room for new ones (their keys no longer catch duplicates)', registers: [registry] })
+  const outOfOrder = new Counter({
+    name: `${p}webhooks_out_of_order_total`, help: 'Events delivered ahead of an earlier event of their order key that kept failing, after PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS', registers: [registry],
+  })
   const deliveries = new Counter({ name: `${p}webhook_deliveries_total`, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] })
   const delivery = new Histogram({
     name: `${p}webhook_delivery_duration_seconds`, help: 'Duration of webhook delivery attempts', registers: [registry],
@@ -60,5 +65,6 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
       delivery.observe(seconds)
     },
     evicted (events) { evicted.inc(events) },
+    outOfOrder () { outOfOrder.inc() },
   }
 }

@@ -38,6 +38,12 @@ export interface StoredEvent extends NewEvent {
   conflictWith: string | null
 }
 
+/**
+ * An event handed out for an attempt. `waitedBehind`: the earlier pending event of its order key it
+ * goes ahead of, having waited PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS (order-wait.ts); null: in order.
+ */
+export interface ClaimedEvent extends StoredEvent { waitedBehind: string | null }
+
 /** What a listing shows of an event: everything but its body and headers, which stay in the store. */
 export type EventSummary = Omit<StoredEvent, 'body' | 'headers'> & { bytes: number }
 
@@ -66,8 +72,11 @@ export interface ListQuery { status?: EventStatus, sinceMs?: number, limit?: num
 
 export interface InboxStore {
   intake: (event: NewEvent) => Promise<IntakeOutcome>
-  /** Up to `limit` due pending events, leased for `leaseMs`; the earliest pending event of each order key only. */
-  claimDue: (nowMs: number, limit: number, leaseMs: number) => Promise<StoredEvent[]>
+  /**
+   * Up to `limit` due pending events, leased for `leaseMs`: the earliest pending event of each order
+   * key, and a later one only once it has waited the store's order wait (order-wait.ts).
+   */
+  claimDue: (nowMs: number, limit: number, leaseMs: number) => Promise<ClaimedEvent[]>
   settle: (id: string, attempt: AttemptRecord, next: Settlement) => Promise<void>
   release: (id: string) => Promise<void>
   list: (query: ListQuery) => Promise<EventSummary[]>

@@ -21,7 +21,8 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
   if (options.state.redisUrl !== null) {
     const { createRedisInboxStore } = await import('./redis-inbox-store.js')
     const store = createRedisInboxStore({
-      url: options.state.redisUrl, keyPrefix: options.state.keyPrefix, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes, log: options.log,
+      url: options.state.redisUrl, keyPrefix: options.state.keyPrefix, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes,
+      orderMaxWaitMs: settings.orderMaxWaitS * 1000, log: options.log,
     })
     // A command's first read needs the connection; a sidecar starts anyway when Redis is down (intake answers 503).
     const deadline = Date.now() + REDIS_CONNECT_WAIT_MS
@@ -31,7 +32,7 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
   const { createSqliteStore } = await import('./sqlite-store.js')
   try {
     return await createSqliteStore({
-      path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes,
+      path: settings.storePath, retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes, orderMaxWaitMs: settings.orderMaxWaitS * 1000,
     })
   } catch (err) {
     const code = (err as { code?: unknown }).code

@@ -4,13 +4,16 @@
  * Keys: `wh:ev:<id>` (hash: the event), `wh:att:<id>` (list of attempts), `wh:key:<key>` (dedupe),
  * `wh:order:<order key>` (pending ids in the order received), sorted sets `wh:due` (claimable, by
  * next attempt), `wh:leases` (in flight, by lease end), `wh:all`, `wh:pending`, `wh:settled`,
- * `wh:failed`, `wh:delivered` (by receipt time), the bounds' counters `wh:count`, `wh:bytes` (every
- * event) and `wh:dbytes` (delivered ones), and `wh:schema`, the version of this layout.
+ * `wh:failed`, `wh:delivered` (by receipt time), `wh:waiting` (later events of an order key, not its
+ * head, by receipt time: released into `wh:due` once they have waited long enough, order-wait.ts),
+ * the bounds' counters `wh:count`, `wh:bytes` (every event) and `wh:dbytes` (delivered ones), and
+ * `wh:schema`, the version of this layout.
  */
 
 /**
- * A store written before `wh:delivered` and `wh:dbytes` existed gets them at the first script that
- * needs them (and at every connection): the delivered events are the settled ones that did not fail.
+ * A store written before `wh:delivered`, `wh:dbytes` and `wh:waiting` existed gets them at the first
+ * script that needs them (and at every connection): the delivered events are the settled ones that
+ * did not fail; the waiting ones, the pending events that are not the head of their order key.
  */
 const ENSURE_SCHEMA = `
 local function ensure_schema(P)
@@ -25,6 +28,14 @@ local function ensure_schema(P)
     end
   end
   redis.call('SET', P .. 'wh:dbytes', dbytes)
+  local pending = redis.call('ZRANGE', P .. 'wh:pending', 0, -1, 'WITHSCORES')
+  for i = 1, #pending, 2 do
+    local id = pending[i]
+    local order = redis.call('HGET', P .. 'wh:ev:' .. id, 'order')
+    if order and order ~= '' and redis.call('LINDEX', P .. 'wh:order:' .. order, 0) ~= id then
+      redis.call('ZADD', P .. 'wh:waiting', pending[i + 1], id)
+    end
+  end
   redis.call('SET', P .. 'wh:schema', '2')
 end
 `
@@ -57,9 +68,10 @@ local function evict(P, id)
 end
 `
 
-/** A head of an order key becomes claimable unless it is in flight. */
+/** A head of an order key waits behind nothing, and becomes claimable unless it is in flight. */
 const MAKE_DUE = `
 local function make_due(P, id)
+  redis.call('ZREM', P .. 'wh:waiting', id)
   if not redis.call('ZSCORE', P .. 'wh:leases', id) then
     redis.call('ZADD', P .. 'wh:due', redis.call('HGET', P .. 'wh:ev:' .. id, 'next'), id)
   end
@@ -128,27 +140,49 @@ if ARGV[4] == '' then
   redis.call('ZADD', P .. 'wh:due', at, id)
 else
   local ok = P .. 'wh:order:' .. ARGV[4]
-  if redis.call('RPUSH', ok, id) == 1 then redis.call('ZADD', P .. 'wh:due', at, id) end
+  if redis.call('RPUSH', ok, id) == 1 then
+    redis.call('ZADD', P .. 'wh:due', at, id)
+  else
+    redis.call('ZADD', P .. 'wh:waiting', at, id)
+  end
 end
 return {conflict == '' and 'stored' or 'conflict', id, conflict, evicted}
 `
 
-/** ARGV: P, now, limit, lease end, owner. Takes over expired leases first; returns the ids claimed. */
-export const CLAIM_LUA = `
+/**
+ * ARGV: P, now, limit, lease end, owner, order wait. Takes over expired leases first, and releases
+ * the later events of an order key that have waited the order wait into the claimable ones, at
+ * max(next attempt, receipt + wait) (order-wait.ts). Returns id, behind, id, behind…: `behind` is the
+ * head an event goes ahead of, '' when it goes in order.
+ */
+export const CLAIM_LUA = ENSURE_SCHEMA + `
 local P = ARGV[1]
+ensure_schema(P)
 local now = tonumber(ARGV[2])
+local wait = tonumber(ARGV[6])
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'wh:leases', '-inf', now)) do
   redis.call('ZREM', P .. 'wh:leases', id)
   redis.call('HSET', P .. 'wh:ev:' .. id, 'owner', '')
   redis.call('ZADD', P .. 'wh:due', redis.call('HGET', P .. 'wh:ev:' .. id, 'next'), id)
 end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'wh:waiting', '-inf', now - wait, 'LIMIT', 0, tonumber(ARGV[3]))) do
+  local f = redis.call('HMGET', P .. 'wh:ev:' .. id, 'next', 'at')
+  redis.call('ZREM', P .. 'wh:waiting', id)
+  redis.call('ZADD', P .. 'wh:due', math.max(tonumber(f[1]), tonumber(f[2]) + wait), id)
+end
 local ids = redis.call('ZRANGEBYSCORE', P .. 'wh:due', '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+local claimed = {}
 for _, id in ipairs(ids) do
+  local ek = P .. 'wh:ev:' .. id
   redis.call('ZREM', P .. 'wh:due', id)
   redis.call('ZADD', P .. 'wh:leases', ARGV[4], id)
-  redis.call('HSET', P .. 'wh:ev:' .. id, 'owner', ARGV[5])
+  redis.call('HSET', ek, 'owner', ARGV[5])
+  local order = redis.call('HGET', ek, 'order')
+  local head = order ~= '' and redis.call('LINDEX', P .. 'wh:order:' .. order, 0) or id
+  claimed[#claimed + 1] = id
+  claimed[#claimed + 1] = head ~= id and head or ''
 end
-return ids
+return claimed
 `
 
 /** ARGV: P, id, owner, attempt JSON, status, next. Only the lease's owner settles. */
@@ -238,8 +272,14 @@ else
   redis.call('LINSERT', ok, 'BEFORE', list[before], id)
 end
 if redis.call('LINDEX', ok, 0) == id then
-  if list[1] then redis.call('ZREM', P .. 'wh:due', list[1]) end
+  -- The head it goes before now waits behind it (and is released again if it has waited long enough).
+  if list[1] then
+    redis.call('ZREM', P .. 'wh:due', list[1])
+    redis.call('ZADD', P .. 'wh:waiting', redis.call('HGET', P .. 'wh:ev:' .. list[1], 'at'), list[1])
+  end
   redis.call('ZADD', P .. 'wh:due', ARGV[3], id)
+else
+  redis.call('ZADD', P .. 'wh:waiting', at, id)
 end
 return 1
 `

@@ -27,6 +27,8 @@ export interface RedisInboxOptions {
   retentionMs: number
   maxEvents: number
   maxBytes: number
+  /** How long a later event of an order key waits behind its head before it is claimed out of order. */
+  orderMaxWaitMs: number
   log: Logger
 }
 
@@ -122,7 +124,11 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       return evicted > 0 ? { ...outcome, evicted } : outcome
     },
     async claimDue (nowMs, limit, leaseMs) {
-      return await events(await run('whClaim', nowMs, limit, nowMs + leaseMs, owner) as string[])
+      const claimed = await run('whClaim', nowMs, limit, nowMs + leaseMs, owner, options.orderMaxWaitMs) as string[]
+      const behind = new Map<string, string>()
+      for (let i = 0; i + 1 < claimed.length; i += 2) behind.set(claimed[i] as string, claimed[i + 1] as string)
+      const found = await events([...behind.keys()])
+      return found.map((e) => ({ ...e, waitedBehind: behind.get(e.id) || null }))
     },
     async settle (id, attempt, next) {
       await run('whSettle', id, owner, JSON.stringify(attempt), next.status, next.status === 'pending' ? next.nextAttemptAtMs : 0)

@@ -13,8 +13,9 @@
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
 import { createGroupCommit } from './group-commit.js'
-import type { AttemptRecord, InboxStore, IntakeOutcome, NewEvent, Settlement, StoredEvent } from './inbox-store.js'
-import { DUE_EVENTS, MARK_HEAD, openInboxDatabase } from './sqlite-schema.js'
+import type { AttemptRecord, ClaimedEvent, InboxStore, IntakeOutcome, NewEvent, Settlement } from './inbox-store.js'
+import { attemptableAtMs } from './order-wait.js'
+import { DUE_EVENTS, MARK_HEAD, openInboxDatabase, WAITED_EVENTS } from './sqlite-schema.js'
 import { attemptOf, eventOf, summaryOf, type AttemptRow, type EventRow, type SummaryRow } from './sqlite-rows.js'
 import { isFull, roomFor, type Usage } from './store-room.js'
 
@@ -23,6 +24,8 @@ export interface SqliteStoreOptions {
   retentionMs: number
   maxEvents: number
   maxBytes: number
+  /** How long a later event of an order key waits behind its head before it is claimed out of order. */
+  orderMaxWaitMs: number
 }
 
 type Write =
@@ -176,16 +179,23 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
   })
 
   // A leased head of an order key is still its head: the events behind it stay out. Leased events are
-  // the earliest due, so they are skipped by id before any body is read.
+  // the earliest due, so they are skipped by id before any body is read. Later events of a key come
+  // from their own index once they have waited long enough (order-wait.ts), and go ahead of their head.
   const due = db.prepare(DUE_EVENTS)
+  const waited = db.prepare(WAITED_EVENTS)
   const bySeq = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq = ?`)
   const leases = new Map<string, number>()
-  const claim = (now: number, limit: number, leaseMs: number): StoredEvent[] => {
+  const claim = (now: number, limit: number, leaseMs: number): ClaimedEvent[] => {
     for (const [id, until] of leases) if (until <= now) leases.delete(id)
-    const chosen = (due.all(now, limit + leases.size) as Array<{ seq: number, id: string }>).filter((row) => !leases.has(row.id)).slice(0, limit)
-    return chosen.map(({ seq, id }) => {
+    const wanted = limit + leases.size
+    const inOrder = (due.all(now, wanted) as Array<{ seq: number, id: string, next_attempt_at: number }>)
+      .map((row) => ({ seq: row.seq, id: row.id, atMs: row.next_attempt_at, behind: null }))
+    const ahead = (waited.all({ waitedSince: now - options.orderMaxWaitMs, now, limit: wanted }) as Array<{ seq: number, id: string, received_at: number, next_attempt_at: number, behind: string }>)
+      .map((row) => ({ seq: row.seq, id: row.id, atMs: attemptableAtMs({ receivedAtMs: row.received_at, nextAttemptAtMs: row.next_attempt_at, waitingBehind: row.behind }, options.orderMaxWaitMs), behind: row.behind }))
+    const chosen = [...inOrder, ...ahead].filter((row) => !leases.has(row.id)).sort((a, b) => a.atMs - b.atMs || a.seq - b.seq).slice(0, limit)
+    return chosen.map(({ seq, id, behind }) => {
       leases.set(id, now + leaseMs)
-      return eventOf(bySeq.get(seq) as EventRow)
+      return { ...eventOf(bySeq.get(seq) as EventRow), waitedBehind: behind }
     })
   }
 

@@ -14,7 +14,7 @@ import { captureLogger } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { tempDir } from './inbox-harness.js'
 
-interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number }
+interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number, orderMaxWaitMs?: number }
 interface Made { store: InboxStore, reopen: () => Promise<InboxStore> }
 interface Factory {
   name: string
@@ -30,7 +30,7 @@ const factories: Factory[] = [{
   async make (t, bounds = {}) {
     const path = join(tempDir(t), 'webhooks.db')
     const open = async (): Promise<InboxStore> => {
-      const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+      const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       return store
     }
@@ -43,7 +43,7 @@ const factories: Factory[] = [{
     const redis = await startRedis(t)
     const { logger } = captureLogger()
     const open = async (): Promise<InboxStore> => {
-      const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+      const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       await eventually(() => store.ready(), { what: 'Redis store ready' })
       return store
@@ -206,6 +206,44 @@ for (const factory of factories) {
       t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => e.id), [a3.id], 'then a3')
     })
 
+    t.test('a later event waits behind a failing head for the order wait from its receipt, then is claimed out of order on its own schedule', async (t) => {
+      const wait = 900_000
+      const { store } = await factory.make(t, { orderMaxWaitMs: wait })
+      const head = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 }))
+      const second = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 1000 }))
+      const third = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 2000 }))
+      const claimed = await store.claimDue(T0, 10, 60_000)
+      t.same(claimed.map((e) => [e.id, e.waitedBehind]), [[head.id, null]], 'the head, in order')
+      await store.settle(head.id, { atMs: T0, status: 503, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 3_600_000 })
+      t.same(await store.claimDue(T0 + 1000 + wait - 1, 10, 60_000), [], 'a millisecond before the second event\'s wait ends: nothing')
+      const ahead = await store.claimDue(T0 + 1000 + wait, 10, 60_000)
+      t.same(ahead.map((e) => [e.id, e.waitedBehind]), [[second.id, head.id]], 'the second, out of order, naming the head it goes ahead of; not the third, received a second later')
+      await store.settle(second.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 1000 + wait + 5000 })
+      t.same((await store.claimDue(T0 + 2000 + wait, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[third.id, head.id]], 'the third when its own wait ends, while the second waits for its retry')
+      await store.settle(third.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 1000 + wait + 5000, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[second.id, head.id]], 'the second on its own schedule')
+      await store.settle(second.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 3_600_000, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[head.id, null]], 'the head, still the head, at its retry')
+      const later = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 3_600_000 }))
+      t.same(await store.claimDue(T0 + 3_600_000, 10, 60_000), [], 'an event received now waits behind the head in flight')
+      await store.settle(head.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 3_600_000, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[later.id, null]], 'and is the head, in order, once the head is delivered')
+    })
+
+    t.test('a head replayed ahead of a pending one puts that one behind it, to wait the order wait from its own receipt', async (t) => {
+      const wait = 900_000
+      const { store } = await factory.make(t, { orderMaxWaitMs: wait })
+      const first = await store.intake(event({ orderKey: 'pay_R', receivedAtMs: T0 }))
+      await store.claimDue(T0, 10, 60_000)
+      await store.settle(first.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'failed' })
+      const next = await store.intake(event({ orderKey: 'pay_R', receivedAtMs: T0 + 10 }))
+      t.same(await store.replay({ ids: [first.id] }, T0 + 20), [first.id])
+      t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[first.id, null]], 'the replayed event is the head again; the other waits')
+      await store.settle(first.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 3_600_000 })
+      t.same(await store.claimDue(T0 + 10 + wait - 1, 10, 60_000), [])
+      t.same((await store.claimDue(T0 + 10 + wait, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[next.id, first.id]], 'then goes ahead of it')
+    })
+
     t.test('a thousand events behind a retried head wait; other keys and unordered events are claimed past them', async (t) => {
       const { store } = await factory.make(t, { maxEvents: 2000 })
       const head = await store.intake(event({ orderKey: 'pay_busy', receivedAtMs: T0 }))
@@ -298,7 +336,7 @@ t.test('redis: a store written before delivered events were indexed gets the ind
   const redis = await startRedis(t)
   const { logger } = captureLogger()
   const open = async (): Promise<InboxStore> => {
-    const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'old:', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20 })
+    const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'old:', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
     t.teardown(() => store.close())
     await eventually(() => store.ready(), { what: 'Redis store ready' })
     return store
