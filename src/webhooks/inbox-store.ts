@@ -45,7 +45,13 @@ export interface StoredEvent extends NewEvent {
 export interface ClaimedEvent extends StoredEvent { waitedBehind: string | null }
 
 /** What a listing shows of an event: everything but its body and headers, which stay in the store. */
-export type EventSummary = Omit<StoredEvent, 'body' | 'headers'> & { bytes: number }
+export type EventSummary = Omit<StoredEvent, 'body' | 'headers'> & {
+  bytes: number
+  /** Every attempt recorded, in every round (`attempts` counts those since it was stored or last replayed). */
+  attemptsTotal: number
+  /** Pending and not the earliest pending event of its order key: that event's id (order-wait.ts); else null. */
+  waitingBehind: string | null
+}
 
 export interface AttemptRecord {
   atMs: number
@@ -80,7 +86,8 @@ export interface InboxStore {
   settle: (id: string, attempt: AttemptRecord, next: Settlement) => Promise<void>
   release: (id: string) => Promise<void>
   list: (query: ListQuery) => Promise<EventSummary[]>
-  show: (id: string) => Promise<{ event: StoredEvent, attempts: AttemptRecord[] } | null>
+  /** The event, every attempt recorded, and the event it waits behind (as in a listing). */
+  show: (id: string) => Promise<{ event: StoredEvent, attempts: AttemptRecord[], waitingBehind: string | null } | null>
   /** Back to pending with a fresh schedule and the same id; returns the ids replayed. */
   replay: (selection: { ids: readonly string[] } | { failedSinceMs: number }, nowMs: number) => Promise<string[]>
   stats: () => Promise<InboxStats>

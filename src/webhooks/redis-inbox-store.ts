@@ -89,23 +89,45 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
     for (let at = 0; at < ids.length; at += SUMMARY_BATCH) {
       const batch = ids.slice(at, at + SUMMARY_BATCH)
       const pipeline = client.pipeline()
-      for (const id of batch) pipeline.hmget(`${P}wh:ev:${id}`, 'key', 'sha', 'order', 'source', 'at', 'status', 'attempts', 'next', 'conflict', 'seq').hstrlen(`${P}wh:ev:${id}`, 'body')
+      for (const id of batch) {
+        pipeline.hmget(`${P}wh:ev:${id}`, 'key', 'sha', 'order', 'source', 'at', 'status', 'attempts', 'next', 'conflict', 'seq').hstrlen(`${P}wh:ev:${id}`, 'body').llen(`${P}wh:att:${id}`)
+      }
       const replies = await pipeline.exec() ?? []
+      const listed: Array<{ summary: EventSummary, seq: number }> = []
       batch.forEach((id, i) => {
-        const [fieldsError, fields] = replies[2 * i] ?? []
-        const [lengthError, bytes] = replies[2 * i + 1] ?? []
-        const failed = fieldsError ?? lengthError
+        const [fieldsError, fields] = replies[3 * i] ?? []
+        const [lengthError, bytes] = replies[3 * i + 1] ?? []
+        const [attemptsError, attemptsTotal] = replies[3 * i + 2] ?? []
+        const failed = fieldsError ?? lengthError ?? attemptsError
         if (failed != null) throw failed
         const [key, sha, order, source, receivedAt, status, attempts, next, conflict, seq] = fields as Array<string | null>
         if (key === null || key === undefined) return
         const summary: EventSummary = {
           id, key, bodySha256: sha ?? '', orderKey: order == null || order === '' ? null : order, bytes: Number(bytes), source: source ?? '', receivedAtMs: Number(receivedAt),
           status: status as EventStatus, attempts: Number(attempts), nextAttemptAtMs: Number(next), conflictWith: conflict == null || conflict === '' ? null : conflict,
+          attemptsTotal: Number(attemptsTotal), waitingBehind: null,
         }
-        found.push({ summary, seq: Number(seq) })
+        listed.push({ summary, seq: Number(seq) })
       })
+      const heads = await headsOf(listed.map((l) => l.summary))
+      for (const l of listed) found.push({ summary: { ...l.summary, waitingBehind: heads.get(l.summary.id) ?? null }, seq: l.seq })
     }
     return found
+  }
+  /** For each pending event of an order key that is not its key's head: that head (order-wait.ts). */
+  const headsOf = async (listed: ReadonlyArray<Pick<StoredEvent, 'id' | 'status' | 'orderKey'>>): Promise<Map<string, string>> => {
+    const ordered = listed.filter((e): e is typeof e & { orderKey: string } => e.status === 'pending' && e.orderKey !== null)
+    if (ordered.length === 0) return new Map()
+    const pipeline = client.pipeline()
+    for (const e of ordered) pipeline.lindex(`${P}wh:order:${e.orderKey}`, 0)
+    const replies = await pipeline.exec() ?? []
+    const heads = new Map<string, string>()
+    ordered.forEach((e, i) => {
+      const [error, head] = replies[i] ?? []
+      if (error != null) throw error
+      if (typeof head === 'string' && head !== e.id) heads.set(e.id, head)
+    })
+    return heads
   }
 
   return {
@@ -145,7 +167,7 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       const found = await event(id)
       if (found === null) return null
       const attempts = (await client.lrange(`${P}wh:att:${id}`, 0, -1)).map((a) => JSON.parse(a) as AttemptRecord)
-      return { event: found, attempts }
+      return { event: found, attempts, waitingBehind: (await headsOf([found])).get(id) ?? null }
     },
     async replay (selection, nowMs) {
       const ids = 'ids' in selection ? selection.ids : await client.zrangebyscore(`${P}wh:failed`, selection.failedSinceMs, '+inf')

@@ -44,7 +44,11 @@ class NoRoom extends Error {
 interface EvictionRow { seq: number, id: string, bytes: number }
 
 const EVENT_COLUMNS = 'id, key, body_sha256, order_key, body, headers, source, received_at, status, attempts, next_attempt_at, conflict_with'
-const SUMMARY_COLUMNS = 'id, key, body_sha256, order_key, length(body) AS bytes, source, received_at, status, attempts, next_attempt_at, conflict_with'
+/** The head a pending event waits behind: the earliest pending one of its order key, when that is another. */
+const WAITING_BEHIND = `CASE WHEN status = 'pending' AND order_key IS NOT NULL AND is_head = 0
+  THEN (SELECT h.id FROM events h WHERE h.status = 'pending' AND h.order_key = events.order_key ORDER BY h.seq LIMIT 1) END`
+const SUMMARY_COLUMNS = `id, key, body_sha256, order_key, length(body) AS bytes, source, received_at, status, attempts, next_attempt_at, conflict_with,
+  (SELECT count(*) FROM attempts a WHERE a.event_id = events.id) AS attempts_total, ${WAITING_BEHIND} AS waiting_behind`
 
 export async function createSqliteStore (options: SqliteStoreOptions): Promise<InboxStore> {
   const db = await openInboxDatabase(options.path)
@@ -220,10 +224,10 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
       return (rows as SummaryRow[]).map(summaryOf)
     },
     async show (id) {
-      const row = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`).get(id) as EventRow | undefined
+      const row = db.prepare(`SELECT ${EVENT_COLUMNS}, ${WAITING_BEHIND} AS waiting_behind FROM events WHERE id = ?`).get(id) as (EventRow & { waiting_behind: string | null }) | undefined
       if (row === undefined) return null
       const attempts = db.prepare('SELECT at, status, error, duration_ms FROM attempts WHERE event_id = ? ORDER BY rowid').all(id) as AttemptRow[]
-      return { event: eventOf(row), attempts: attempts.map(attemptOf) }
+      return { event: eventOf(row), attempts: attempts.map(attemptOf), waitingBehind: row.waiting_behind }
     },
     async replay (selection, nowMs) {
       const set = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?'

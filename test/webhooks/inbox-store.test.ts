@@ -75,7 +75,7 @@ for (const factory of factories) {
       t.equal(shown?.event.source, '203.0.113.7')
       const [listed] = await again.list({})
       const expected = Object.fromEntries(Object.entries(shown?.event ?? {}).filter(([name]) => name !== 'body' && name !== 'headers'))
-      t.same(listed, { ...expected, bytes: 4 }, 'a listing has the body\'s length, not the body or headers')
+      t.same(listed, { ...expected, bytes: 4, attemptsTotal: 0, waitingBehind: null }, 'a listing has the body\'s length, not the body or headers')
     })
 
     t.test('duplicates within the retention get the first id; after it, the key is new again; another body is a conflict', async (t) => {
@@ -180,6 +180,8 @@ for (const factory of factories) {
       t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [b1.id], 'a released event is claimable again, not counted as an attempt')
       await store.settle(a1.id, { atMs: now, status: 500, error: null, durationMs: 3 }, { status: 'pending', nextAttemptAtMs: now + 5000 })
       t.same(await store.claimDue(now, 10, 60_000), [], 'pay_A n=2 waits behind n=1, retrying')
+      t.same((await store.list({ status: 'pending' })).map((e) => [e.id, e.waitingBehind]), [[a1.id, null], [a2.id, a1.id], [b1.id, null], [c.id, null], [later.id, null]], 'a listing names the event each waits behind')
+      t.equal((await store.show(a2.id))?.waitingBehind, a1.id, 'and so does show')
       t.same((await store.claimDue(now + 5000, 10, 60_000)).map((e) => e.id), [a1.id], 'n=1 again when its retry is due')
       await store.settle(a1.id, { atMs: now, status: 200, error: null, durationMs: 3 }, { status: 'delivered' })
       t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [a2.id], 'n=2 once n=1 is delivered')
@@ -294,6 +296,7 @@ for (const factory of factories) {
       t.equal(shown?.event.attempts, 0)
       t.equal(shown?.event.nextAttemptAtMs, T0 + 50)
       t.equal(shown?.attempts.length, 1, 'earlier attempts are kept')
+      t.match((await store.list({})).find((e) => e.id === failed.id), { attempts: 0, attemptsTotal: 1 }, 'a listing counts them too, and this round\'s apart')
       t.same((await store.list({ status: 'failed' })).map((e) => e.id), [oldFailed.id])
     })
 
