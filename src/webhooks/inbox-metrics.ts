@@ -4,23 +4,21 @@
  * store when scraped (one query per scrape, not per event).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
-import type { InboxStats } from './inbox-store.js'
+import { noDeliveryObserver, type DeliveryObserver } from '../outbox/deliverer.js'
+import type { OutboxStats } from '../outbox/outbox-store.js'
 
 export type IntakeOutcomeLabel = 'stored' | 'duplicate' | 'unauthorized' | 'not_allowed' | 'too_large' | 'unavailable'
-export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
 
-export interface InboxObserver {
+/** The intake's outcomes, and its store's deliveries. */
+export interface InboxObserver extends DeliveryObserver {
   received: (outcome: IntakeOutcomeLabel, seconds: number | null) => void
-  delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
   /** Delivered events removed before their retention to make room for new ones. */
   evicted: (events: number) => void
-  /** An event delivered ahead of an earlier one of its order key, after the order wait. */
-  outOfOrder: () => void
 }
 
-export const noInboxObserver: InboxObserver = { received () {}, delivery () {}, evicted () {}, outOfOrder () {} }
+export const noInboxObserver: InboxObserver = { ...noDeliveryObserver, received () {}, evicted () {} }
 
-export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<InboxStats>, nowMs: () => number): InboxObserver {
+export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<OutboxStats>, nowMs: () => number): InboxObserver {
   const p = prefix
   const received = new Counter({ name: `${p}webhooks_received_total`, help: 'Webhook intake answers by outcome', labelNames: ['outcome'], registers: [registry] })
   const intake = new Histogram({
@@ -38,9 +36,9 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
   })
   // One store read per scrape, shared by the three gauges (prom-client collects them one after another).
   // A store that cannot answer (Redis down) must not take /metrics down with it: the last figures stand.
-  let last: InboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null, full: false }
-  let snapshot: Promise<InboxStats> | null = null
-  const read = async (): Promise<InboxStats> => {
+  let last: OutboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null, full: false }
+  let snapshot: Promise<OutboxStats> | null = null
+  const read = async (): Promise<OutboxStats> => {
     snapshot ??= stats().then((s) => { last = s; return s }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
     return await snapshot
   }

@@ -1,8 +1,8 @@
 /**
  * buildInbox(config, deps): the webhook inbox (SPEC §10) as a second Fastify instance beside the
  * proxy's, never listening by itself (cli.ts does). It serves `POST /webhooks/<path token>` and
- * `GET /healthz`, nothing else, and owns the store and the deliverer. It imports nothing of the
- * proxy's plugins, and they nothing of it.
+ * `GET /healthz`, nothing else, and owns an outbox (outbox/: its store and its deliverer). It
+ * imports nothing of the proxy's plugins, and they nothing of it.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http'
@@ -16,10 +16,10 @@ import { blockListOf } from '../config/network-lists.js'
 import { createClientErrorHandler, createExpectationHandler } from '../http/client-errors.js'
 import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
-import { createDeliverer, type Deliverer } from './deliverer.js'
+import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
+import type { OutboxStore } from '../outbox/outbox-store.js'
 import { inboxErrors } from './inbox-errors.js'
 import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
-import type { InboxStore } from './inbox-store.js'
 import { intakeRoute } from './intake-route.js'
 import { openStore } from './open-store.js'
 import { createPathTokenMatcher } from './path-token.js'
@@ -32,7 +32,7 @@ export interface InboxDeps {
   logger: Logger
   clock?: Clock
   /** Built from the settings and `state` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
-  store?: InboxStore
+  store?: OutboxStore
   /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
   registry?: Registry
   /** Outbound dispatcher for deliveries; one of the inbox's own when absent. */
@@ -47,7 +47,7 @@ export interface WebhooksReadiness { ready: boolean, pending: number, failed: nu
 
 export interface Inbox {
   app: FastifyInstance
-  store: InboxStore
+  store: OutboxStore
   deliverer: Deliverer
   readiness: () => Promise<WebhooksReadiness>
 }

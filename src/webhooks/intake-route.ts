@@ -13,9 +13,9 @@ import { peerIn } from '../config/network-lists.js'
 import {
   ProxyError, WebhookMethodNotAllowedError, WebhookRouteNotFoundError, WebhookSignatureInvalidError, WebhookSourceNotAllowedError, WebhookStoreUnavailableError,
 } from '../errors.js'
+import type { OutboxStore } from '../outbox/outbox-store.js'
 import { eventKeys } from './event-key.js'
 import type { InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
-import type { InboxStore } from './inbox-store.js'
 import type { PathTokenMatcher } from './path-token.js'
 import { isValidSignature } from './provider-signature.js'
 import { sourceAddress } from './source-address.js'
@@ -26,7 +26,7 @@ export const REDACTED_PATH = '/webhooks/<redacted>'
 
 export interface IntakeRouteOptions {
   settings: WebhookConfig
-  store: InboxStore
+  store: OutboxStore
   matchesToken: PathTokenMatcher
   trusted: BlockList
   /** null: any source. */

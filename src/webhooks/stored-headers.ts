@@ -6,6 +6,7 @@
  * `x-provider-webhook-*`, and a sender's own `webhook-conflict` and `x-provider-webhook-*` are
  * dropped: those names only ever carry what the sidecar says.
  */
+import type { HeaderList } from '../outbox/outbox-store.js'
 
 const DROPPED = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate',
@@ -13,8 +14,6 @@ const DROPPED = new Set([
 ])
 const RENAMED = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature'])
 const RENAMED_PREFIX = 'x-provider-'
-
-export type HeaderList = Array<[string, string]>
 
 /** Pure: Node's `rawHeaders` -> the lower-cased list to store, in the order received. `verificationHeader` is lower case. */
 export function headersToStore (rawHeaders: readonly string[], verificationHeader: string): HeaderList {

@@ -9,8 +9,8 @@
 import { parseArgs } from 'node:util'
 import type { WebhookConfig } from '../config/webhook-config.js'
 import { terminalJson, terminalText } from '../text/terminal-safe.js'
-import { eventView, nextAttemptCell } from './event-view.js'
-import type { EventStatus, InboxStore } from './inbox-store.js'
+import { eventView, nextAttemptCell } from '../outbox/event-view.js'
+import type { EventStatus, OutboxStore } from '../outbox/outbox-store.js'
 import { openStore, type OpenStoreOptions } from './open-store.js'
 
 export const WEBHOOKS_USAGE = `usage: payments-auth-proxy webhooks list [--status pending|delivered|failed] [--since <ISO time>] [--json]
@@ -48,7 +48,7 @@ export async function runWebhooksCommand (args: readonly string[], settings: Web
   }
 }
 
-async function list (store: InboxStore, query: { status: EventStatus | undefined, sinceMs: number, limit: number }, json: boolean, orderMaxWaitMs: number, io: CommandIo): Promise<number> {
+async function list (store: OutboxStore, query: { status: EventStatus | undefined, sinceMs: number, limit: number }, json: boolean, orderMaxWaitMs: number, io: CommandIo): Promise<number> {
   const events = await store.list(query.status === undefined ? { sinceMs: query.sinceMs, limit: query.limit } : query)
   const nowMs = io.nowMs()
   if (json) {
@@ -64,7 +64,7 @@ async function list (store: InboxStore, query: { status: EventStatus | undefined
   return 0
 }
 
-async function show (store: InboxStore, ids: readonly string[], orderMaxWaitMs: number, io: CommandIo): Promise<number> {
+async function show (store: OutboxStore, ids: readonly string[], orderMaxWaitMs: number, io: CommandIo): Promise<number> {
   if (ids.length !== 1) {
     io.err(`${WEBHOOKS_USAGE}\n`)
     return 2
@@ -82,7 +82,7 @@ async function show (store: InboxStore, ids: readonly string[], orderMaxWaitMs: 
   return 0
 }
 
-async function replay (store: InboxStore, ids: readonly string[], failedSinceMs: number | null, io: CommandIo): Promise<number> {
+async function replay (store: OutboxStore, ids: readonly string[], failedSinceMs: number | null, io: CommandIo): Promise<number> {
   if ((failedSinceMs === null) === (ids.length === 0)) {
     io.err(`${WEBHOOKS_USAGE}\n`)
     return 2

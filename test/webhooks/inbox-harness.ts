@@ -3,10 +3,8 @@
  * SQLite file in a temp dir, the inbox on 127.0.0.1 port 0, every log line captured, and an
  * application (a real HTTP server) that records what it is delivered and answers as told.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { once } from 'node:events'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { Config } from '../../src/config/config.js'
@@ -16,6 +14,9 @@ import { buildInbox, type Inbox, type InboxDeps } from '../../src/webhooks/inbox
 import { runWebhooksCommand } from '../../src/webhooks/webhooks-command.js'
 import type { Child } from '../helpers/child-proxy.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
+import { tempDir } from '../helpers/temp-dir.js'
+
+export { tempDir }
 
 export const PATH_TOKEN = 'wht_Xq3pL9vT2mK8rN4sB7dF1gH'
 export const PREVIOUS_PATH_TOKEN = 'wht_prevA1b2C3d4E5f6G7h8I9j'
@@ -66,12 +67,6 @@ export function inboxEnv (deliverTo: string, storePath: string, overrides: Env =
     PROXY_WEBHOOK_STORE_PATH: storePath,
     ...overrides,
   }
-}
-
-export function tempDir (t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pap-inbox-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  return dir
 }
 
 export interface RunningInbox extends Inbox {

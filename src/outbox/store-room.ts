@@ -1,6 +1,6 @@
 /**
  * Room for a new event in a bounded store (SPEC §10), a pure decision both stores carry out (SQLite
- * in its transaction, Redis in its intake script, redis-inbox-lua.ts). Only pending and failed events
+ * in its transaction, Redis in its intake script, redis-lua.ts). Only pending and failed events
  * count against the bounds: delivered ones are removed, oldest first, to make room, so a store full
  * of delivered events never refuses; a new event is refused only when pending and failed events alone
  * leave no room for it, and nothing pending or failed is ever removed.

@@ -1,19 +1,17 @@
 /**
- * The delivery worker (SPEC §10): claims due events from the store (at most one in flight per order
- * key, unless a later one has waited the order wait, order-wait.ts; at most `concurrency` in all),
- * attempts each, and records what next-step.ts decides. It looks
- * for due events when told an event was stored, when an attempt ends, and every second otherwise (so
- * a `webhooks replay` from another process is picked up within 2 s). On stop, attempts in flight are
+ * The delivery worker of an outbox (SPEC §10's inbox; every notification outbox): claims due events
+ * from its store (at most one in flight per order key, unless a later one has waited the order wait,
+ * order-wait.ts; at most `concurrency` in all), attempts each, and records what next-step.ts decides.
+ * It looks for due events when told an event was stored, when an attempt ends, and every second
+ * otherwise (so a `webhooks replay` from another process is picked up within 2 s). On stop, attempts in flight are
  * abandoned and released without counting as attempts: they resume at the next start.
  */
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import type { Clock, TimerHandle } from '../clock.js'
-import type { WebhookConfig } from '../config/webhook-config.js'
 import { attemptDelivery } from './delivery-attempt.js'
 import { createDeliveryAgent } from './delivery-agent.js'
-import type { InboxObserver } from './inbox-metrics.js'
-import type { ClaimedEvent, InboxStore } from './inbox-store.js'
+import type { ClaimedEvent, OutboxStore } from './outbox-store.js'
 import { nextStep, type AttemptAnswer } from './next-step.js'
 import { signingKeyOf } from './standard-webhooks.js'
 
@@ -31,15 +29,37 @@ export interface Deliverer {
   stop: () => Promise<void>
 }
 
-export type DeliverySettings = Pick<WebhookConfig, 'deliverTo' | 'signingSecrets' | 'deliveryTimeoutS' | 'concurrency' | 'retryScheduleMs' | 'retentionS'>
+/** Where and how one outbox delivers (the inbox's from PROXY_WEBHOOK_*; a notification outbox's its own). */
+export interface DeliverySettings {
+  /** The receiver's `http(s)` URL. */
+  deliverTo: string
+  /** `whsec_…` Standard Webhooks secrets: the current one first, then a previous one during a rotation. */
+  signingSecrets: readonly string[]
+  deliveryTimeoutS: number
+  concurrency: number
+  /** Waits after each failed attempt, in milliseconds: its length + 1 is the number of attempts. */
+  retryScheduleMs: readonly number[]
+  /** Delivered and failed events are removed this long after their receipt. */
+  retentionS: number
+}
+
+export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
+
+/** Told of every attempt's outcome, for metrics. */
+export interface DeliveryObserver {
+  delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
+  /** An event delivered ahead of an earlier one of its order key, after the order wait. */
+  outOfOrder: () => void
+}
+
+export const noDeliveryObserver: DeliveryObserver = { delivery () {}, outOfOrder () {} }
 
 export interface DelivererDeps {
-  /** Only what delivery reads, so approval notifications (SPEC §11) can reuse the deliverer with their own URL and secret. */
   settings: DeliverySettings
-  store: InboxStore
+  store: OutboxStore
   log: Logger
   clock: Clock
-  observer: InboxObserver
+  observer: DeliveryObserver
   dispatcher?: Dispatcher | undefined
   random?: (() => number) | undefined
 }

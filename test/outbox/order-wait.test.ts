@@ -1,6 +1,6 @@
 /** When a pending event may be attempted (SPEC §10: the order wait), table-tested. */
 import t from 'tap'
-import { attemptableAtMs, goesOutOfOrder, type Waiting } from '../../src/webhooks/order-wait.js'
+import { attemptableAtMs, goesOutOfOrder, type Waiting } from '../../src/outbox/order-wait.js'
 
 const WAIT = 900_000
 const T0 = Date.UTC(2026, 10, 26, 12, 0, 0)

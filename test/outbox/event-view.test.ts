@@ -1,7 +1,7 @@
 /** What webhooks list and show say of an event (SPEC §10), table-tested: attempts in all and this round, and the next attempt as it is. */
 import t from 'tap'
-import { eventView, nextAttemptCell, nextAttemptOf, type NextAttempt } from '../../src/webhooks/event-view.js'
-import type { EventSummary } from '../../src/webhooks/inbox-store.js'
+import { eventView, nextAttemptCell, nextAttemptOf, type NextAttempt } from '../../src/outbox/event-view.js'
+import type { EventSummary } from '../../src/outbox/outbox-store.js'
 
 const WAIT = 900_000
 const T0 = Date.UTC(2026, 10, 26, 12, 0, 0)

@@ -1,5 +1,5 @@
 /**
- * The embedded InboxStore (SPEC §10): one SQLite file, synced commits for intakes, and every write of a turn of
+ * The embedded OutboxStore (SPEC §10): one SQLite file per outbox, synced commits for intakes, and every write of a turn of
  * the event loop (intakes and recorded attempts) grouped into one transaction (group-commit.ts).
  * SQLite calls are synchronous and short. What the bounds judge (every event, and the pending and
  * failed ones, in events and bytes) is kept in memory from one count at open, so a store that has
@@ -13,9 +13,9 @@
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
 import { createGroupCommit } from './group-commit.js'
-import type { AttemptRecord, ClaimedEvent, InboxStore, IntakeOutcome, NewEvent, Settlement } from './inbox-store.js'
+import type { AttemptRecord, ClaimedEvent, IntakeOutcome, NewEvent, OutboxStore, Settlement } from './outbox-store.js'
 import { attemptableAtMs } from './order-wait.js'
-import { DUE_EVENTS, MARK_HEAD, openInboxDatabase, WAITED_EVENTS } from './sqlite-schema.js'
+import { DUE_EVENTS, MARK_HEAD, openOutboxDatabase, WAITED_EVENTS } from './sqlite-schema.js'
 import { attemptOf, eventOf, summaryOf, type AttemptRow, type EventRow, type SummaryRow } from './sqlite-rows.js'
 import { isFull, roomFor, type Usage } from './store-room.js'
 
@@ -50,8 +50,8 @@ const WAITING_BEHIND = `CASE WHEN status = 'pending' AND order_key IS NOT NULL A
 const SUMMARY_COLUMNS = `id, key, body_sha256, order_key, length(body) AS bytes, source, received_at, status, attempts, next_attempt_at, conflict_with,
   (SELECT count(*) FROM attempts a WHERE a.event_id = events.id) AS attempts_total, ${WAITING_BEHIND} AS waiting_behind`
 
-export async function createSqliteStore (options: SqliteStoreOptions): Promise<InboxStore> {
-  const db = await openInboxDatabase(options.path)
+export async function createSqliteStore (options: SqliteStoreOptions): Promise<OutboxStore> {
+  const db = await openOutboxDatabase(options.path)
   const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
   const sizes = db.prepare('SELECT status = \'delivered\' AS delivered, count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events GROUP BY 1').all() as Array<{ delivered: number, n: number, bytes: number }>
   const delivered = sizes.find((s) => s.delivered === 1) ?? { n: 0, bytes: 0 }

@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { tempDir } from './inbox-harness.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
-const STORE_MODULE = fileURLToPath(new URL('../../dist/webhooks/sqlite-store.js', import.meta.url))
+const STORE_MODULE = fileURLToPath(new URL('../../dist/outbox/sqlite-store.js', import.meta.url))
 
 /** Each step between two markers written to stdout, so strace's log says which syncs belong to it. */
 const PROBE = `

@@ -1,6 +1,6 @@
 /** The bounded store's room decision (SPEC §10), table-tested: only pending and failed events count; delivered ones make room. */
 import t from 'tap'
-import { isFull, roomFor, type RoomDecision, type Usage } from '../../src/webhooks/store-room.js'
+import { isFull, roomFor, type RoomDecision, type Usage } from '../../src/outbox/store-room.js'
 
 const u = (events: number, bytes: number): Usage => ({ events, bytes })
 const small = { maxEvents: 10, maxBytes: 1000 }

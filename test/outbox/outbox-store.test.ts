@@ -6,13 +6,13 @@ import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { WebhookStoreUnavailableError } from '../../src/errors.js'
-import type { InboxStore, NewEvent } from '../../src/webhooks/inbox-store.js'
-import { createSqliteStore } from '../../src/webhooks/sqlite-store.js'
-import { createRedisInboxStore } from '../../src/webhooks/redis-inbox-store.js'
+import type { OutboxStore as InboxStore, NewEvent } from '../../src/outbox/outbox-store.js'
+import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
+import { createRedisOutboxStore as createRedisInboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { tempDir } from './inbox-harness.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number, orderMaxWaitMs?: number }
 interface Made { store: InboxStore, reopen: () => Promise<InboxStore> }

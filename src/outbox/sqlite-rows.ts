@@ -1,6 +1,5 @@
 /** Rows of the SQLite store <-> the store's records. */
-import type { AttemptRecord, EventStatus, EventSummary, StoredEvent } from './inbox-store.js'
-import type { HeaderList } from './stored-headers.js'
+import type { AttemptRecord, EventStatus, EventSummary, HeaderList, StoredEvent } from './outbox-store.js'
 
 export interface EventRow {
   id: string

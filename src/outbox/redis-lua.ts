@@ -1,6 +1,7 @@
 /**
- * The Redis inbox's atomic steps as Lua scripts (each runs alone on the server, which is what makes a
- * claim exclusive across replicas). ARGV[1] is the key prefix: keys are built inside the scripts.
+ * The Redis outbox store's atomic steps as Lua scripts (each runs alone on the server, which is what
+ * makes a claim exclusive across replicas). ARGV[1] is the key prefix: keys are built inside the
+ * scripts, all under `wh:` (the inbox's first layout; notification outboxes have a prefix of their own).
  * Keys: `wh:ev:<id>` (hash: the event), `wh:att:<id>` (list of attempts), `wh:key:<key>` (dedupe),
  * `wh:order:<order key>` (pending ids in the order received), sorted sets `wh:due` (claimable, by
  * next attempt), `wh:leases` (in flight, by lease end), `wh:all`, `wh:pending`, `wh:settled`,

@@ -1,14 +1,19 @@
 /**
- * The inbox's store contract (SPEC §10), kept by two implementations: SQLite (one process, the
- * default) and Redis (several replicas). Nothing above this interface knows which one it talks to.
+ * The outbox's store contract: durable events, each delivered to a URL until it is answered 2xx
+ * (SPEC §10's inbox, §11's and §12's notifications), kept by two implementations: SQLite (one
+ * process, the default) and Redis (several replicas). Nothing above this interface knows which one
+ * it talks to.
  *
  * `intake` resolves only once the event is durable (SQLite: committed and synced; Redis: acknowledged)
  * and rejects with WebhookStoreUnavailableError when it cannot be stored. Only pending and failed
- * events count against the bounds: delivered ones are removed, oldest first, to make room (store-room.ts). Delivery is lease-based:
- * `claimDue` hands out due events, at most one per order key, and never one another worker holds;
- * every lease ends with `settle` (an attempt was made) or `release` (abandoned, not an attempt).
+ * events count against the bounds: delivered ones are removed, oldest first, to make room
+ * (store-room.ts). Delivery is lease-based: `claimDue` hands out due events, at most one per order
+ * key (order-wait.ts), and never one another worker holds; every lease ends with `settle` (an
+ * attempt was made) or `release` (abandoned, not an attempt).
  */
-import type { HeaderList } from './stored-headers.js'
+
+/** Headers kept with an event and sent with it, lower-cased names, in order. */
+export type HeaderList = Array<[string, string]>
 
 export type EventStatus = 'pending' | 'delivered' | 'failed'
 
@@ -66,7 +71,7 @@ export type Settlement =
   | { status: 'pending', nextAttemptAtMs: number }
   | { status: 'failed' }
 
-export interface InboxStats {
+export interface OutboxStats {
   pending: number
   failed: number
   oldestPendingReceivedAtMs: number | null
@@ -76,7 +81,7 @@ export interface InboxStats {
 
 export interface ListQuery { status?: EventStatus, sinceMs?: number, limit?: number }
 
-export interface InboxStore {
+export interface OutboxStore {
   intake: (event: NewEvent) => Promise<IntakeOutcome>
   /**
    * Up to `limit` due pending events, leased for `leaseMs`: the earliest pending event of each order
@@ -90,7 +95,7 @@ export interface InboxStore {
   show: (id: string) => Promise<{ event: StoredEvent, attempts: AttemptRecord[], waitingBehind: string | null } | null>
   /** Back to pending with a fresh schedule and the same id; returns the ids replayed. */
   replay: (selection: { ids: readonly string[] } | { failedSinceMs: number }, nowMs: number) => Promise<string[]>
-  stats: () => Promise<InboxStats>
+  stats: () => Promise<OutboxStats>
   /** Removes delivered and failed events received before `beforeMs`; pending ones never. */
   removeSettledBefore: (beforeMs: number) => Promise<number>
   /** Whether the store takes writes now. */

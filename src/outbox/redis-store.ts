@@ -1,6 +1,6 @@
 /**
- * The InboxStore in Redis (SPEC §10), for several replicas sharing one inbox: every step that must
- * be exclusive is one Lua script (redis-inbox-lua.ts), so two replicas never lease one event at once,
+ * The OutboxStore in Redis (SPEC §9, §10), for several replicas sharing one outbox: every step that must
+ * be exclusive is one Lua script (redis-lua.ts), so two replicas never lease one event at once,
  * and a dead replica's leases are taken over by the next claim after they end (delivery timeout +
  * 30 s). An intake is answered once Redis acknowledged it: durable as far as Redis's persistence
  * goes, so the start log warns when the server runs without append-only persistence. Commands fail
@@ -11,16 +11,15 @@ import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
-import type { AttemptRecord, EventStatus, EventSummary, InboxStore, IntakeOutcome, StoredEvent } from './inbox-store.js'
-import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SCHEMA_LUA, SETTLE_LUA } from './redis-inbox-lua.js'
-import type { HeaderList } from './stored-headers.js'
+import type { AttemptRecord, EventStatus, EventSummary, HeaderList, IntakeOutcome, OutboxStore, StoredEvent } from './outbox-store.js'
+import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SCHEMA_LUA, SETTLE_LUA } from './redis-lua.js'
 import { headroomOf, isFull } from './store-room.js'
 
 const COMMAND_TIMEOUT_MS = 2000
 const REMOVE_BATCH = 500
 const SUMMARY_BATCH = 1000
 
-export interface RedisInboxOptions {
+export interface RedisOutboxOptions {
   /** May hold a password: never logged. */
   url: string
   keyPrefix: string
@@ -34,7 +33,7 @@ export interface RedisInboxOptions {
 
 type Run = (...args: Array<string | number | Buffer>) => Promise<unknown>
 
-export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
+export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStore {
   const P = options.keyPrefix
   const owner = randomUUID()
   const client = new Redis(options.url, {

@@ -1,6 +1,6 @@
 /**
- * The inbox's tables in its SQLite file (opened synced, in WAL: sqlite/open-database.ts, so intake
- * answers 200 only after a synced commit). Times are wall-clock Unix milliseconds; headers are JSON
+ * An outbox's tables in its SQLite file (opened synced, in WAL: sqlite/open-database.ts, so the
+ * inbox answers 200 only after a synced commit). Times are wall-clock Unix milliseconds; headers are JSON
  * text; bodies are BLOBs, byte for byte.
  *
  * `is_head` marks the earliest pending event of each order key, the only one of its key that may be
@@ -63,7 +63,7 @@ export const WAITED_EVENTS = `SELECT seq, id, received_at, next_attempt_at,
 export const MARK_HEAD = `UPDATE events SET is_head = (seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))
   WHERE order_key = @orderKey AND status = 'pending' AND (is_head = 1 OR seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`
 
-export async function openInboxDatabase (path: string): Promise<Database.Database> {
+export async function openOutboxDatabase (path: string): Promise<Database.Database> {
   const db = await openDatabase(path)
   db.exec(SCHEMA)
   db.transaction(() => { upgradeFromFirstSchema(db) })()

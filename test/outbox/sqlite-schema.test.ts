@@ -6,9 +6,9 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/sqlite/open-database.js'
-import { DUE_EVENTS, openInboxDatabase, WAITED_EVENTS } from '../../src/webhooks/sqlite-schema.js'
-import { createSqliteStore } from '../../src/webhooks/sqlite-store.js'
-import { tempDir } from './inbox-harness.js'
+import { DUE_EVENTS, openOutboxDatabase as openInboxDatabase, WAITED_EVENTS } from '../../src/outbox/sqlite-schema.js'
+import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 t.test('the claim\'s query is one index range, in order, with no table scan and no sort', async (t) => {
   const db = await openInboxDatabase(join(tempDir(t), 'plan.db'))
