@@ -1,21 +1,21 @@
 /**
- * One suite for the InboxStore contract (SPEC §10), run against each implementation's factory, the
+ * One suite for the OutboxStore contract (SPEC §10), run against each implementation's factory, the
  * way test/state runs its suite over memory and Redis. The SQLite store runs on a real file.
  */
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { WebhookStoreUnavailableError } from '../../src/errors.js'
-import type { OutboxStore as InboxStore, NewEvent } from '../../src/outbox/outbox-store.js'
+import type { NewEvent, OutboxStore } from '../../src/outbox/outbox-store.js'
 import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
-import { createRedisOutboxStore as createRedisInboxStore } from '../../src/outbox/redis-store.js'
+import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
 interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number, orderMaxWaitMs?: number }
-interface Made { store: InboxStore, reopen: () => Promise<InboxStore> }
+interface Made { store: OutboxStore, reopen: () => Promise<OutboxStore> }
 interface Factory {
   name: string
   /** Whether leases are the process's own, void when another store opens the data (one process owns an SQLite file), or shared by replicas. */
@@ -29,7 +29,7 @@ const factories: Factory[] = [{
   voidsLeasesOnOpen: true,
   async make (t, bounds = {}) {
     const path = join(tempDir(t), 'webhooks.db')
-    const open = async (): Promise<InboxStore> => {
+    const open = async (): Promise<OutboxStore> => {
       const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       return store
@@ -42,8 +42,8 @@ const factories: Factory[] = [{
   async make (t, bounds = {}) {
     const redis = await startRedis(t)
     const { logger } = captureLogger()
-    const open = async (): Promise<InboxStore> => {
-      const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
+    const open = async (): Promise<OutboxStore> => {
+      const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       await eventually(() => store.ready(), { what: 'Redis store ready' })
       return store
@@ -338,8 +338,8 @@ t.test('sqlite: a delivered event replayed by a command (another store on the fi
 t.test('redis: a store written before delivered events were indexed gets the index at the first script, and evicts from it', async (t) => {
   const redis = await startRedis(t)
   const { logger } = captureLogger()
-  const open = async (): Promise<InboxStore> => {
-    const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'old:', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
+  const open = async (): Promise<OutboxStore> => {
+    const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'old:', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
     t.teardown(() => store.close())
     await eventually(() => store.ready(), { what: 'Redis store ready' })
     return store

@@ -1,17 +1,17 @@
 /**
- * The SQLite inbox's file: the claim reads due events from their own index (a backlog behind a
+ * An outbox's SQLite file: the claim reads due events from their own index (a backlog behind a
  * retried head costs it nothing), and a file written by the first schema, before `is_head`, is
  * upgraded in place with its pending events delivered in the same order.
  */
 import t from 'tap'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/sqlite/open-database.js'
-import { DUE_EVENTS, openOutboxDatabase as openInboxDatabase, WAITED_EVENTS } from '../../src/outbox/sqlite-schema.js'
+import { DUE_EVENTS, openOutboxDatabase, WAITED_EVENTS } from '../../src/outbox/sqlite-schema.js'
 import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
 t.test('the claim\'s query is one index range, in order, with no table scan and no sort', async (t) => {
-  const db = await openInboxDatabase(join(tempDir(t), 'plan.db'))
+  const db = await openOutboxDatabase(join(tempDir(t), 'plan.db'))
   t.teardown(() => db.close())
   const plan = (db.prepare(`EXPLAIN QUERY PLAN ${DUE_EVENTS}`).all(0, 10) as Array<{ detail: string }>).map((row) => row.detail)
   t.same(plan, ['SEARCH events USING INDEX events_ready (next_attempt_at<?)'])
