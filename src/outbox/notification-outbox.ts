@@ -40,6 +40,8 @@ export interface NotificationOutbox {
   /**
    * Stores `{"type": <type>, ...payload}` (JSON) for delivery, once it is durable. Its key is
    * `<type>:<key>`: `stored` is false when that notification was already stored (nothing is sent again).
+   * Rejects (WebhookStoreUnavailableError) while the store cannot take it (Redis connecting or down,
+   * a full store, a disk error): the caller tells it again later, as the approvals worker does.
    */
   notify: (type: string, key: string, orderKey: string | null, payload: Readonly<Record<string, unknown>>) => Promise<{ id: string, stored: boolean }>
   start: () => void
