@@ -14,7 +14,7 @@
 FROM node:24-bookworm-slim AS build
 # A compiler for better-sqlite3 12, which npm ci builds from source (it is the webhook inbox's SQLite
 # driver on Node 20; on this image's Node 24 the inbox uses better-sqlite3 13, prebuilt, see
-# src/webhooks/sqlite-schema.ts). Only this stage has it.
+# src/sqlite/open-database.ts). Only this stage has it.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*

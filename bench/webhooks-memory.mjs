@@ -78,10 +78,10 @@ async function throughAndWatch (store, where, app) {
 }
 
 async function fill ({ dbPath, redisUrl, keyPrefix }) {
-  const settings = { retentionMs: 30 * 86_400_000, maxEvents: EVENTS + 10_000, maxBytes: MAX_BYTES }
+  const settings = { retentionMs: 30 * 86_400_000, maxEvents: EVENTS + 10_000, maxBytes: MAX_BYTES, orderMaxWaitMs: 900_000 }
   const inbox = redisUrl === null
-    ? await (await import('../dist/webhooks/sqlite-store.js')).createSqliteStore({ path: dbPath, ...settings })
-    : (await import('../dist/webhooks/redis-inbox-store.js')).createRedisInboxStore({ url: redisUrl, keyPrefix, log: pino({ level: 'warn' }), ...settings })
+    ? await (await import('../dist/outbox/sqlite-store.js')).createSqliteStore({ path: dbPath, ...settings })
+    : (await import('../dist/outbox/redis-store.js')).createRedisOutboxStore({ url: redisUrl, keyPrefix, log: pino({ level: 'warn' }), ...settings })
   while (!inbox.ready()) await sleep(20)
   const started = performance.now()
   const at = Date.now()

@@ -16,7 +16,7 @@ const OUT_DIR = 'dist-bundle'
 const UNDICI_ENTRY = fileURLToPath(new URL('undici-dispatchers.cjs', import.meta.url))
 // The only modules that import undici, and what they take from it is what undici-dispatchers.cjs
 // exports. Another importer fails the build until that file is checked against what it uses.
-const UNDICI_IMPORTERS = ['dist/outbound/outbound-agents.js', 'dist/webhooks/delivery-agent.js', 'node_modules/@fastify/reply-from/lib/request.js']
+const UNDICI_IMPORTERS = ['dist/outbound/outbound-agents.js', 'dist/outbox/delivery-agent.js', 'node_modules/@fastify/reply-from/lib/request.js']
 const undiciImporters = new Set()
 
 /** Bare `undici` resolves to its dispatchers alone (scripts/undici-dispatchers.cjs). */

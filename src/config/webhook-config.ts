@@ -16,6 +16,8 @@ export interface WebhookConfig {
   trustedProxies: readonly Cidr[]
   /** null: no provider signature is checked. */
   verify: ProviderVerification | null
+  /** Lower case. The header a provider's signature (its secret) arrives in: never stored or passed on, verified or not. */
+  verificationHeader: string
   bodyLimitBytes: number
   eventIdPointer: string | null
   /** Lower case. */
@@ -28,6 +30,8 @@ export interface WebhookConfig {
   /** Waits after each failed attempt, in milliseconds: its length + 1 is the number of attempts. */
   retryScheduleMs: readonly number[]
   orderKeyPointer: string | null
+  /** How long a later event waits behind an earlier one of its order key before it is delivered out of order. */
+  orderMaxWaitS: number
   concurrency: number
   storePath: string
   storeMaxEvents: number

@@ -41,7 +41,8 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
   })
   const allowedSources = cidrs(settings.PROXY_WEBHOOK_ALLOWED_SOURCES, 'PROXY_WEBHOOK_ALLOWED_SOURCES', problems)
   const trustedProxies = cidrs(settings.PROXY_WEBHOOK_TRUSTED_PROXIES, 'PROXY_WEBHOOK_TRUSTED_PROXIES', problems)
-  const verify = resolveVerification(settings, problems)
+  const verificationHeader = settings.PROXY_WEBHOOK_VERIFY_HEADER.toLowerCase()
+  const verify = resolveVerification(settings, verificationHeader, problems)
   if (verify === null && allowedSources.length === 0) {
     warnings.push('neither PROXY_WEBHOOK_VERIFY_SECRET nor PROXY_WEBHOOK_ALLOWED_SOURCES is set: the path token is the only protection of the webhook inbox')
   }
@@ -53,6 +54,7 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
     allowedSources,
     trustedProxies,
     verify,
+    verificationHeader,
     bodyLimitBytes: settings.PROXY_WEBHOOK_BODY_LIMIT_BYTES,
     eventIdPointer: pointer(settings.PROXY_WEBHOOK_EVENT_ID_POINTER, 'PROXY_WEBHOOK_EVENT_ID_POINTER', problems),
     eventIdHeader: settings.PROXY_WEBHOOK_EVENT_ID_HEADER?.toLowerCase() ?? null,
@@ -62,6 +64,7 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
     deliveryTimeoutS: settings.PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS,
     retryScheduleMs,
     orderKeyPointer: pointer(settings.PROXY_WEBHOOK_ORDER_KEY_POINTER, 'PROXY_WEBHOOK_ORDER_KEY_POINTER', problems),
+    orderMaxWaitS: settings.PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS,
     concurrency: settings.PROXY_WEBHOOK_CONCURRENCY,
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
     storeMaxEvents: settings.PROXY_WEBHOOK_STORE_MAX_EVENTS,
@@ -102,10 +105,9 @@ function cidrs (text: string, name: string, problems: string[]): Cidr[] {
   return out
 }
 
-function resolveVerification (settings: RawSettings, problems: string[]): ProviderVerification | null {
+function resolveVerification (settings: RawSettings, header: string, problems: string[]): ProviderVerification | null {
   const value = secret(settings, 'PROXY_WEBHOOK_VERIFY_SECRET', problems, false)
   if (value === undefined) return null
-  const header = settings.PROXY_WEBHOOK_VERIFY_HEADER.toLowerCase()
   if (settings.PROXY_WEBHOOK_VERIFY_SCHEME === 'header-secret') return { scheme: 'header-secret', header, secret: value }
   return {
     scheme: 'hmac', header, secret: value, algorithm: settings.PROXY_WEBHOOK_VERIFY_ALGORITHM, encoding: settings.PROXY_WEBHOOK_VERIFY_ENCODING, prefix: settings.PROXY_WEBHOOK_VERIFY_PREFIX,

@@ -4,24 +4,30 @@
  * store when scraped (one query per scrape, not per event).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
-import type { InboxStats } from './inbox-store.js'
+import { noDeliveryObserver, type DeliveryObserver } from '../outbox/deliverer.js'
+import type { OutboxStats } from '../outbox/outbox-store.js'
 
 export type IntakeOutcomeLabel = 'stored' | 'duplicate' | 'unauthorized' | 'not_allowed' | 'too_large' | 'unavailable'
-export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
 
-export interface InboxObserver {
+/** The intake's outcomes, and its store's deliveries. */
+export interface InboxObserver extends DeliveryObserver {
   received: (outcome: IntakeOutcomeLabel, seconds: number | null) => void
-  delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
+  /** Delivered events removed before their retention to make room for new ones. */
+  evicted: (events: number) => void
 }
 
-export const noInboxObserver: InboxObserver = { received () {}, delivery () {} }
+export const noInboxObserver: InboxObserver = { ...noDeliveryObserver, received () {}, evicted () {} }
 
-export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<InboxStats>, nowMs: () => number): InboxObserver {
+export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<OutboxStats>, nowMs: () => number): InboxObserver {
   const p = prefix
   const received = new Counter({ name: `${p}webhooks_received_total`, help: 'Webhook intake answers by outcome', labelNames: ['outcome'], registers: [registry] })
   const intake = new Histogram({
     name: `${p}webhook_intake_duration_seconds`, help: 'Webhook receipt to answer', registers: [registry],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+  })
+  const evicted = new Counter({ name: `${p}webhooks_evicted_total`, help: 'Delivered events removed before the retention ended to make room for new ones (their keys no longer catch duplicates)', registers: [registry] })
+  const outOfOrder = new Counter({
+    name: `${p}webhooks_out_of_order_total`, help: 'Events delivered ahead of an earlier event of their order key that kept failing, after PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS', registers: [registry],
   })
   const deliveries = new Counter({ name: `${p}webhook_deliveries_total`, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] })
   const delivery = new Histogram({
@@ -30,9 +36,9 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
   })
   // One store read per scrape, shared by the three gauges (prom-client collects them one after another).
   // A store that cannot answer (Redis down) must not take /metrics down with it: the last figures stand.
-  let last: InboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null }
-  let snapshot: Promise<InboxStats> | null = null
-  const read = async (): Promise<InboxStats> => {
+  let last: OutboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null, full: false }
+  let snapshot: Promise<OutboxStats> | null = null
+  const read = async (): Promise<OutboxStats> => {
     snapshot ??= stats().then((s) => { last = s; return s }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
     return await snapshot
   }
@@ -56,5 +62,7 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
       deliveries.inc({ outcome })
       delivery.observe(seconds)
     },
+    evicted (events) { evicted.inc(events) },
+    outOfOrder () { outOfOrder.inc() },
   }
 }

@@ -1,11 +1,11 @@
 /**
  * buildInbox(config, deps): the webhook inbox (SPEC §10) as a second Fastify instance beside the
  * proxy's, never listening by itself (cli.ts does). It serves `POST /webhooks/<path token>` and
- * `GET /healthz`, nothing else, and owns the store and the deliverer. It imports nothing of the
- * proxy's plugins, and they nothing of it.
+ * `GET /healthz`, nothing else, and owns an outbox (outbox/: its store and its deliverer). It
+ * imports nothing of the proxy's plugins, and they nothing of it.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { createServer, type RequestListener, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import type { Dispatcher } from 'undici'
@@ -16,10 +16,10 @@ import { blockListOf } from '../config/network-lists.js'
 import { createClientErrorHandler, createExpectationHandler } from '../http/client-errors.js'
 import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
-import { createDeliverer, type Deliverer } from './deliverer.js'
+import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
+import type { OutboxStore } from '../outbox/outbox-store.js'
 import { inboxErrors } from './inbox-errors.js'
 import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
-import type { InboxStore } from './inbox-store.js'
 import { intakeRoute } from './intake-route.js'
 import { openStore } from './open-store.js'
 import { createPathTokenMatcher } from './path-token.js'
@@ -32,7 +32,7 @@ export interface InboxDeps {
   logger: Logger
   clock?: Clock
   /** Built from the settings and `state` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
-  store?: InboxStore
+  store?: OutboxStore
   /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
   registry?: Registry
   /** Outbound dispatcher for deliveries; one of the inbox's own when absent. */
@@ -47,7 +47,7 @@ export interface WebhooksReadiness { ready: boolean, pending: number, failed: nu
 
 export interface Inbox {
   app: FastifyInstance
-  store: InboxStore
+  store: OutboxStore
   deliverer: Deliverer
   readiness: () => Promise<WebhooksReadiness>
 }
@@ -59,12 +59,14 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log
+  // Requests that sent `Expect: 100-continue`: Node leaves the interim answer to us (SPEC §5's rule).
+  const awaitingContinue = new WeakSet<IncomingMessage>()
   const app = Fastify({
     loggerInstance,
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     return503OnClosing: false,
-    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }),
+    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }, awaitingContinue),
     clientErrorHandler: createClientErrorHandler(log, linger, notAnIntake),
   })
   app.removeAllContentTypeParsers()
@@ -82,6 +84,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     observer,
     clock,
     onStored: deliverer.wake,
+    awaitsContinue: (req) => awaitingContinue.delete(req),
   })
   app.addHook('onReady', async () => { deliverer.start() })
   // Intakes in progress finish storing and are answered (Fastify waits for them); deliveries in
@@ -94,7 +97,8 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   const readiness = async (): Promise<WebhooksReadiness> => {
     const stats = await store.stats()
     const age = stats.oldestPendingReceivedAtMs === null ? 0 : Math.max(0, Math.floor((clock.wallMs() - stats.oldestPendingReceivedAtMs) / 1000))
-    return { ready: store.ready(), pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
+    // Not ready while the store refuses events: down, or pending and failed events alone fill it.
+    return { ready: store.ready() && !stats.full, pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
   }
   return { app, store, deliverer, readiness }
 }
@@ -105,10 +109,16 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
  */
 function notAnIntake (): void {}
 
-function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }): Server {
+function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }, awaitingContinue: WeakSet<IncomingMessage>): Server {
   const server = createServer({
     headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs), requireHostHeader: false,
   }, handler)
+  // With a listener, Node sends no automatic 100 Continue: the intake route does, once its checks
+  // passed and the declared length is within the limit; anything else is answered without it.
+  server.on('checkContinue', (req: IncomingMessage, res) => {
+    awaitingContinue.add(req)
+    server.emit('request', req, res)
+  })
   server.on('checkExpectation', createExpectationHandler(log, linger, notAnIntake))
   return server
 }

@@ -5,6 +5,7 @@
  * Logs show `/webhooks/<redacted>`: the token is never in a log line, label or error body.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
 import type { BlockList } from 'node:net'
 import type { Clock } from '../clock.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
@@ -12,9 +13,9 @@ import { peerIn } from '../config/network-lists.js'
 import {
   ProxyError, WebhookMethodNotAllowedError, WebhookRouteNotFoundError, WebhookSignatureInvalidError, WebhookSourceNotAllowedError, WebhookStoreUnavailableError,
 } from '../errors.js'
+import type { OutboxStore } from '../outbox/outbox-store.js'
 import { eventKeys } from './event-key.js'
 import type { InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
-import type { InboxStore } from './inbox-store.js'
 import type { PathTokenMatcher } from './path-token.js'
 import { isValidSignature } from './provider-signature.js'
 import { sourceAddress } from './source-address.js'
@@ -25,7 +26,7 @@ export const REDACTED_PATH = '/webhooks/<redacted>'
 
 export interface IntakeRouteOptions {
   settings: WebhookConfig
-  store: InboxStore
+  store: OutboxStore
   matchesToken: PathTokenMatcher
   trusted: BlockList
   /** null: any source. */
@@ -34,6 +35,8 @@ export interface IntakeRouteOptions {
   clock: Clock
   /** A new event is stored: the deliverer looks for it at once. */
   onStored: () => void
+  /** Whether the request sent `Expect: 100-continue` and awaits its interim answer (asked once). */
+  awaitsContinue: (req: IncomingMessage) => boolean
 }
 
 declare module 'fastify' {
@@ -66,6 +69,12 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
       if (options.allowed !== null && !peerIn(options.allowed, request.webhookSource)) throw refuse(request, new WebhookSourceNotAllowedError(), 'not_allowed')
       if (request.method !== 'POST') throw refuse(request, new WebhookMethodNotAllowedError(), null)
     },
+    // SPEC §5's rule: a declared length over the limit gets the 413 (the body parser's, from the
+    // header) instead of 100 Continue; within it, or without a length, the sender is told to go on.
+    preParsing: async (request, reply, payload) => {
+      if (options.awaitsContinue(request.raw) && !(Number(request.headers['content-length']) > settings.bodyLimitBytes)) reply.raw.writeContinue()
+      return payload
+    },
     handler: async (request, reply) => await intake(request, reply),
   })
 
@@ -79,7 +88,7 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
     let outcome
     try {
       outcome = await store.intake({
-        ...keys, body, headers: headersToStore(request.raw.rawHeaders, verify?.header ?? null), source: request.webhookSource, receivedAtMs: clock.wallMs(),
+        ...keys, body, headers: headersToStore(request.raw.rawHeaders, settings.verificationHeader), source: request.webhookSource, receivedAtMs: clock.wallMs(),
       })
     } catch (err) {
       request.log.error({ err, source: request.webhookSource }, 'webhook not stored')
@@ -93,6 +102,11 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
     }
     if (outcome.kind === 'conflict') request.log.warn({ ...log, conflictWith: outcome.conflictWith }, 'webhook conflict: same event id, different body')
     else request.log.info(log, 'webhook stored')
+    if (outcome.evicted !== undefined) {
+      request.log.warn({ id: outcome.id, evicted: outcome.evicted },
+        'webhook store full: delivered events removed before their retention to make room; their keys no longer catch duplicates (raise PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES)')
+      observer.evicted(outcome.evicted)
+    }
     observer.received('stored', elapsedS(request))
     options.onStored()
     return await reply.send({ received: true, id: outcome.id })

@@ -5,7 +5,7 @@
  * two that are one key), as variable lines to put in the secret store. Nothing is written anywhere else.
  */
 import { randomBytes } from 'node:crypto'
-import { newSigningSecret } from './standard-webhooks.js'
+import { newSigningSecret } from '../outbox/standard-webhooks.js'
 
 export function newPathToken (): string {
   return `wht_${randomBytes(24).toString('base64url')}`

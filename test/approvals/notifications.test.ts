@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
-import { newSigningSecret } from '../../src/webhooks/standard-webhooks.js'
+import { newSigningSecret } from '../../src/outbox/standard-webhooks.js'
 import { eventually } from '../helpers/eventually.js'
 import { startApp } from '../webhooks/inbox-harness.js'
 import { SIGNING_SECRET, decide, pay, startApprovalsRig, type HeldAnswer } from './approvals-harness.js'

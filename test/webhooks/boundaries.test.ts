@@ -1,7 +1,8 @@
 /**
  * The inbox is a second application beside the proxy (SPEC §10, STYLE "The inbox and approvals"):
  * the proxy's modules never import `webhooks/`, and `webhooks/` imports only what both share
- * (config, errors, clock, http edges, json, ops metrics), never the proxy's plugins.
+ * (config, errors, clock, http edges, json, text, ops metrics, the outbox that delivers its events),
+ * never the proxy's plugins.
  */
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -12,13 +13,10 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [])
 const importsOf = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)].map((m) => join(file, '..', m[1] as string))
 const PROXY_PLUGINS = ['access', 'callers', 'egress', 'fake-provider', 'headers', 'idempotency', 'routing', 'state', 'tokens', 'outbound', 'server.js']
-const SHARED = ['config', 'errors.js', 'operator-error.js', 'clock.js', 'http', 'json', 'sqlite', 'text', 'ops/metrics.js', 'ops/health-routes.js']
+const SHARED = ['config', 'errors.js', 'operator-error.js', 'clock.js', 'http', 'json', 'sqlite', 'text', 'outbox', 'ops/metrics.js', 'ops/health-routes.js']
 
-// Approval notifications (SPEC §11, issue 37) are a second instance of the inbox's store and deliverer.
-const REUSES_THE_DELIVERER = ['/approvals/approval-notifier.ts']
-
-t.test('no proxy module imports webhooks/ (cli.ts starts both; approval notifications reuse the deliverer)', async (t) => {
-  for (const file of files(SRC).filter((f) => !f.includes('/webhooks/') && !f.endsWith('/cli.ts') && !REUSES_THE_DELIVERER.some((r) => f.endsWith(r)))) {
+t.test('no proxy module imports webhooks/ (cli.ts starts both; approval notifications have an outbox of their own)', async (t) => {
+  for (const file of files(SRC).filter((f) => !f.includes('/webhooks/') && !f.endsWith('/cli.ts'))) {
     const bad = importsOf(file).filter((path) => relative(SRC, path).startsWith('webhooks/'))
     t.same(bad, [], relative(SRC, file))
   }

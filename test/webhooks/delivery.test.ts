@@ -4,9 +4,11 @@
  * Retry-After, redirects, timeouts, order per key, concurrency, and shutdown.
  */
 import t from 'tap'
+import { Registry } from 'prom-client'
 import { Webhook } from 'standardwebhooks'
 import { deferred } from '../helpers/deferred.js'
 import { eventually } from '../helpers/eventually.js'
+import { startRedis } from '../helpers/redis-server.js'
 import { PREVIOUS_SIGNING_SECRET, SIGNING_SECRET, post, startInboxAndApp, type Delivery } from './inbox-harness.js'
 
 const verifies = (secret: string, d: Delivery): boolean => {
@@ -98,6 +100,31 @@ t.test('events sharing an order key are delivered one at a time in the order rec
   t.same(order, ['{"ref":"pay_A","n":1}', '{"ref":"pay_A","n":1}', '{"ref":"pay_A","n":2}'], 'n=2 only after n=1 was retried and delivered')
   t.same(app.deliveries.filter((d) => d.body.includes('pay_B')).map((d) => d.body.toString()), ['{"ref":"pay_B","n":1}', '{"ref":"pay_B","n":2}'])
 })
+
+for (const kind of ['sqlite', 'redis'] as const) {
+  t.test(`${kind}: a later event waits behind an earlier one that keeps failing for at most PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS, then is delivered out of order, counted and logged at warn`, async (t) => {
+    const redisUrl = kind === 'redis' ? (await startRedis(t)).url : undefined
+    const registry = new Registry()
+    const { inbox, app } = await startInboxAndApp(t, {
+      PROXY_WEBHOOK_ORDER_KEY_POINTER: '/ref', PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS: '1', PROXY_WEBHOOK_RETRY_SCHEDULE: Array.from({ length: 30 }, () => '200ms').join(','),
+      ...(redisUrl === undefined ? {} : { PROXY_REDIS_URL: redisUrl }),
+    }, { registry })
+    await eventually(() => inbox.store.ready(), { what: 'the store ready' })
+    app.answer((_req, res, body) => { res.statusCode = body.includes('"status":"pending"') ? 500 : 200; res.end() })
+    const refused = await post(inbox.intakeUrl, '{"ref":"pay_A","status":"pending"}')
+    const sentAt = Date.now()
+    const result = await post(inbox.intakeUrl, '{"ref":"pay_A","status":"successful"}')
+    await eventually(() => app.deliveries.some((d) => d.body.includes('successful')), { what: 'the later event delivered', timeoutMs: 6_000 })
+    const delivered = app.deliveries.find((d) => d.body.includes('successful'))
+    t.ok((delivered?.atMs ?? 0) - sentAt >= 1000, `it waited the order wait (${(delivered?.atMs ?? 0) - sentAt} ms)`)
+    t.ok(app.deliveries.filter((d) => d.body.includes('pending')).length >= 2, 'behind the earlier one, refused meanwhile')
+    t.equal((await inbox.store.show(String(refused.json['id'])))?.event.status, 'pending', 'which is still pending')
+    await eventually(async () => (await inbox.store.show(String(result.json['id'])))?.event.status === 'delivered', { what: 'recorded' })
+    const warned = inbox.logs.find('webhook delivered out of order: it waited the order wait (PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS) behind an earlier event of its order key that is not delivered')
+    t.same(warned.map((l) => [l['level'], l['id'], l['waitedBehind'], l['orderKey']]), [[40, result.json['id'], refused.json['id'], 'pay_A']], 'logged at warn, once')
+    t.match(await registry.metrics(), /payments_auth_proxy_webhooks_out_of_order_total 1\n/, 'counted')
+  })
+}
 
 t.test('at most PROXY_WEBHOOK_CONCURRENCY deliveries are in flight at once', async (t) => {
   const { inbox, app } = await startInboxAndApp(t, { PROXY_WEBHOOK_CONCURRENCY: '2' })

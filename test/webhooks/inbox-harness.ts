@@ -3,17 +3,20 @@
  * SQLite file in a temp dir, the inbox on 127.0.0.1 port 0, every log line captured, and an
  * application (a real HTTP server) that records what it is delivered and answers as told.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { once } from 'node:events'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import type { Config } from '../../src/config/config.js'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
 import type { WebhookConfig } from '../../src/config/webhook-config.js'
 import { buildInbox, type Inbox, type InboxDeps } from '../../src/webhooks/inbox-server.js'
+import { runWebhooksCommand } from '../../src/webhooks/webhooks-command.js'
 import type { Child } from '../helpers/child-proxy.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
+import { tempDir } from '../helpers/temp-dir.js'
+
+export { tempDir }
 
 export const PATH_TOKEN = 'wht_Xq3pL9vT2mK8rN4sB7dF1gH'
 export const PREVIOUS_PATH_TOKEN = 'wht_prevA1b2C3d4E5f6G7h8I9j'
@@ -66,17 +69,12 @@ export function inboxEnv (deliverTo: string, storePath: string, overrides: Env =
   }
 }
 
-export function tempDir (t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pap-inbox-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  return dir
-}
-
 export interface RunningInbox extends Inbox {
   url: string
   port: number
   intakeUrl: string
   settings: WebhookConfig
+  state: Config['state']
   logs: LogCapture
 }
 
@@ -90,7 +88,17 @@ export async function startInbox (t: Test, env: Env, deps: Partial<InboxDeps> = 
   const address = inbox.app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no address')
   const url = `http://127.0.0.1:${address.port}`
-  return { ...inbox, url, port: address.port, intakeUrl: `${url}/webhooks/${PATH_TOKEN}`, settings: config.webhooks, logs }
+  return { ...inbox, url, port: address.port, intakeUrl: `${url}/webhooks/${PATH_TOKEN}`, settings: config.webhooks, state: config.state, logs }
+}
+
+/** `payments-auth-proxy webhooks <args>` in this process, on the running inbox's store and settings. */
+export async function webhooksCommand (inbox: RunningInbox, args: readonly string[]): Promise<{ code: number, out: string, err: string }> {
+  let out = ''
+  let err = ''
+  const code = await runWebhooksCommand(args, inbox.settings, { state: inbox.state, log: captureLogger().logger }, {
+    out: (text) => { out += text }, err: (text) => { err += text }, nowMs: () => Date.now(),
+  })
+  return { code, out, err }
 }
 
 /** An inbox and an application it delivers to, in a fresh temp dir. */

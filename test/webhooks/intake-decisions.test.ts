@@ -58,13 +58,24 @@ t.test('stored headers drop hop-by-hop, connection-listed, credentials, forwardi
 t.test('stored headers: each dropped name, each renamed one, and only the Connection header lists names to drop', async (t) => {
   const dropped = ['Connection', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'Proxy-Authorization', 'Proxy-Authenticate',
     'Host', 'Content-Length', 'Cookie', 'Authorization', 'Expect', 'Forwarded', 'X-Real-IP', 'X-Forwarded-Proto']
-  for (const name of dropped) t.same(headersToStore([name, 'v', 'X-Keep', 'k'], null), [['x-keep', 'k']], `${name} is not stored`)
+  const sig = 'x-webhook-signature'
+  for (const name of dropped) t.same(headersToStore([name, 'v', 'X-Keep', 'k'], sig), [['x-keep', 'k']], `${name} is not stored`)
   for (const name of ['Webhook-Id', 'Webhook-Timestamp', 'Webhook-Signature']) {
-    t.same(headersToStore([name, 'v'], null), [[`x-provider-${name.toLowerCase()}`, 'v']], `${name} is renamed`)
+    t.same(headersToStore([name, 'v'], sig), [[`x-provider-${name.toLowerCase()}`, 'v']], `${name} is renamed`)
   }
-  t.same(headersToStore(['X-Note', 'x-keep', 'X-Keep', 'k'], null), [['x-note', 'x-keep'], ['x-keep', 'k']], 'a value naming a header drops it only in Connection')
+  t.same(headersToStore(['X-Note', 'x-keep', 'X-Keep', 'k'], sig), [['x-note', 'x-keep'], ['x-keep', 'k']], 'a value naming a header drops it only in Connection')
   t.same(headersToStore(['X-Sig', 's', 'X-Keep', 'k'], 'x-sig'), [['x-keep', 'k']], 'the verification header, whatever its name')
-  t.same(headersToStore([], null), [])
+  t.same(headersToStore(['X-Webhook-Signature', 's', 'X-Keep', 'k'], 'x-sig'), [['x-webhook-signature', 's'], ['x-keep', 'k']], 'the default name is an ordinary header when another one is configured')
+  t.same(headersToStore([], sig), [])
+})
+
+t.test('stored headers: names that only ever carry what the sidecar says are dropped when a sender sends them', async (t) => {
+  const sig = 'x-webhook-signature'
+  for (const name of ['Webhook-Conflict', 'X-Provider-Webhook-Id', 'X-Provider-Webhook-Timestamp', 'X-Provider-Webhook-Signature', 'x-provider-webhook-anything']) {
+    t.same(headersToStore([name, 'forged', 'X-Keep', 'k'], sig), [['x-keep', 'k']], `${name} is not stored`)
+  }
+  t.same(headersToStore(['X-Provider-Webhook-Id', 'forged', 'Webhook-Id', 'real'], sig), [['x-provider-webhook-id', 'real']], 'only the renamed provider header carries the name')
+  t.same(headersToStore(['X-Provider-Trace', 't'], sig), [['x-provider-trace', 't']], 'other x-provider-* headers are the provider\'s own')
 })
 
 t.test('path token matcher accepts the current and previous tokens only', async (t) => {

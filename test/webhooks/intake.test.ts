@@ -4,10 +4,12 @@
  */
 import t from 'tap'
 import { createHmac } from 'node:crypto'
+import { connect } from 'node:net'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { eventually } from '../helpers/eventually.js'
 import { rawRequest } from '../helpers/raw-http.js'
-import { PATH_TOKEN, PREVIOUS_PATH_TOKEN, SIGNING_SECRET, VERIFY_SECRET, post, startInboxAndApp } from './inbox-harness.js'
+import { readResponse } from '../security/raw-client.js'
+import { PATH_TOKEN, PREVIOUS_PATH_TOKEN, SIGNING_SECRET, VERIFY_SECRET, post, startInboxAndApp, webhooksCommand } from './inbox-harness.js'
 
 t.test('an event is answered 200 with its id only once stored: body byte for byte, provider headers kept, secrets and hop-by-hop ones not', async (t) => {
   const { inbox } = await startInboxAndApp(t, { PROXY_WEBHOOK_VERIFY_SECRET: VERIFY_SECRET })
@@ -30,6 +32,32 @@ t.test('an event is answered 200 with its id only once stored: body byte for byt
   t.equal(headers['x-provider-webhook-id'], 'provider-own-id', 'a provider webhook-* header is renamed')
   for (const name of ['x-webhook-signature', 'cookie', 'authorization', 'x-forwarded-proto', 'host', 'content-length', 'connection', 'webhook-id']) t.notOk(name in headers, `${name} is not stored`)
   t.equal(shown.event.source, '127.0.0.1')
+})
+
+t.test('the provider\'s signature header is never stored, shown or delivered, verified or not; a sender\'s own webhook-conflict and x-provider-webhook-* are dropped', async (t) => {
+  for (const [label, overrides, header] of [
+    ['no verification configured', {}, 'X-Webhook-Signature'],
+    ['no verification, another header name', { PROXY_WEBHOOK_VERIFY_HEADER: 'X-Signature' }, 'X-Signature'],
+    ['verification configured', { PROXY_WEBHOOK_VERIFY_SECRET: VERIFY_SECRET }, 'X-Webhook-Signature'],
+  ] as const) {
+    const { inbox, app } = await startInboxAndApp(t, overrides)
+    const res = await post(inbox.intakeUrl, '{"id":"evt_1"}', {
+      [header]: VERIFY_SECRET, 'webhook-id': 'provider-own-id', 'webhook-conflict': 'msg_forged', 'x-provider-webhook-id': 'forged-id', 'x-provider-webhook-timestamp': '1', 'x-provider-trace': 't1',
+    })
+    t.equal(res.status, 200, `${label}: stored`)
+    await eventually(() => app.deliveries.length === 1, { what: `${label}: the delivery` })
+    const delivered = app.deliveries[0]?.headers ?? {}
+    t.equal(delivered[header.toLowerCase()], undefined, `${label}: the signature header is not delivered`)
+    t.equal(delivered['webhook-conflict'], undefined, `${label}: a sender's webhook-conflict is not delivered`)
+    t.equal(delivered['x-provider-webhook-id'], 'provider-own-id', `${label}: x-provider-webhook-id carries the provider's webhook-id, not the sender's own header`)
+    t.equal(delivered['x-provider-webhook-timestamp'], undefined, `${label}: a sender's x-provider-webhook-timestamp is not delivered`)
+    t.equal(delivered['x-provider-trace'], 't1', `${label}: the provider's other headers are`)
+    const shown = await webhooksCommand(inbox, ['show', String(res.json['id'])])
+    t.equal(shown.code, 0)
+    t.notOk(shown.out.includes(VERIFY_SECRET), `${label}: webhooks show does not print the secret`)
+    t.notOk(shown.out.includes('forged'), `${label}: nor the forged headers`)
+    t.match(shown.out, '"x-provider-trace"')
+  }
 })
 
 t.test('the listener serves the intake path and /healthz only: every other path and spelling is 404 ROUTE_NOT_FOUND, nothing stored', async (t) => {
@@ -90,6 +118,36 @@ t.test('a body over the limit is 413 with and without Content-Length, read to th
   const chunked = await rawRequest(inbox.port, `POST /webhooks/${PATH_TOKEN} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`)
   await assertProxyError(t, chunked, 413, 'BODY_TOO_LARGE', 'chunked')
   t.equal((await inbox.store.list({})).length, 0)
+})
+
+t.test('Expect: 100-continue: a declared length over the limit gets 413 and never 100 Continue; within it, 100 Continue and the event is stored', async (t) => {
+  const { inbox } = await startInboxAndApp(t, { PROXY_WEBHOOK_BODY_LIMIT_BYTES: '1024' })
+  const over = connect({ port: inbox.port, host: '127.0.0.1' })
+  t.teardown(() => over.destroy())
+  over.write(`POST /webhooks/${PATH_TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2000\r\n\r\n`)
+  const refused = await readResponse(over)
+  t.notMatch(refused.raw, /^HTTP\/1\.1 100/, 'no 100 Continue for a body over the limit')
+  await assertProxyError(t, refused, 413, 'BODY_TOO_LARGE', 'over the limit by its declared length')
+  t.equal(refused.headers['connection'], 'close', 'with the lingering close')
+
+  const wrongToken = connect({ port: inbox.port, host: '127.0.0.1' })
+  t.teardown(() => wrongToken.destroy())
+  wrongToken.write(`POST /webhooks/${PATH_TOKEN}x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n`)
+  const notFound = await readResponse(wrongToken)
+  t.notMatch(notFound.raw, /^HTTP\/1\.1 100/, 'no 100 Continue before a refusal by the route\'s own checks')
+  await assertProxyError(t, notFound, 404, 'ROUTE_NOT_FOUND', 'a wrong token')
+
+  const within = connect({ port: inbox.port, host: '127.0.0.1' })
+  t.teardown(() => within.destroy())
+  const body = '{"id":"evt_continue"}'
+  within.write(`POST /webhooks/${PATH_TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`)
+  const interim = await new Promise<string>((resolve) => within.once('data', (chunk: Buffer) => { resolve(chunk.toString('latin1')) }))
+  t.match(interim, /^HTTP\/1\.1 100 Continue\r\n/, '100 Continue within the limit')
+  within.write(body)
+  const answer = await readResponse(within)
+  t.equal(answer.status, 200, 'stored')
+  const [stored] = await inbox.store.list({})
+  t.equal((await inbox.store.show(stored?.id ?? ''))?.event.body.toString(), body, 'the body arrived whole')
 })
 
 t.test('hmac scheme: a right signature passes; a right signature over another body, a wrong or missing one is 401', async (t) => {

@@ -28,6 +28,8 @@ t.test('defaults and parsed settings', async (t) => {
   t.equal(w.retentionS, 604_800)
   t.equal(w.deliveryTimeoutS, 15)
   t.equal(w.concurrency, 8)
+  t.equal(w.orderMaxWaitS, 900)
+  t.equal(w.verificationHeader, 'x-webhook-signature', 'the header never stored, whether or not it is verified')
   t.equal(w.storeMaxEvents, 1_000_000)
   t.equal(w.storeMaxBytes, 1024 ** 3)
   t.equal(w.eventIdHeader, 'x-event-id')

@@ -1,20 +1,23 @@
 /**
- * The SQLite inbox's file: the claim reads due events from their own index (a backlog behind a
+ * An outbox's SQLite file: the claim reads due events from their own index (a backlog behind a
  * retried head costs it nothing), and a file written by the first schema, before `is_head`, is
  * upgraded in place with its pending events delivered in the same order.
  */
 import t from 'tap'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/sqlite/open-database.js'
-import { DUE_EVENTS, openInboxDatabase } from '../../src/webhooks/sqlite-schema.js'
-import { createSqliteStore } from '../../src/webhooks/sqlite-store.js'
-import { tempDir } from './inbox-harness.js'
+import { DUE_EVENTS, openOutboxDatabase, WAITED_EVENTS } from '../../src/outbox/sqlite-schema.js'
+import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 t.test('the claim\'s query is one index range, in order, with no table scan and no sort', async (t) => {
-  const db = await openInboxDatabase(join(tempDir(t), 'plan.db'))
+  const db = await openOutboxDatabase(join(tempDir(t), 'plan.db'))
   t.teardown(() => db.close())
   const plan = (db.prepare(`EXPLAIN QUERY PLAN ${DUE_EVENTS}`).all(0, 10) as Array<{ detail: string }>).map((row) => row.detail)
   t.same(plan, ['SEARCH events USING INDEX events_ready (next_attempt_at<?)'])
+  const waited = (db.prepare(`EXPLAIN QUERY PLAN ${WAITED_EVENTS}`).all({ waitedSince: 0, now: 0, limit: 10 }) as Array<{ detail: string }>).map((row) => row.detail)
+  t.same(waited, ['SEARCH w USING INDEX events_waiting (received_at<?)', 'CORRELATED SCALAR SUBQUERY 1', 'SEARCH h USING INDEX events_order (order_key=?)'],
+    'the later events that have waited, from their own index by receipt; their head by the order index')
 })
 
 /** The tables as the first release of the inbox wrote them. */
@@ -43,7 +46,7 @@ t.test('a file of the first schema is upgraded: each key\'s earliest pending eve
   for (const [id, orderKey, status] of rows) insert.run(id, `id:${id}`, orderKey, status)
   old.close()
 
-  const store = await createSqliteStore({ path, retentionMs: 86_400_000, maxEvents: 100, maxBytes: 1 << 20 })
+  const store = await createSqliteStore({ path, retentionMs: 86_400_000, maxEvents: 100, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
   t.teardown(() => store.close())
   const claim = async (): Promise<string[]> => (await store.claimDue(2000, 10, 60_000)).map((e) => e.id).sort()
   t.same(await claim(), ['msg_a2', 'msg_b1', 'msg_free'], 'the heads of pay_A and pay_B and the unordered event')

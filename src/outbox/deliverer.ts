@@ -1,18 +1,17 @@
 /**
- * The delivery worker (SPEC §10): claims due events from the store (at most one in flight per order
- * key, at most `concurrency` in all), attempts each, and records what next-step.ts decides. It looks
- * for due events when told an event was stored, when an attempt ends, and every second otherwise (so
- * a `webhooks replay` from another process is picked up within 2 s). On stop, attempts in flight are
+ * The delivery worker of an outbox (SPEC §10's inbox; every notification outbox): claims due events
+ * from its store (at most one in flight per order key, unless a later one has waited the order wait,
+ * order-wait.ts; at most `concurrency` in all), attempts each, and records what next-step.ts decides.
+ * It looks for due events when told an event was stored, when an attempt ends, and every second
+ * otherwise (so a `webhooks replay` from another process is picked up within 2 s). On stop, attempts in flight are
  * abandoned and released without counting as attempts: they resume at the next start.
  */
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import type { Clock, TimerHandle } from '../clock.js'
-import type { WebhookConfig } from '../config/webhook-config.js'
 import { attemptDelivery } from './delivery-attempt.js'
 import { createDeliveryAgent } from './delivery-agent.js'
-import type { InboxObserver } from './inbox-metrics.js'
-import type { InboxStore, StoredEvent } from './inbox-store.js'
+import type { ClaimedEvent, OutboxStore } from './outbox-store.js'
 import { nextStep, type AttemptAnswer } from './next-step.js'
 import { signingKeyOf } from './standard-webhooks.js'
 
@@ -30,15 +29,37 @@ export interface Deliverer {
   stop: () => Promise<void>
 }
 
-export type DeliverySettings = Pick<WebhookConfig, 'deliverTo' | 'signingSecrets' | 'deliveryTimeoutS' | 'concurrency' | 'retryScheduleMs' | 'retentionS'>
+/** Where and how one outbox delivers (the inbox's from PROXY_WEBHOOK_*; a notification outbox's its own). */
+export interface DeliverySettings {
+  /** The receiver's `http(s)` URL. */
+  deliverTo: string
+  /** `whsec_…` Standard Webhooks secrets: the current one first, then a previous one during a rotation. */
+  signingSecrets: readonly string[]
+  deliveryTimeoutS: number
+  concurrency: number
+  /** Waits after each failed attempt, in milliseconds: its length + 1 is the number of attempts. */
+  retryScheduleMs: readonly number[]
+  /** Delivered and failed events are removed this long after their receipt. */
+  retentionS: number
+}
+
+export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
+
+/** Told of every attempt's outcome, for metrics. */
+export interface DeliveryObserver {
+  delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
+  /** An event delivered ahead of an earlier one of its order key, after the order wait. */
+  outOfOrder: () => void
+}
+
+export const noDeliveryObserver: DeliveryObserver = { delivery () {}, outOfOrder () {} }
 
 export interface DelivererDeps {
-  /** Only what delivery reads, so approval notifications (SPEC §11) can reuse the deliverer with their own URL and secret. */
   settings: DeliverySettings
-  store: InboxStore
+  store: OutboxStore
   log: Logger
   clock: Clock
-  observer: InboxObserver
+  observer: DeliveryObserver
   dispatcher?: Dispatcher | undefined
   random?: (() => number) | undefined
 }
@@ -84,7 +105,7 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   // An attempt holds its slot until the application has answered; recording the answer (a synced
   // commit) happens after, so the next attempt need not wait for the disk. The event stays leased
   // until its answer is recorded, so it is not handed out again meanwhile, nor its order key's next event.
-  const deliver = (event: StoredEvent): void => {
+  const deliver = (event: ClaimedEvent): void => {
     const abort = new AbortController()
     const done = attempt(event, abort.signal)
       .then((made) => { if (made !== null) recordInBackground(event, made) })
@@ -92,14 +113,14 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
       .finally(() => { inFlight.delete(event.id); look() })
     inFlight.set(event.id, { abort, done })
   }
-  const recordInBackground = (event: StoredEvent, made: Attempt): void => {
+  const recordInBackground = (event: ClaimedEvent, made: Attempt): void => {
     const recorded: Promise<void> = record(event, made)
       .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be recorded') })
       .finally(() => { recording.delete(recorded); look() })
     recording.add(recorded)
   }
   /** null: abandoned on stop, released without counting as an attempt. */
-  const attempt = async (event: StoredEvent, signal: AbortSignal): Promise<Attempt | null> => {
+  const attempt = async (event: ClaimedEvent, signal: AbortSignal): Promise<Attempt | null> => {
     const atMs = clock.wallMs()
     const started = clock.monotonicMs()
     const answer = await attemptDelivery(event, target, Math.floor(atMs / 1000), signal)
@@ -110,14 +131,21 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
     }
     return { answer, atMs, durationMs }
   }
-  const record = async (event: StoredEvent, { answer, atMs, durationMs }: Attempt): Promise<void> => {
+  const record = async (event: ClaimedEvent, { answer, atMs, durationMs }: Attempt): Promise<void> => {
     const next = nextStep(event.attempts, answer, clock.wallMs(), settings.retryScheduleMs, random())
     const status = answer.kind === 'status' ? answer.status : null
     await store.settle(event.id, { atMs, status, error: answer.kind === 'error' ? answer.reason : null, durationMs }, next)
-    const line = { id: event.id, key: event.key, orderKey: event.orderKey, attempt: event.attempts + 1, status, error: answer.kind === 'error' ? answer.reason : undefined }
+    const line = {
+      id: event.id, key: event.key, orderKey: event.orderKey, attempt: event.attempts + 1, status, error: answer.kind === 'error' ? answer.reason : undefined, waitedBehind: event.waitedBehind ?? undefined,
+    }
     if (next.status === 'delivered') {
       log.info(line, 'webhook delivered')
       observer.delivery('delivered', durationMs / 1000)
+      if (event.waitedBehind !== null) {
+        log.warn({ id: event.id, orderKey: event.orderKey, waitedBehind: event.waitedBehind, receivedAt: new Date(event.receivedAtMs).toISOString() },
+          'webhook delivered out of order: it waited the order wait (PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS) behind an earlier event of its order key that is not delivered')
+        observer.outOfOrder()
+      }
     } else if (next.status === 'pending') {
       log.warn({ ...line, nextAttemptAt: new Date(next.nextAttemptAtMs).toISOString() }, 'webhook delivery failed; will retry')
       observer.delivery('failed_attempt', durationMs / 1000)

@@ -1,20 +1,21 @@
 /**
- * One suite for the InboxStore contract (SPEC §10), run against each implementation's factory, the
+ * One suite for the OutboxStore contract (SPEC §10), run against each implementation's factory, the
  * way test/state runs its suite over memory and Redis. The SQLite store runs on a real file.
  */
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import { WebhookStoreUnavailableError } from '../../src/errors.js'
-import type { InboxStore, NewEvent } from '../../src/webhooks/inbox-store.js'
-import { createSqliteStore } from '../../src/webhooks/sqlite-store.js'
-import { createRedisInboxStore } from '../../src/webhooks/redis-inbox-store.js'
+import type { NewEvent, OutboxStore } from '../../src/outbox/outbox-store.js'
+import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
+import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { tempDir } from './inbox-harness.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
-interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number }
-interface Made { store: InboxStore, reopen: () => Promise<InboxStore> }
+interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number, orderMaxWaitMs?: number }
+interface Made { store: OutboxStore, reopen: () => Promise<OutboxStore> }
 interface Factory {
   name: string
   /** Whether leases are the process's own, void when another store opens the data (one process owns an SQLite file), or shared by replicas. */
@@ -28,8 +29,8 @@ const factories: Factory[] = [{
   voidsLeasesOnOpen: true,
   async make (t, bounds = {}) {
     const path = join(tempDir(t), 'webhooks.db')
-    const open = async (): Promise<InboxStore> => {
-      const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+    const open = async (): Promise<OutboxStore> => {
+      const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       return store
     }
@@ -41,8 +42,8 @@ const factories: Factory[] = [{
   async make (t, bounds = {}) {
     const redis = await startRedis(t)
     const { logger } = captureLogger()
-    const open = async (): Promise<InboxStore> => {
-      const store = createRedisInboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20 })
+    const open = async (): Promise<OutboxStore> => {
+      const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       await eventually(() => store.ready(), { what: 'Redis store ready' })
       return store
@@ -74,7 +75,7 @@ for (const factory of factories) {
       t.equal(shown?.event.source, '203.0.113.7')
       const [listed] = await again.list({})
       const expected = Object.fromEntries(Object.entries(shown?.event ?? {}).filter(([name]) => name !== 'body' && name !== 'headers'))
-      t.same(listed, { ...expected, bytes: 4 }, 'a listing has the body\'s length, not the body or headers')
+      t.same(listed, { ...expected, bytes: 4, attemptsTotal: 0, waitingBehind: null }, 'a listing has the body\'s length, not the body or headers')
     })
 
     t.test('duplicates within the retention get the first id; after it, the key is new again; another body is a conflict', async (t) => {
@@ -109,6 +110,61 @@ for (const factory of factories) {
       t.equal((await byBytes.store.intake(event({ body: Buffer.alloc(30) }))).kind, 'stored', 'a smaller one still fits')
     })
 
+    t.test('a full store evicts delivered events, oldest first, to make room: their keys leave the duplicate window; pending and failed ones never', async (t) => {
+      const { store, reopen } = await factory.make(t, { maxEvents: 4 })
+      const deliver = async (id: string, status: 'delivered' | 'failed'): Promise<void> => {
+        await store.claimDue(T0 + 1_000_000, 10, 60_000)
+        await store.settle(id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status })
+      }
+      const old = await store.intake(event({ key: 'id:old', bodySha256: 'old', receivedAtMs: T0 }))
+      const newer = await store.intake(event({ receivedAtMs: T0 + 1 }))
+      const failed = await store.intake(event({ receivedAtMs: T0 - 10 }))
+      const pending = await store.intake(event({ receivedAtMs: T0 - 20 }))
+      await deliver(newer.id, 'delivered')
+      await deliver(old.id, 'delivered')
+      await deliver(failed.id, 'failed')
+      await store.release(pending.id)
+      t.same(await store.stats(), { pending: 1, failed: 1, oldestPendingReceivedAtMs: T0 - 20, full: false }, 'two delivered events in a store at its bound: not full')
+      const first = await store.intake(event({ receivedAtMs: T0 + 2 }))
+      t.same(first, { kind: 'stored', id: first.id, evicted: 1 }, 'one delivered event removed for the new one')
+      t.equal(await store.show(old.id), null, 'the oldest delivered one')
+      t.not(await store.show(newer.id), null, 'not the newer one')
+      const resent = await store.intake(event({ key: 'id:old', bodySha256: 'old', receivedAtMs: T0 + 3 }))
+      t.same(resent, { kind: 'stored', id: resent.id, evicted: 1 }, 'the evicted event\'s key no longer catches its duplicate; the next delivered one makes room')
+      t.equal(await store.show(newer.id), null)
+      t.same(await store.stats(), { pending: 3, failed: 1, oldestPendingReceivedAtMs: T0 - 20, full: true }, 'pending and failed alone fill the store')
+      await t.rejects(store.intake(event({ receivedAtMs: T0 + 4 })), WebhookStoreUnavailableError, 'then new events are refused')
+      t.same((await store.list({})).map((e) => e.id).sort(), [failed.id, pending.id, first.id, resent.id].sort(), 'nothing pending or failed was removed')
+      await store.close()
+      const again = await reopen()
+      await t.rejects(again.intake(event({ receivedAtMs: T0 + 5 })), WebhookStoreUnavailableError, 'still full after a reopen')
+      t.equal((await again.stats()).full, true)
+      await again.claimDue(T0 + 1_000_000, 10, 60_000)
+      await again.settle(pending.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.equal((await again.stats()).full, false, 'a delivery makes room')
+      const last = await again.intake(event({ receivedAtMs: T0 + 6 }))
+      t.same(last, { kind: 'stored', id: last.id, evicted: 1 }, 'stored, in place of the event just delivered')
+      t.equal(await again.show(pending.id), null)
+    })
+
+    t.test('past the bytes bound, delivered bodies are evicted until the new one fits; a body larger than what pending and failed leave is refused', async (t) => {
+      const { store } = await factory.make(t, { maxBytes: 1000 })
+      const delivered: string[] = []
+      for (let i = 0; i < 5; i++) {
+        const e = await store.intake(event({ body: Buffer.alloc(150), receivedAtMs: T0 + i }))
+        await store.claimDue(T0 + 1_000_000, 10, 60_000)
+        await store.settle(e.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+        delivered.push(e.id)
+      }
+      const held = await store.intake(event({ body: Buffer.alloc(200), receivedAtMs: T0 + 10 }))
+      const large = await store.intake(event({ body: Buffer.alloc(349), receivedAtMs: T0 + 11 }))
+      t.same(large, { kind: 'stored', id: large.id, evicted: 2 }, '950 + 349 bytes: the two oldest delivered bodies (300 bytes) make room')
+      t.same(await Promise.all(delivered.map(async (id) => (await store.show(id)) !== null)), [false, false, true, true, true])
+      await t.rejects(store.intake(event({ body: Buffer.alloc(452), receivedAtMs: T0 + 12 })), WebhookStoreUnavailableError, '549 held bytes + 452 > 1000')
+      t.same(await Promise.all(delivered.map(async (id) => (await store.show(id)) !== null)), [false, false, true, true, true], 'a refusal removes nothing')
+      t.ok(held.id)
+    })
+
     t.test('claimDue hands out due events once, the head of each order key only, until settled or released', async (t) => {
       const { store } = await factory.make(t)
       const a1 = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 }))
@@ -124,6 +180,8 @@ for (const factory of factories) {
       t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [b1.id], 'a released event is claimable again, not counted as an attempt')
       await store.settle(a1.id, { atMs: now, status: 500, error: null, durationMs: 3 }, { status: 'pending', nextAttemptAtMs: now + 5000 })
       t.same(await store.claimDue(now, 10, 60_000), [], 'pay_A n=2 waits behind n=1, retrying')
+      t.same((await store.list({ status: 'pending' })).map((e) => [e.id, e.waitingBehind]), [[a1.id, null], [a2.id, a1.id], [b1.id, null], [c.id, null], [later.id, null]], 'a listing names the event each waits behind')
+      t.equal((await store.show(a2.id))?.waitingBehind, a1.id, 'and so does show')
       t.same((await store.claimDue(now + 5000, 10, 60_000)).map((e) => e.id), [a1.id], 'n=1 again when its retry is due')
       await store.settle(a1.id, { atMs: now, status: 200, error: null, durationMs: 3 }, { status: 'delivered' })
       t.same((await store.claimDue(now, 10, 60_000)).map((e) => e.id), [a2.id], 'n=2 once n=1 is delivered')
@@ -148,6 +206,44 @@ for (const factory of factories) {
       t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => e.id), [a1.id], 'the replayed one first: it was received before a3')
       await store.settle(a1.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
       t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => e.id), [a3.id], 'then a3')
+    })
+
+    t.test('a later event waits behind a failing head for the order wait from its receipt, then is claimed out of order on its own schedule', async (t) => {
+      const wait = 900_000
+      const { store } = await factory.make(t, { orderMaxWaitMs: wait })
+      const head = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 }))
+      const second = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 1000 }))
+      const third = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 2000 }))
+      const claimed = await store.claimDue(T0, 10, 60_000)
+      t.same(claimed.map((e) => [e.id, e.waitedBehind]), [[head.id, null]], 'the head, in order')
+      await store.settle(head.id, { atMs: T0, status: 503, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 3_600_000 })
+      t.same(await store.claimDue(T0 + 1000 + wait - 1, 10, 60_000), [], 'a millisecond before the second event\'s wait ends: nothing')
+      const ahead = await store.claimDue(T0 + 1000 + wait, 10, 60_000)
+      t.same(ahead.map((e) => [e.id, e.waitedBehind]), [[second.id, head.id]], 'the second, out of order, naming the head it goes ahead of; not the third, received a second later')
+      await store.settle(second.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 1000 + wait + 5000 })
+      t.same((await store.claimDue(T0 + 2000 + wait, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[third.id, head.id]], 'the third when its own wait ends, while the second waits for its retry')
+      await store.settle(third.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 1000 + wait + 5000, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[second.id, head.id]], 'the second on its own schedule')
+      await store.settle(second.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 3_600_000, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[head.id, null]], 'the head, still the head, at its retry')
+      const later = await store.intake(event({ orderKey: 'pay_A', receivedAtMs: T0 + 3_600_000 }))
+      t.same(await store.claimDue(T0 + 3_600_000, 10, 60_000), [], 'an event received now waits behind the head in flight')
+      await store.settle(head.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+      t.same((await store.claimDue(T0 + 3_600_000, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[later.id, null]], 'and is the head, in order, once the head is delivered')
+    })
+
+    t.test('a head replayed ahead of a pending one puts that one behind it, to wait the order wait from its own receipt', async (t) => {
+      const wait = 900_000
+      const { store } = await factory.make(t, { orderMaxWaitMs: wait })
+      const first = await store.intake(event({ orderKey: 'pay_R', receivedAtMs: T0 }))
+      await store.claimDue(T0, 10, 60_000)
+      await store.settle(first.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'failed' })
+      const next = await store.intake(event({ orderKey: 'pay_R', receivedAtMs: T0 + 10 }))
+      t.same(await store.replay({ ids: [first.id] }, T0 + 20), [first.id])
+      t.same((await store.claimDue(T0 + 20, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[first.id, null]], 'the replayed event is the head again; the other waits')
+      await store.settle(first.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'pending', nextAttemptAtMs: T0 + 3_600_000 })
+      t.same(await store.claimDue(T0 + 10 + wait - 1, 10, 60_000), [])
+      t.same((await store.claimDue(T0 + 10 + wait, 10, 60_000)).map((e) => [e.id, e.waitedBehind]), [[next.id, first.id]], 'then goes ahead of it')
     })
 
     t.test('a thousand events behind a retried head wait; other keys and unordered events are claimed past them', async (t) => {
@@ -200,6 +296,7 @@ for (const factory of factories) {
       t.equal(shown?.event.attempts, 0)
       t.equal(shown?.event.nextAttemptAtMs, T0 + 50)
       t.equal(shown?.attempts.length, 1, 'earlier attempts are kept')
+      t.match((await store.list({})).find((e) => e.id === failed.id), { attempts: 0, attemptsTotal: 1 }, 'a listing counts them too, and this round\'s apart')
       t.same((await store.list({ status: 'failed' })).map((e) => e.id), [oldFailed.id])
     })
 
@@ -211,10 +308,57 @@ for (const factory of factories) {
       await store.claimDue(T0 + 10, 10, 60_000)
       await store.settle(delivered.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
       await store.settle(failed.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'failed' })
-      t.same(await store.stats(), { pending: 1, failed: 1, oldestPendingReceivedAtMs: T0 })
+      t.same(await store.stats(), { pending: 1, failed: 1, oldestPendingReceivedAtMs: T0, full: false })
       t.equal(await store.removeSettledBefore(T0 + 1), 2)
       t.same((await store.list({})).map((e) => e.id), [pending.id])
       t.equal((await store.intake(event())).kind, 'stored', 'room again')
     })
   })
 }
+
+t.test('sqlite: a delivered event replayed by a command (another store on the file) counts against the bounds again: a refusal recounts', async (t) => {
+  const sqlite = factories.find((f) => f.name === 'sqlite')
+  if (sqlite === undefined) throw new Error('no sqlite factory')
+  const { store, reopen } = await sqlite.make(t, { maxEvents: 2 })
+  const ids: string[] = []
+  for (let i = 0; i < 2; i++) {
+    const e = await store.intake(event({ receivedAtMs: T0 + i }))
+    await store.claimDue(T0 + 10, 10, 60_000)
+    await store.settle(e.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+    ids.push(e.id)
+  }
+  const command = await reopen()
+  t.same(await command.replay({ ids }, T0 + 20), ids, 'both delivered events back to pending, from the command')
+  t.equal((await store.stats()).full, false, 'the sidecar has not seen it yet')
+  await t.rejects(store.intake(event({ receivedAtMs: T0 + 30 })), WebhookStoreUnavailableError, 'nothing delivered to evict: refused')
+  t.same((await store.list({})).map((e) => e.status), ['pending', 'pending'], 'the replayed events were not removed')
+  t.equal((await store.stats()).full, true, 'the refusal counted again: full')
+})
+
+t.test('redis: a store written before delivered events were indexed gets the index at the first script, and evicts from it', async (t) => {
+  const redis = await startRedis(t)
+  const { logger } = captureLogger()
+  const open = async (): Promise<OutboxStore> => {
+    const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'old:', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
+    t.teardown(() => store.close())
+    await eventually(() => store.ready(), { what: 'Redis store ready' })
+    return store
+  }
+  const store = await open()
+  const delivered = await store.intake(event({ receivedAtMs: T0 }))
+  const failed = await store.intake(event({ receivedAtMs: T0 + 1 }))
+  await store.claimDue(T0 + 10, 10, 60_000)
+  await store.settle(delivered.id, { atMs: T0, status: 200, error: null, durationMs: 1 }, { status: 'delivered' })
+  await store.settle(failed.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status: 'failed' })
+  await store.close()
+  const raw = new Redis(redis.url)
+  t.teardown(() => raw.disconnect())
+  t.equal(await raw.del('old:wh:delivered', 'old:wh:dbytes', 'old:wh:schema'), 3, 'the keys an earlier version did not write are gone')
+  const again = await open()
+  await eventually(async () => await raw.get('old:wh:schema') === '2', { what: 'the layout brought up to date on connection' })
+  t.same(await raw.zrange('old:wh:delivered', '0', '-1'), [delivered.id], 'the delivered event indexed, not the failed one')
+  t.equal(Number(await raw.get('old:wh:dbytes')), (await again.show(delivered.id))?.event.body.length)
+  const next = await again.intake(event({ receivedAtMs: T0 + 2 }))
+  t.same(next, { kind: 'stored', id: next.id, evicted: 1 })
+  t.equal(await again.show(delivered.id), null)
+})

@@ -4,7 +4,7 @@
  * schedule's step for this attempt, stretched by up to 10 % jitter (so a backlog does not come back
  * as one burst), and never sooner than a 429's or 503's `Retry-After`, capped at the longest step.
  */
-import type { Settlement } from './inbox-store.js'
+import type { Settlement } from './outbox-store.js'
 
 export type AttemptAnswer =
   | { kind: 'status', status: number, retryAfter?: string | undefined }

@@ -9,15 +9,15 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { tempDir } from './inbox-harness.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
-const STORE_MODULE = fileURLToPath(new URL('../../dist/webhooks/sqlite-store.js', import.meta.url))
+const STORE_MODULE = fileURLToPath(new URL('../../dist/outbox/sqlite-store.js', import.meta.url))
 
 /** Each step between two markers written to stdout, so strace's log says which syncs belong to it. */
 const PROBE = `
 import { writeSync } from 'node:fs'
 const { createSqliteStore } = await import(process.argv[1])
-const store = await createSqliteStore({ path: process.argv[2], retentionMs: 86400000, maxEvents: 100, maxBytes: 1048576 })
+const store = await createSqliteStore({ path: process.argv[2], retentionMs: 86400000, maxEvents: 100, maxBytes: 1048576, orderMaxWaitMs: 900000 })
 const mark = (name) => writeSync(1, 'mark:' + name + '\\n')
 let n = 0
 const event = () => ({ key: 'id:e' + n, bodySha256: 'h' + n, orderKey: null, body: Buffer.from('{"n":' + n++ + '}'), headers: [], source: '127.0.0.1', receivedAtMs: 1000 })

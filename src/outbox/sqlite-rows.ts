@@ -1,6 +1,5 @@
 /** Rows of the SQLite store <-> the store's records. */
-import type { AttemptRecord, EventStatus, EventSummary, StoredEvent } from './inbox-store.js'
-import type { HeaderList } from './stored-headers.js'
+import type { AttemptRecord, EventStatus, EventSummary, HeaderList, StoredEvent } from './outbox-store.js'
 
 export interface EventRow {
   id: string
@@ -17,7 +16,7 @@ export interface EventRow {
   conflict_with: string | null
 }
 
-export type SummaryRow = Omit<EventRow, 'body' | 'headers'> & { bytes: number }
+export type SummaryRow = Omit<EventRow, 'body' | 'headers'> & { bytes: number, attempts_total: number, waiting_behind: string | null }
 
 export interface AttemptRow { at: number, status: number | null, error: string | null, duration_ms: number }
 
@@ -26,11 +25,11 @@ export function eventOf (row: EventRow): StoredEvent {
 }
 
 export function summaryOf (row: SummaryRow): EventSummary {
-  return { ...fieldsOf(row), bytes: row.bytes }
+  return { ...fieldsOf(row), bytes: row.bytes, attemptsTotal: row.attempts_total, waitingBehind: row.waiting_behind }
 }
 
 /** The columns an event and its summary share. */
-function fieldsOf (row: Omit<EventRow, 'body' | 'headers'>): Omit<EventSummary, 'bytes'> {
+function fieldsOf (row: Omit<EventRow, 'body' | 'headers'>): Omit<StoredEvent, 'body' | 'headers'> {
   return {
     id: row.id,
     key: row.key,

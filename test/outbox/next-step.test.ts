@@ -1,6 +1,6 @@
 /** The deliverer's pure decision after an attempt (SPEC §10), table-tested. */
 import t from 'tap'
-import { nextStep, retryAfterMs, type AttemptAnswer } from '../../src/webhooks/next-step.js'
+import { nextStep, retryAfterMs, type AttemptAnswer } from '../../src/outbox/next-step.js'
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0)
 const SCHEDULE = [5_000, 300_000, 1_800_000] // 5s, 5m, 30m: 4 attempts in all

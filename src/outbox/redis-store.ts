@@ -1,6 +1,6 @@
 /**
- * The InboxStore in Redis (SPEC §10), for several replicas sharing one inbox: every step that must
- * be exclusive is one Lua script (redis-inbox-lua.ts), so two replicas never lease one event at once,
+ * The OutboxStore in Redis (SPEC §9, §10), for several replicas sharing one outbox: every step that must
+ * be exclusive is one Lua script (redis-lua.ts), so two replicas never lease one event at once,
  * and a dead replica's leases are taken over by the next claim after they end (delivery timeout +
  * 30 s). An intake is answered once Redis acknowledged it: durable as far as Redis's persistence
  * goes, so the start log warns when the server runs without append-only persistence. Commands fail
@@ -11,27 +11,29 @@ import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
-import type { AttemptRecord, EventStatus, EventSummary, InboxStore, IntakeOutcome, StoredEvent } from './inbox-store.js'
-import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SETTLE_LUA } from './redis-inbox-lua.js'
-import type { HeaderList } from './stored-headers.js'
+import type { AttemptRecord, EventStatus, EventSummary, HeaderList, IntakeOutcome, OutboxStore, StoredEvent } from './outbox-store.js'
+import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SCHEMA_LUA, SETTLE_LUA } from './redis-lua.js'
+import { headroomOf, isFull } from './store-room.js'
 
 const COMMAND_TIMEOUT_MS = 2000
 const REMOVE_BATCH = 500
 const SUMMARY_BATCH = 1000
 
-export interface RedisInboxOptions {
+export interface RedisOutboxOptions {
   /** May hold a password: never logged. */
   url: string
   keyPrefix: string
   retentionMs: number
   maxEvents: number
   maxBytes: number
+  /** How long a later event of an order key waits behind its head before it is claimed out of order. */
+  orderMaxWaitMs: number
   log: Logger
 }
 
 type Run = (...args: Array<string | number | Buffer>) => Promise<unknown>
 
-export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
+export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStore {
   const P = options.keyPrefix
   const owner = randomUUID()
   const client = new Redis(options.url, {
@@ -39,7 +41,9 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
   })
   const scripts: Record<string, Run> = {}
-  for (const [name, lua] of Object.entries({ whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA })) {
+  const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
+  const headroom = headroomOf(bounds)
+  for (const [name, lua] of Object.entries({ whSchema: SCHEMA_LUA, whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA })) {
     client.defineCommand(name, { numberOfKeys: 0, lua })
     scripts[name] = (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
   }
@@ -47,6 +51,8 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
   // ioredis messages can carry the address or URL: only the error's code reaches the log.
   client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'webhook store (Redis) unavailable') })
   client.on('ready', () => {
+    // A store of an earlier layout is brought up to date before readiness reads its counters.
+    run('whSchema').catch(() => {})
     client.info('persistence').then((info) => {
       if (/aof_enabled:0/.test(info)) options.log.warn('Redis runs without append-only persistence (appendonly no): webhook events acknowledged with 200 can be lost if Redis restarts')
     }, () => {})
@@ -82,39 +88,68 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
     for (let at = 0; at < ids.length; at += SUMMARY_BATCH) {
       const batch = ids.slice(at, at + SUMMARY_BATCH)
       const pipeline = client.pipeline()
-      for (const id of batch) pipeline.hmget(`${P}wh:ev:${id}`, 'key', 'sha', 'order', 'source', 'at', 'status', 'attempts', 'next', 'conflict', 'seq').hstrlen(`${P}wh:ev:${id}`, 'body')
+      for (const id of batch) {
+        pipeline.hmget(`${P}wh:ev:${id}`, 'key', 'sha', 'order', 'source', 'at', 'status', 'attempts', 'next', 'conflict', 'seq').hstrlen(`${P}wh:ev:${id}`, 'body').llen(`${P}wh:att:${id}`)
+      }
       const replies = await pipeline.exec() ?? []
+      const listed: Array<{ summary: EventSummary, seq: number }> = []
       batch.forEach((id, i) => {
-        const [fieldsError, fields] = replies[2 * i] ?? []
-        const [lengthError, bytes] = replies[2 * i + 1] ?? []
-        const failed = fieldsError ?? lengthError
+        const [fieldsError, fields] = replies[3 * i] ?? []
+        const [lengthError, bytes] = replies[3 * i + 1] ?? []
+        const [attemptsError, attemptsTotal] = replies[3 * i + 2] ?? []
+        const failed = fieldsError ?? lengthError ?? attemptsError
         if (failed != null) throw failed
         const [key, sha, order, source, receivedAt, status, attempts, next, conflict, seq] = fields as Array<string | null>
         if (key === null || key === undefined) return
         const summary: EventSummary = {
           id, key, bodySha256: sha ?? '', orderKey: order == null || order === '' ? null : order, bytes: Number(bytes), source: source ?? '', receivedAtMs: Number(receivedAt),
           status: status as EventStatus, attempts: Number(attempts), nextAttemptAtMs: Number(next), conflictWith: conflict == null || conflict === '' ? null : conflict,
+          attemptsTotal: Number(attemptsTotal), waitingBehind: null,
         }
-        found.push({ summary, seq: Number(seq) })
+        listed.push({ summary, seq: Number(seq) })
       })
+      const heads = await headsOf(listed.map((l) => l.summary))
+      for (const l of listed) found.push({ summary: { ...l.summary, waitingBehind: heads.get(l.summary.id) ?? null }, seq: l.seq })
     }
     return found
+  }
+  /** For each pending event of an order key that is not its key's head: that head (order-wait.ts). */
+  const headsOf = async (listed: ReadonlyArray<Pick<StoredEvent, 'id' | 'status' | 'orderKey'>>): Promise<Map<string, string>> => {
+    const ordered = listed.filter((e): e is typeof e & { orderKey: string } => e.status === 'pending' && e.orderKey !== null)
+    if (ordered.length === 0) return new Map()
+    const pipeline = client.pipeline()
+    for (const e of ordered) pipeline.lindex(`${P}wh:order:${e.orderKey}`, 0)
+    const replies = await pipeline.exec() ?? []
+    const heads = new Map<string, string>()
+    ordered.forEach((e, i) => {
+      const [error, head] = replies[i] ?? []
+      if (error != null) throw error
+      if (typeof head === 'string' && head !== e.id) heads.set(e.id, head)
+    })
+    return heads
   }
 
   return {
     async intake (e) {
-      let reply: string[]
+      let reply: [string, string?, string?, number?]
       try {
-        reply = await run('whIntake', e.key, e.bodySha256, e.orderKey ?? '', e.body, JSON.stringify(e.headers), e.source, e.receivedAtMs, newEventId(), options.retentionMs, options.maxEvents, options.maxBytes) as string[]
+        reply = await run('whIntake', e.key, e.bodySha256, e.orderKey ?? '', e.body, JSON.stringify(e.headers), e.source, e.receivedAtMs, newEventId(),
+          options.retentionMs, bounds.maxEvents, bounds.maxBytes, headroom.events, headroom.bytes) as typeof reply
       } catch (err) {
         throw new WebhookStoreUnavailableError('Redis did not acknowledge it', err)
       }
-      const [kind, id = '', conflictWith = ''] = reply
-      if (kind === 'full') throw new WebhookStoreUnavailableError('the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES)')
-      return (kind === 'conflict' ? { kind, id, conflictWith } : { kind, id }) as IntakeOutcome
+      const [kind, id = '', conflictWith = '', evicted = 0] = reply
+      if (kind === 'full') throw new WebhookStoreUnavailableError('the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES): pending and failed events alone fill it')
+      if (kind === 'duplicate') return { kind, id }
+      const outcome: IntakeOutcome = kind === 'conflict' ? { kind, id, conflictWith } : { kind: 'stored', id }
+      return evicted > 0 ? { ...outcome, evicted } : outcome
     },
     async claimDue (nowMs, limit, leaseMs) {
-      return await events(await run('whClaim', nowMs, limit, nowMs + leaseMs, owner) as string[])
+      const claimed = await run('whClaim', nowMs, limit, nowMs + leaseMs, owner, options.orderMaxWaitMs) as string[]
+      const behind = new Map<string, string>()
+      for (let i = 0; i + 1 < claimed.length; i += 2) behind.set(claimed[i] as string, claimed[i + 1] as string)
+      const found = await events([...behind.keys()])
+      return found.map((e) => ({ ...e, waitedBehind: behind.get(e.id) || null }))
     },
     async settle (id, attempt, next) {
       await run('whSettle', id, owner, JSON.stringify(attempt), next.status, next.status === 'pending' ? next.nextAttemptAtMs : 0)
@@ -131,7 +166,7 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       const found = await event(id)
       if (found === null) return null
       const attempts = (await client.lrange(`${P}wh:att:${id}`, 0, -1)).map((a) => JSON.parse(a) as AttemptRecord)
-      return { event: found, attempts }
+      return { event: found, attempts, waitingBehind: (await headsOf([found])).get(id) ?? null }
     },
     async replay (selection, nowMs) {
       const ids = 'ids' in selection ? selection.ids : await client.zrangebyscore(`${P}wh:failed`, selection.failedSinceMs, '+inf')
@@ -140,8 +175,11 @@ export function createRedisInboxStore (options: RedisInboxOptions): InboxStore {
       return replayed
     },
     async stats () {
-      const [pending, failed, oldest] = await Promise.all([client.zcard(`${P}wh:pending`), client.zcard(`${P}wh:failed`), client.zrange(`${P}wh:pending`, '0', '0', 'WITHSCORES')])
-      return { pending, failed, oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]) }
+      const [pending, failed, oldest, sizes] = await Promise.all([
+        client.zcard(`${P}wh:pending`), client.zcard(`${P}wh:failed`), client.zrange(`${P}wh:pending`, '0', '0', 'WITHSCORES'), client.mget(`${P}wh:bytes`, `${P}wh:dbytes`),
+      ])
+      const held = { events: pending + failed, bytes: Number(sizes[0] ?? 0) - Number(sizes[1] ?? 0) }
+      return { pending, failed, oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]), full: isFull(held, bounds) }
     },
     async removeSettledBefore (beforeMs) {
       let removed = 0

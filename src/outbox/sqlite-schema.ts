@@ -1,6 +1,6 @@
 /**
- * The inbox's tables in its SQLite file (opened synced, in WAL: sqlite/open-database.ts, so intake
- * answers 200 only after a synced commit). Times are wall-clock Unix milliseconds; headers are JSON
+ * An outbox's tables in its SQLite file (opened synced, in WAL: sqlite/open-database.ts, so the
+ * inbox answers 200 only after a synced commit). Times are wall-clock Unix milliseconds; headers are JSON
  * text; bodies are BLOBs, byte for byte.
  *
  * `is_head` marks the earliest pending event of each order key, the only one of its key that may be
@@ -45,17 +45,30 @@ CREATE INDEX IF NOT EXISTS attempts_event ON attempts (event_id);
 const READY_CONDITION = 'status = \'pending\' AND (order_key IS NULL OR is_head = 1)'
 const READY_INDEX = `CREATE INDEX IF NOT EXISTS events_ready ON events (next_attempt_at) WHERE ${READY_CONDITION}`
 /** The claim's query: due heads and unordered events, earliest first. Named index: with no statistics, the planner would read every pending event by `events_status` and sort them. */
-export const DUE_EVENTS = `SELECT seq, id FROM events INDEXED BY events_ready WHERE ${READY_CONDITION} AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`
+export const DUE_EVENTS = `SELECT seq, id, next_attempt_at FROM events INDEXED BY events_ready WHERE ${READY_CONDITION} AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`
+
+/** Later events of an order key (not its head), by receipt: the claim reads those that have waited long enough. */
+const WAITING_CONDITION = 'status = \'pending\' AND order_key IS NOT NULL AND is_head = 0'
+const WAITING_INDEX = `CREATE INDEX IF NOT EXISTS events_waiting ON events (received_at, next_attempt_at) WHERE ${WAITING_CONDITION}`
+/**
+ * The claim's second query: later events received before `@waitedSince` and due, with the head they
+ * wait behind. Their wait has ended (order-wait.ts); the rows the claim reads are those only.
+ */
+export const WAITED_EVENTS = `SELECT seq, id, received_at, next_attempt_at,
+    (SELECT h.id FROM events h WHERE h.status = 'pending' AND h.order_key = w.order_key ORDER BY h.seq LIMIT 1) AS behind
+  FROM events w INDEXED BY events_waiting WHERE ${WAITING_CONDITION} AND received_at <= @waitedSince AND next_attempt_at <= @now
+  ORDER BY received_at LIMIT @limit`
 
 /** Sets `is_head` on the earliest pending event of `@orderKey` and clears it everywhere else in that key. */
 export const MARK_HEAD = `UPDATE events SET is_head = (seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))
   WHERE order_key = @orderKey AND status = 'pending' AND (is_head = 1 OR seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`
 
-export async function openInboxDatabase (path: string): Promise<Database.Database> {
+export async function openOutboxDatabase (path: string): Promise<Database.Database> {
   const db = await openDatabase(path)
   db.exec(SCHEMA)
   db.transaction(() => { upgradeFromFirstSchema(db) })()
   db.exec(READY_INDEX)
+  db.exec(WAITING_INDEX)
   return db
 }
 

@@ -1,11 +1,11 @@
 /**
  * One delivery attempt (SPEC §10): POST of the stored body byte for byte, with the stored
- * Content-Type and provider headers, and Standard Webhooks' `webhook-id`, `webhook-timestamp` (this
+ * Content-Type and other headers (the provider's, for the inbox), and Standard Webhooks' `webhook-id`, `webhook-timestamp` (this
  * attempt's) and `webhook-signature`; a conflict carries `webhook-conflict`. The whole attempt,
  * answer and body, must fit in the delivery timeout. The answer's body is read and dropped.
  */
 import type { Dispatcher } from 'undici'
-import type { StoredEvent } from './inbox-store.js'
+import type { StoredEvent } from './outbox-store.js'
 import type { AttemptAnswer } from './next-step.js'
 import { signatureHeader } from './standard-webhooks.js'
 
