@@ -16,6 +16,7 @@ import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
+import { unsupportedNode } from './supported-node.js'
 import type { Inbox } from './webhooks/inbox-server.js'
 
 /** The inbox's listen address is one variable, `host:port`. */
@@ -225,4 +226,7 @@ async function run (command: string): Promise<void> {
   }
 }
 
+// Refused in words before any command: the SQLite driver would crash an older Node mid-run.
+const unsupported = unsupportedNode(process.versions.node)
+if (unsupported !== null) exitWith(unsupported)
 await run(process.argv[2] ?? 'serve').catch(fatal)
