@@ -1,15 +1,14 @@
 /**
  * `payments-auth-proxy check` for approvals (SPEC §6, §11), when a caller uses approveAbove: what
  * would stop the start (the signing secret, idempotency off), and whether the approvals' store can
- * be reached: Redis answers, or the embedded file opens and its directory takes writes. No record
- * is written, so check run beside a live sidecar leaves its approvals alone, and a file not there
- * yet is not created (the sidecar does that at its start).
+ * be reached: Redis answers, or the embedded file opens and its directory takes new files (tried:
+ * sqlite/store-path.ts). No record is written, so check run beside a live sidecar leaves its
+ * approvals alone, and a file not there yet is not created (the sidecar does that at its start).
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
 import type { Logger } from 'pino'
 import type { CallerSpec } from '../callers/callers-file.js'
 import type { Config } from '../config/config.js'
+import { judgeStorePath } from '../sqlite/store-path.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 
 export interface ApprovalStoreCheck { ok: boolean, lines: string[] }
@@ -37,13 +36,9 @@ async function checkRedis (config: Pick<Config, 'approvals' | 'state'>, log: Log
 }
 
 async function checkFile (path: string): Promise<{ ok: boolean, line: string }> {
-  if (!existsSync(path)) {
-    const dir = nearestExisting(dirname(path))
-    if (!statSync(dir).isDirectory() || !writable(dir)) return { ok: false, line: `FAIL  approvals store: ${path} cannot be created: ${dir} is not a writable directory (PROXY_WEBHOOK_STORE_PATH)` }
-    return { ok: true, line: `ok    approvals store: ${path} is created at the sidecar's start (${dir} is writable)` }
-  }
-  // SQLite writes its -wal and -shm files beside the database.
-  if (!writable(path) || !writable(dirname(path))) return { ok: false, line: `FAIL  approvals store: ${path} or its directory is not writable (PROXY_WEBHOOK_STORE_PATH)` }
+  const judged = judgeStorePath(path)
+  if (judged.kind === 'refused') return { ok: false, line: `FAIL  approvals store: ${judged.problem} (PROXY_WEBHOOK_STORE_PATH)` }
+  if (judged.kind === 'creatable') return { ok: true, line: `ok    approvals store: ${path} is created at the sidecar's start (${judged.dir} is writable)` }
   try {
     const pending = await countPending(path)
     return { ok: true, line: `ok    approvals store: ${path} opens, ${pending} pending` }
@@ -61,18 +56,5 @@ async function countPending (path: string): Promise<number> {
     return (db.prepare('SELECT count(*) AS n FROM approvals WHERE status = \'pending\'').get() as { n: number }).n
   } finally {
     db.close()
-  }
-}
-
-function nearestExisting (dir: string): string {
-  return existsSync(dir) || dirname(dir) === dir ? dir : nearestExisting(dirname(dir))
-}
-
-function writable (path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK)
-    return true
-  } catch {
-    return false
   }
 }

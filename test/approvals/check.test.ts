@@ -43,7 +43,7 @@ t.test('embedded store: a path that cannot be created, a file that is not SQLite
   const failed = await check(t, env)
   t.equal(failed.code, 1)
   t.match(failed.out, /FAIL {2}approvals: PROXY_APPROVAL_SIGNING_SECRET \(or PROXY_APPROVAL_SIGNING_SECRET_FILE\) is required/)
-  t.match(failed.out, `FAIL  approvals store: ${join(notADir, 'webhooks.db')} cannot be created: ${notADir} is not a writable directory (PROXY_WEBHOOK_STORE_PATH)`)
+  t.match(failed.out, `FAIL  approvals store: ${join(notADir, 'webhooks.db')} cannot be created: ${notADir} is not a directory (PROXY_WEBHOOK_STORE_PATH)`)
   t.match(failed.out, /some checks failed/)
 
   const garbage = join(dir, 'garbage.db')
