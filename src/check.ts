@@ -13,12 +13,14 @@ import { get } from 'node:http'
 import { createEgressReporter } from './egress/egress-reporter.js'
 import { listenProblem } from './http/listen-check.js'
 import { createOutbound } from './outbound/outbound-agents.js'
-import { checkStore } from './state/check-store.js'
+import { askRedis, checkStore } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
 export async function runCheck (config: Config, out: (line: string) => void, log: Logger): Promise<boolean> {
   const outbound = createOutbound(config)
+  // Asked once, now, for every store kept in Redis: its wait runs beside the token fetches.
+  const redis = config.state.redisUrl === null ? undefined : askRedis(config.state.redisUrl, log)
   let ok = true
   try {
     const listen = await checkListen(config)
@@ -55,12 +57,12 @@ export async function runCheck (config: Config, out: (line: string) => void, log
       if (callers.ok) {
         out(`ok    callers file: ${callers.callers.length} callers`)
         // Loaded only with a callers file: approvals exist only there (approveAbove).
-        const approvals = await (await import('./approvals/check-approvals.js')).checkApprovals(config, callers.callers, log)
+        const approvals = await (await import('./approvals/check-approvals.js')).checkApprovals(config, callers.callers, log, redis)
         if (!approvals.ok) ok = false
         for (const line of approvals.lines) out(line)
       } else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
     }
-    const store = await checkStore(config, log)
+    const store = await checkStore(config, log, redis)
     if (!store.ok) ok = false
     out(store.line)
   } finally {

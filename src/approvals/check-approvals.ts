@@ -9,27 +9,32 @@ import type { Logger } from 'pino'
 import type { CallerSpec } from '../callers/callers-file.js'
 import type { Config } from '../config/config.js'
 import { judgeStorePath } from '../sqlite/store-path.js'
+import { askRedis, redisProblem, type RedisAnswer } from '../state/check-store.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 
 export interface ApprovalStoreCheck { ok: boolean, lines: string[] }
 
-export async function checkApprovals (config: Pick<Config, 'approvals' | 'state' | 'idempotency'>, callers: readonly CallerSpec[], log: Logger): Promise<ApprovalStoreCheck> {
+/** `redis` is the check's one question to PROXY_REDIS_URL (state/check-store.ts), asked here when not given. */
+export async function checkApprovals (config: Pick<Config, 'approvals' | 'state' | 'idempotency'>, callers: readonly CallerSpec[], log: Logger, redis?: Promise<RedisAnswer>): Promise<ApprovalStoreCheck> {
   const start = checkApprovalStart(callers, config)
   if (!start.used) return { ok: true, lines: ['skip  approvals store: no caller uses approveAbove'] }
   const lines = [...start.problems.map((p) => `FAIL  approvals: ${p}`), ...start.warnings.map((w) => `warn  approvals: ${w}`)]
-  const store = config.state.redisUrl !== null ? await checkRedis(config, log) : await checkFile(config.approvals.storePath)
+  const url = config.state.redisUrl
+  const store = url !== null ? await checkRedis(url, config.state.keyPrefix, log, redis ?? askRedis(url, log)) : await checkFile(config.approvals.storePath)
   lines.push(store.line)
   return { ok: start.problems.length === 0 && store.ok, lines }
 }
 
-async function checkRedis (config: Pick<Config, 'approvals' | 'state'>, log: Logger): Promise<{ ok: boolean, line: string }> {
+async function checkRedis (url: string, keyPrefix: string, log: Logger, redis: Promise<RedisAnswer>): Promise<{ ok: boolean, line: string }> {
+  const answer = await redis
+  // The store's own client is made only once Redis has answered: it would wait and log again.
+  if (answer.kind !== 'answers') return { ok: false, line: `FAIL  approvals store: ${redisProblem(answer)}` }
   const { createRedisApprovalStore } = await import('./redis-approval-store.js')
-  const store = await createRedisApprovalStore({ url: config.state.redisUrl as string, keyPrefix: config.state.keyPrefix, log })
+  const store = await createRedisApprovalStore({ url, keyPrefix, log })
   try {
     return { ok: true, line: `ok    approvals store: Redis answers, ${(await store.list('pending')).length} pending` }
-  } catch {
-    // Never the URL: it may hold a password.
-    return { ok: false, line: 'FAIL  approvals store: Redis did not answer: check PROXY_REDIS_URL (or PROXY_REDIS_URL_FILE), its password and the network' }
+  } catch (err) {
+    return { ok: false, line: `FAIL  approvals store: Redis did not answer the read of the approvals (${(err as { code?: string }).code ?? (err as Error).name})` }
   } finally {
     await store.close()
   }

@@ -73,9 +73,40 @@ t.test('Redis: reported when it answers; when it is down, check fails without pr
   t.match(up.out, 'ok    approvals store: Redis answers, 0 pending')
 
   await redis.stop()
+  const started = Date.now()
   const down = await check(t, env)
+  const tookMs = Date.now() - started
   t.equal(down.code, 1)
-  t.match(down.out, 'FAIL  approvals store: Redis did not answer: check PROXY_REDIS_URL (or PROXY_REDIS_URL_FILE), its password and the network')
+  t.match(down.out, /^FAIL {2}approvals store: Redis did not answer within 5 s \([^)]+\): check PROXY_REDIS_URL \(or PROXY_REDIS_URL_FILE\), the server and the network$/m)
+  t.match(down.out, /^FAIL {2}state store: Redis did not answer within 5 s/m)
+  // Issue 43 item 12: one wait for the whole check (each store waited 5 s of its own: 10 s and more).
+  t.ok(tookMs < 9_000, `one bounded wait: ${tookMs} ms`)
   t.notOk(down.out.includes('approvals-check-secret'), 'the password is never printed')
   t.notOk(up.out.includes(SIGNING_SECRET) || down.out.includes(SIGNING_SECRET), 'the signing secret is never printed')
+})
+
+// Issue 43 item 12: the approvals store's line said "Redis did not answer" after 5 s where the state
+// store's said WRONGPASS; eight JSON warnings of the store's reconnects came with the report.
+t.test('Redis refusing the password: each store\'s line says so at once; the report is stdout, one log line on stderr', async (t) => {
+  const provider = await startProvider(t)
+  const password = 'approvals-check-pw-4471'
+  const redis = await startRedis(t, { password })
+  const dir = tempDir(t)
+  const base = { PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db') }
+  for (const [url, refusal] of [
+    [`redis://:wrong-${password}@127.0.0.1:${redis.port}`, 'WRONGPASS: the user name or password in the URL is wrong'],
+    [`redis://127.0.0.1:${redis.port}`, 'NOAUTH: Redis requires a password and the URL has none'],
+  ] as const) {
+    const started = Date.now()
+    const child = runCli(t, ['check'], providerEnv(provider, { ...base, PROXY_REDIS_URL: url }))
+    t.equal((await child.exited).code, 1)
+    const tookMs = Date.now() - started
+    const out = child.stdout()
+    for (const store of ['approvals store', 'state store']) t.match(out, `FAIL  ${store}: Redis refused the connection: ${refusal}`, `${store}: ${refusal}`)
+    t.ok(tookMs < 4_000, `a refusal is an answer, not a wait: ${tookMs} ms`)
+    t.ok(out.split('\n').every((line) => !line.startsWith('{')), `no log line in the report:\n${out}`)
+    const logLines = child.stderr().trim().split('\n').filter((line) => line.startsWith('{'))
+    t.equal(logLines.length, 1, `one log line on stderr, not one per reconnect:\n${child.stderr()}`)
+    t.notMatch(out + child.stderr(), password, 'the password is never printed or logged')
+  }
 })
