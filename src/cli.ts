@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
-import { describeListenError, listenProblem } from './http/listen-check.js'
+import { describeListenError, INBOX_LISTEN, listenProblem } from './http/listen-check.js'
 import { OperatorError } from './operator-error.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
@@ -18,9 +18,6 @@ import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 import { unsupportedNode } from './supported-node.js'
 import type { Inbox } from './webhooks/inbox-server.js'
-
-/** The inbox's listen address is one variable, `host:port`. */
-const INBOX_LISTEN = { host: 'PROXY_WEBHOOK_LISTEN', port: 'PROXY_WEBHOOK_LISTEN' }
 
 function load (): LoadedConfig {
   return loadConfig(process.env, existsSync('.env') ? { dotenvPath: '.env' } : {})
