@@ -16,6 +16,7 @@ import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
+import { startSummary } from './ops/start-summary.js'
 import { unsupportedNode } from './supported-node.js'
 import type { Inbox } from './webhooks/inbox-server.js'
 
@@ -85,11 +86,13 @@ async function serve (): Promise<void> {
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  const { app, sources, rotation, callers, restart, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart, metrics, approvals: approvalsOn } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
     inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
   }
+  const features = startSummary(config, callers?.current() ?? null, approvalsOn)
+  log.info(features.fields, features.msg)
   let current: Config = config
 
   // One reload at a time, each on the configuration the previous one left in force. The
