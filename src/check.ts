@@ -12,11 +12,14 @@ import type { Config, EnvironmentConfig } from './config/config.js'
 import { createEgressReporter } from './egress/egress-reporter.js'
 import { listenReport } from './http/listen-check.js'
 import { createOutbound } from './outbound/outbound-agents.js'
-import { askRedis, checkStore } from './state/check-store.js'
+import { askRedis, checkStore, redisFinding, type RedisFinding } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
-export async function runCheck (config: Config, out: (line: string) => void, log: Logger): Promise<boolean> {
+/** The inbox's own check (webhooks/check-inbox.ts), which cli.ts hands in: the proxy's modules never import the inbox. */
+export type InboxCheck = (redis: Promise<RedisFinding> | null) => Promise<{ ok: boolean, lines: string[] }>
+
+export async function runCheck (config: Config, out: (line: string) => void, log: Logger, checkInbox?: InboxCheck): Promise<boolean> {
   const outbound = createOutbound(config)
   // Asked once, now, for every store kept in Redis: its wait runs beside the token fetches.
   const redis = config.state.redisUrl === null ? undefined : askRedis(config.state.redisUrl, log)
@@ -61,9 +64,8 @@ export async function runCheck (config: Config, out: (line: string) => void, log
         for (const line of approvals.lines) out(line)
       } else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
     }
-    if (config.webhooks !== null) {
-      // Loaded only with the inbox on, as serve loads the inbox.
-      const inbox = await (await import('./webhooks/check-inbox.js')).checkInbox(config.webhooks, config, log, redis)
+    if (checkInbox !== undefined) {
+      const inbox = await checkInbox(redis === undefined ? null : redis.then(redisFinding))
       if (!inbox.ok) ok = false
       for (const line of inbox.lines) out(line)
     }

@@ -7,6 +7,7 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { existsSync } from 'node:fs'
+import type { InboxCheck } from './check.js'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
@@ -171,7 +172,10 @@ async function check (): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
   for (const warning of warnings) process.stdout.write(`warn  ${warning}\n`)
   const { runCheck } = await import('./check.js')
-  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log)
+  const { webhooks } = config
+  // The inbox's check is loaded only with the inbox on, as serve loads the inbox.
+  const checkInbox: InboxCheck | undefined = webhooks === null ? undefined : async (redis) => await (await import('./webhooks/check-inbox.js')).checkInbox(webhooks, config, log, redis)
+  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log, checkInbox)
   process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n')
   process.exitCode = ok ? 0 : 1
 }

@@ -25,6 +25,16 @@ export function redisProblem (answer: Exclude<RedisAnswer, { kind: 'answers' }>)
   return `Redis did not answer within ${CHECK_STORE_TIMEOUT_MS / 1000} s (${answer.reason}): check PROXY_REDIS_URL (or PROXY_REDIS_URL_FILE), the server and the network`
 }
 
+/**
+ * The answer as a store's check needs it, for the inbox's (webhooks/check-inbox.ts), which imports
+ * nothing of the proxy's state: either Redis answers, or the words its line says.
+ */
+export type RedisFinding = { answers: true, appendOnly: boolean | null } | { answers: false, problem: string }
+
+export function redisFinding (answer: RedisAnswer): RedisFinding {
+  return answer.kind === 'answers' ? { answers: true, appendOnly: answer.appendOnly } : { answers: false, problem: redisProblem(answer) }
+}
+
 /** The state store's line; `answer` is the check's one question to Redis, asked here when not given. */
 export async function checkStore (config: Pick<Config, 'state'>, log: Logger, answer?: Promise<RedisAnswer>): Promise<{ ok: boolean, line: string }> {
   if (config.state.redisUrl === null) return { ok: true, line: 'skip  state store: in memory (PROXY_REDIS_URL not set)' }

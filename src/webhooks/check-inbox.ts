@@ -11,22 +11,26 @@ import type { Config } from '../config/config.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
 import { INBOX_LISTEN, listenReport, sharePort } from '../http/listen-check.js'
 import { judgeStorePath } from '../sqlite/store-path.js'
-import { askRedis, redisProblem, type RedisAnswer } from '../state/check-store.js'
 import type { InboxStore } from './inbox-store.js'
 import { openStore } from './open-store.js'
 
 export interface InboxCheck { ok: boolean, lines: string[] }
 
+/**
+ * What the check's one question to PROXY_REDIS_URL found (cli.ts hands it on from check.ts): Redis
+ * answers, or the words the store's line says.
+ */
+export type RedisFinding = { answers: true, appendOnly: boolean | null } | { answers: false, problem: string }
+
 interface Line { ok: boolean, line: string }
 
-/** `redis` is the check's one question to PROXY_REDIS_URL (state/check-store.ts), asked here when not given. */
-export async function checkInbox (settings: WebhookConfig, config: Pick<Config, 'listen' | 'state'>, log: Logger, redis?: Promise<RedisAnswer>): Promise<InboxCheck> {
-  const url = config.state.redisUrl
+/** `redis`: what Redis answered the check, null without PROXY_REDIS_URL (the store is then the SQLite file). */
+export async function checkInbox (settings: WebhookConfig, config: Pick<Config, 'listen' | 'state'>, log: Logger, redis: Promise<RedisFinding> | null): Promise<InboxCheck> {
   const lines = [
     await checkListen(settings, config.listen),
     pathTokens(settings),
     signingSecrets(settings),
-    url === null ? await checkFile(settings, config.state, log) : await checkRedis(settings, config.state, log, redis ?? askRedis(url, log)),
+    redis === null ? await checkFile(settings, config.state, log) : await checkRedis(settings, config.state, log, redis),
   ]
   return { ok: lines.every((l) => l.ok), lines: lines.map((l) => l.line) }
 }
@@ -61,9 +65,9 @@ async function checkFile (settings: WebhookConfig, state: Config['state'], log: 
   return { ok: true, line: `ok    webhook store: ${path} opens, ${counted.text}` }
 }
 
-async function checkRedis (settings: WebhookConfig, state: Config['state'], log: Logger, redis: Promise<RedisAnswer>): Promise<Line> {
+async function checkRedis (settings: WebhookConfig, state: Config['state'], log: Logger, redis: Promise<RedisFinding>): Promise<Line> {
   const answer = await redis
-  if (answer.kind !== 'answers') return { ok: false, line: `FAIL  webhook store: ${redisProblem(answer)}` }
+  if (!answer.answers) return { ok: false, line: `FAIL  webhook store: ${answer.problem}` }
   const counted = await counts(settings, state, log)
   if (!counted.ok) return { ok: false, line: `FAIL  webhook store: Redis answered, but not the read of the events (${counted.problem})` }
   if (answer.appendOnly === false) return { ok: true, line: `warn  webhook store: Redis answers (${counted.text}), but runs without append-only persistence (appendonly no): events answered 200 can be lost if Redis restarts` }
