@@ -4,35 +4,16 @@
  * and fails what would stop `serve`: a store path that is a directory, in /proc or not a database,
  * a port in use or the proxy's own, Redis refusing. On the built CLI.
  */
-import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
-import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { sharePort } from '../../src/http/listen-check.js'
 import { runCli } from '../helpers/child-proxy.js'
+import { freePort, holdPort } from '../helpers/ports.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { PATH_TOKEN, PREVIOUS_PATH_TOKEN, SIGNING_SECRET, tempDir } from '../webhooks/inbox-harness.js'
-
-async function listening (t: Test, server: Server | ReturnType<typeof createHttpServer>): Promise<number> {
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => { server.close() })
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
 
 async function check (t: Test, overrides: Record<string, string>): Promise<{ code: number | null, out: string, err: string }> {
   const provider = await startProvider(t)
@@ -95,7 +76,7 @@ t.test('what would stop serve fails check, naming the variable', async (t) => {
   const dir = tempDir(t)
   const garbage = join(dir, 'garbage.db')
   writeFileSync(garbage, 'not a database, but long enough to look like a header of one '.repeat(4))
-  const taken = await listening(t, createServer())
+  const taken = await holdPort(t)
   const proxyPort = await freePort()
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     ['a store path that is a directory', { PROXY_WEBHOOK_STORE_PATH: dir }, new RegExp(`^FAIL  webhook store: ${dir} is a directory, not a database file \\(PROXY_WEBHOOK_STORE_PATH\\)$`, 'm')],
@@ -113,7 +94,7 @@ t.test('what would stop serve fails check, naming the variable', async (t) => {
 })
 
 t.test('beside a running inbox, its port answering /healthz is a warning, not a failure', async (t) => {
-  const port = await listening(t, createHttpServer((req, res) => { res.setHeader('content-type', 'application/json').end(req.url === '/healthz' ? '{"status":"ok"}' : '{}') }))
+  const port = await holdPort(t, createHttpServer((req, res) => { res.setHeader('content-type', 'application/json').end(req.url === '/healthz' ? '{"status":"ok"}' : '{}') }))
   const { code, out } = await check(t, { PROXY_WEBHOOK_LISTEN: `127.0.0.1:${port}` })
   t.equal(code, 0, out)
   t.match(out, `warn  webhook inbox listen: port ${port} is in use (PROXY_WEBHOOK_LISTEN), by a server that answers /healthz`)

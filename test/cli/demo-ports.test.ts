@@ -5,21 +5,12 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { eventually } from '../helpers/eventually.js'
+import { freePort, holdPort } from '../helpers/ports.js'
 
 const DEMO = fileURLToPath(new URL('../../dist/demo.js', import.meta.url))
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
 
 function demo (t: Test, env: Record<string, string>): { output: () => string, exited: Promise<number | null> } {
   const child = spawn(process.execPath, [DEMO], { env: { PATH: process.env['PATH'], ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -42,13 +33,9 @@ t.test('pinned ports: the fake provider listens there, the demo says so and the 
 })
 
 t.test('a pinned port in use, or a value that is not a port, is one line and exit 1', async (t) => {
-  const holder = createServer().listen(0, '127.0.0.1')
-  await once(holder, 'listening')
-  t.teardown(() => { holder.close() })
-  const address = holder.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
+  const taken = await holdPort(t)
   for (const [env, line] of [
-    [{ FAKE_PROVIDER_CRYPTO_PORT: String(address.port) }, `payments-auth-proxy demo: port ${address.port} is in use (FAKE_PROVIDER_CRYPTO_PORT)`],
+    [{ FAKE_PROVIDER_CRYPTO_PORT: String(taken) }, `payments-auth-proxy demo: port ${taken} is in use (FAKE_PROVIDER_CRYPTO_PORT)`],
     [{ FAKE_PROVIDER_IP_PORT: '40a0' }, 'payments-auth-proxy demo: FAKE_PROVIDER_IP_PORT must be a port number (0-65535), got "40a0"'],
   ] as const) {
     const run = demo(t, { PROXY_PORT: String(await freePort()), ...env })
