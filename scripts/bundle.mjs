@@ -56,7 +56,7 @@ const result = await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   sourcemap: true,
   legalComments: 'linked',
   // V8 keeps a module's source text for as long as the module lives, as one-byte characters only
@@ -68,9 +68,9 @@ const result = await build({
   logLevel: 'warning',
   metafile: true,
   plugins: [undiciDispatchers, builtinsByRequire],
-  // Native modules (the webhook inbox's SQLite, 12 for Node 20 and 13 from Node 22: src/sqlite/open-database.ts):
-  // loaded from node_modules, only when the inbox is on.
-  external: ['better-sqlite3', 'better-sqlite3-13'],
+  // The native SQLite driver (src/sqlite/open-database.ts): loaded from node_modules, only when a
+  // store is opened.
+  external: ['better-sqlite3'],
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
 })
 const inputs = Object.keys(result.metafile.inputs)

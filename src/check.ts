@@ -2,26 +2,30 @@
  * `payments-auth-proxy check`: what an operator runs before going live. Validates the
  * configuration and the listen address, fetches one token per enabled environment (prints
  * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
- * when a caller uses approveAbove, the approvals' store, and exits non-zero with a reason when
- * anything is wrong.
+ * when a caller uses approveAbove, the approvals' store, and with the webhook inbox on, everything
+ * its start needs; exits non-zero with a reason when anything would stop `serve` or is wrong.
  */
 import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
 import { systemClock } from './clock.js'
 import type { Config, EnvironmentConfig } from './config/config.js'
-import { get } from 'node:http'
 import { createEgressReporter } from './egress/egress-reporter.js'
-import { listenProblem } from './http/listen-check.js'
+import { listenReport } from './http/listen-check.js'
 import { createOutbound } from './outbound/outbound-agents.js'
-import { checkStore } from './state/check-store.js'
+import { askRedis, checkStore, redisFinding, type RedisFinding } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
-export async function runCheck (config: Config, out: (line: string) => void, log: Logger): Promise<boolean> {
+/** The inbox's own check (webhooks/check-inbox.ts), which cli.ts hands in: the proxy's modules never import the inbox. */
+export type InboxCheck = (redis: Promise<RedisFinding> | null) => Promise<{ ok: boolean, lines: string[] }>
+
+export async function runCheck (config: Config, out: (line: string) => void, log: Logger, checkInbox?: InboxCheck): Promise<boolean> {
   const outbound = createOutbound(config)
+  // Asked once, now, for every store kept in Redis: its wait runs beside the token fetches.
+  const redis = config.state.redisUrl === null ? undefined : askRedis(config.state.redisUrl, log)
   let ok = true
   try {
-    const listen = await checkListen(config)
+    const listen = await listenReport('listen', config.listen)
     if (!listen.ok) ok = false
     out(listen.line)
     const fetchToken = createTokenClient({ dispatcher: outbound.tokens, clock: systemClock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS })
@@ -55,45 +59,23 @@ export async function runCheck (config: Config, out: (line: string) => void, log
       if (callers.ok) {
         out(`ok    callers file: ${callers.callers.length} callers`)
         // Loaded only with a callers file: approvals exist only there (approveAbove).
-        const approvals = await (await import('./approvals/check-approvals.js')).checkApprovals(config, callers.callers, log)
+        const approvals = await (await import('./approvals/check-approvals.js')).checkApprovals(config, callers.callers, log, redis)
         if (!approvals.ok) ok = false
         for (const line of approvals.lines) out(line)
       } else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
     }
-    const store = await checkStore(config, log)
+    if (checkInbox !== undefined) {
+      const inbox = await checkInbox(redis === undefined ? null : redis.then(redisFinding))
+      if (!inbox.ok) ok = false
+      for (const line of inbox.lines) out(line)
+    }
+    const store = await checkStore(config, log, redis)
     if (!store.ok) ok = false
     out(store.line)
   } finally {
     await outbound.close()
   }
   return ok
-}
-
-/**
- * A taken port fails, unless what holds it answers /healthz: then this is most likely `check` run
- * beside the proxy it checks (kubectl exec, docker-compose exec), which must not fail for that.
- */
-async function checkListen (config: Config): Promise<{ ok: boolean, line: string }> {
-  const { host, port } = config.listen
-  const problem = await listenProblem(host, port)
-  if (problem === null) return { ok: true, line: `ok    listen: ${host}:${port} can be opened` }
-  if (await answersHealthz(host, port)) return { ok: true, line: `warn  listen: ${problem}, by a server that answers /healthz (the proxy already running, when check runs beside it)` }
-  return { ok: false, line: `FAIL  listen: ${problem}` }
-}
-
-function answersHealthz (host: string, port: number): Promise<boolean> {
-  const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
-  return new Promise((resolve) => {
-    const req = get({ host: target, port, path: '/healthz', timeout: 1000 }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { body += chunk })
-      res.on('end', () => { resolve(res.statusCode === 200 && body.includes('"status":"ok"')) })
-      res.on('error', () => { resolve(false) })
-    })
-    req.on('timeout', () => { req.destroy() })
-    req.on('error', () => { resolve(false) })
-  })
 }
 
 function explain (err: unknown, env: EnvironmentConfig): string {

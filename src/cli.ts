@@ -7,28 +7,19 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { existsSync } from 'node:fs'
+import type { InboxCheck } from './check.js'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
-import { describeListenError, listenProblem } from './http/listen-check.js'
+import { describeListenError, INBOX_LISTEN, listenProblem } from './http/listen-check.js'
 import { OperatorError } from './operator-error.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
+import { startSummary } from './ops/start-summary.js'
+import { unsupportedNode } from './supported-node.js'
 import type { Inbox } from './webhooks/inbox-server.js'
-
-/** The inbox's listen address is one variable, `host:port`. */
-const INBOX_LISTEN = { host: 'PROXY_WEBHOOK_LISTEN', port: 'PROXY_WEBHOOK_LISTEN' }
-
-const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | approvals | --help]
-  serve            run the proxy (default)
-  check            validate configuration and the listen address, fetch a token per environment and the egress IP; exit 0 when all is well
-  caller-key       print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
-  webhooks         list, show or replay the webhook inbox's events (payments-auth-proxy webhooks --help)
-  webhook-secrets  print a new webhook path token and signing secret
-  approvals        list, show, approve or reject held requests (payments-auth-proxy approvals --help)
-Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
 function load (): LoadedConfig {
   return loadConfig(process.env, existsSync('.env') ? { dotenvPath: '.env' } : {})
@@ -96,11 +87,13 @@ async function serve (): Promise<void> {
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  const { app, sources, rotation, callers, restart, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart, metrics, approvals: approvalsOn } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
     inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
   }
+  const features = startSummary(config, callers?.current() ?? null, approvalsOn)
+  log.info(features.fields, features.msg)
   let current: Config = config
 
   // One reload at a time, each on the configuration the previous one left in force. The
@@ -179,7 +172,10 @@ async function check (): Promise<void> {
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
   for (const warning of warnings) process.stdout.write(`warn  ${warning}\n`)
   const { runCheck } = await import('./check.js')
-  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log)
+  const { webhooks } = config
+  // The inbox's check is loaded only with the inbox on, as serve loads the inbox.
+  const checkInbox: InboxCheck | undefined = webhooks === null ? undefined : async (redis) => await (await import('./webhooks/check-inbox.js')).checkInbox(webhooks, config, log, redis)
+  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log, checkInbox)
   process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n')
   process.exitCode = ok ? 0 : 1
 }
@@ -211,18 +207,76 @@ async function approvals (): Promise<void> {
   })
 }
 
-async function run (command: string): Promise<void> {
-  if (command === 'serve') await serve()
-  else if (command === 'check') await check()
-  else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
-  else if (command === 'webhooks') await webhooks()
-  else if (command === 'approvals') await approvals()
-  else if (command === 'webhook-secrets') process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport())
-  else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
-  else {
-    process.stderr.write(`unknown command: ${command}\n${USAGE}\n`)
-    process.exitCode = 2
-  }
+/**
+ * The commands: what the main usage lists, and what `<command> --help` (or `-h`) prints, its own
+ * usage when it has one, without reading the configuration. A new command is one entry here.
+ */
+interface Command {
+  summary: string
+  /** The command's own usage text, loaded only when asked for. */
+  usage?: () => Promise<string>
+  run: () => Promise<void>
 }
 
-await run(process.argv[2] ?? 'serve').catch(fatal)
+const COMMANDS: Readonly<Record<string, Command>> = {
+  serve: { summary: 'run the proxy (default)', run: serve },
+  check: { summary: 'validate configuration and the listen address, fetch a token per environment and the egress IP; exit 0 when all is well', run: check },
+  'caller-key': {
+    summary: 'print a new caller key and its keySha256 line for PROXY_CALLERS_FILE',
+    run: async () => { process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport()) },
+  },
+  webhooks: {
+    summary: 'list, show or replay the webhook inbox\'s events (payments-auth-proxy webhooks --help)',
+    usage: async () => (await import('./webhooks/webhooks-command.js')).WEBHOOKS_USAGE,
+    run: webhooks,
+  },
+  'webhook-secrets': {
+    summary: 'print a new webhook path token and signing secret',
+    run: async () => { process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport()) },
+  },
+  approvals: {
+    summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
+    usage: async () => (await import('./approvals/approvals-command.js')).APPROVALS_USAGE,
+    run: approvals,
+  },
+}
+
+const CONFIGURATION_LINE = 'Configuration comes from environment variables and a .env file in the working directory; see config.example.env.'
+const NAME_WIDTH = Math.max(...Object.keys(COMMANDS).map((name) => name.length))
+const USAGE = [
+  `usage: payments-auth-proxy [${[...Object.keys(COMMANDS), '--help'].join(' | ')}]`,
+  ...Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(NAME_WIDTH)}  ${command.summary}`),
+  CONFIGURATION_LINE,
+].join('\n')
+
+const HELP = new Set(['--help', '-h'])
+
+/** `--help` or `-h` anywhere among a command's arguments (before a `--`). */
+function asksForHelp (args: readonly string[]): boolean {
+  const end = args.indexOf('--')
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => HELP.has(arg))
+}
+
+async function run (name: string, args: readonly string[]): Promise<void> {
+  if (HELP.has(name) || name === 'help') {
+    process.stdout.write(`${USAGE}\n`)
+    return
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (command === undefined) {
+    process.stderr.write(`unknown command: ${name}\n${USAGE}\n`)
+    process.exitCode = 2
+    return
+  }
+  if (asksForHelp(args)) {
+    const usage = command.usage === undefined ? `usage: payments-auth-proxy ${name}\n  ${command.summary}` : await command.usage()
+    process.stdout.write(`${usage}\n${CONFIGURATION_LINE}\n`)
+    return
+  }
+  await command.run()
+}
+
+// Refused in words before any command: the SQLite driver would crash an older Node mid-run.
+const unsupported = unsupportedNode(process.versions.node)
+if (unsupported !== null) exitWith(unsupported)
+await run(process.argv[2] ?? 'serve', process.argv.slice(3)).catch(fatal)

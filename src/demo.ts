@@ -6,19 +6,34 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import pretty from 'pino-pretty'
 import { loadConfig } from './config/load-config.js'
-import { listenProblem } from './http/listen-check.js'
-import { proxyEnvFor, startFakeProvider } from './fake-provider/index.js'
+import { listenProblem, type ListenSettings } from './http/listen-check.js'
+import { PROVIDER_PORT_VARIABLES, providerPorts, proxyEnvFor, startFakeProvider, type ProviderPorts } from './fake-provider/index.js'
 import { loggerOptions } from './logger.js'
 import { buildServer } from './server.js'
 
-const port = Number(process.env['PROXY_PORT'] ?? '8080')
-// Asked before the fake provider starts, so a taken port is the one line the demo prints.
-const taken = Number.isInteger(port) ? await listenProblem('127.0.0.1', port) : null
-if (taken !== null) {
-  process.stderr.write(`payments-auth-proxy demo: ${taken}\n`)
+function stop (line: string): never {
+  process.stderr.write(`payments-auth-proxy demo: ${line}\n`)
   process.exit(1)
 }
-const provider = await startFakeProvider()
+
+const port = Number(process.env['PROXY_PORT'] ?? '8080')
+// The fake provider's ports are free ones unless pinned (FAKE_PROVIDER_FIAT_PORT, ...: README, Try it).
+let providerPortsWanted: ProviderPorts
+try {
+  providerPortsWanted = providerPorts(process.env, { fiatPort: 0, cryptoPort: 0, ipEchoPort: 0 })
+} catch (err) {
+  stop((err as Error).message)
+}
+// Asked before the fake provider starts, so a taken port is the one line the demo prints.
+const wanted: Array<[number, ListenSettings]> = [
+  [port, { host: 'PROXY_HOST', port: 'PROXY_PORT' }],
+  ...Object.entries(PROVIDER_PORT_VARIABLES).map(([key, name]): [number, ListenSettings] => [providerPortsWanted[key as keyof ProviderPorts], { host: name, port: name }]),
+]
+for (const [wantedPort, settings] of wanted) {
+  const taken = Number.isInteger(wantedPort) ? await listenProblem('127.0.0.1', wantedPort, settings) : null
+  if (taken !== null) stop(taken)
+}
+const provider = await startFakeProvider(providerPortsWanted)
 const { config, warnings } = loadConfig({
   ...proxyEnvFor(provider),
   PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
@@ -37,7 +52,8 @@ await app.listen({ host: config.listen.host, port: config.listen.port })
 
 const base = `http://127.0.0.1:${config.listen.port}`
 process.stdout.write(`
-payments-auth-proxy demo: the proxy on ${base}, a fake provider behind it (demo credentials).
+payments-auth-proxy demo: the proxy on ${base}, a fake provider behind it (demo credentials):
+fiat ${provider.fiatBaseUrl}, crypto ${provider.cryptoBaseUrl}, IP echo ${provider.ipEchoUrl}.
 Try, from another terminal:
 
   curl -s ${base}/readyz

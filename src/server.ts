@@ -76,6 +76,8 @@ export interface ProxyServer {
   store: StateStore
   /** The callers file in force (SPEC §7), null without one; cli.ts reloads it. */
   callers: CallersHolder | null
+  /** Whether approvals are on (a caller uses approveAbove, SPEC §11). */
+  approvals: boolean
   /** Changed variables a reload could not apply (cli.ts compares at SIGHUP); shown in /readyz. */
   restart: RestartNotice
 }
@@ -166,7 +168,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, approvals: approvals !== null, restart }
 }
 
 function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver): FastifyInstance {

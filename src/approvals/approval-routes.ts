@@ -14,6 +14,7 @@ import type { Clock } from '../clock.js'
 import {
   ApprovalNotFoundError, ApprovalNotPermittedError, ApprovalSelfDecisionError, BadRequestError, CallerUnauthenticatedError, ClientNotAllowedError,
 } from '../errors.js'
+import { parseStrictJsonBytes } from '../json/strict-json.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
@@ -33,6 +34,16 @@ export interface ApprovalRoutesOptions {
 
 const ID = /^apr_[A-Za-z0-9_-]{1,64}$/
 const MAX_TEXT = 500
+const DECISION_SHAPE = 'send the decision as a JSON object, {"by": "<your name>", "reason": "<optional text>"}, with any Content-Type'
+
+/** The decision's body, read once as JSON whatever its Content-Type claims; empty is `{}`. */
+function decisionBody (raw: unknown): Record<string, unknown> {
+  if (!Buffer.isBuffer(raw) || raw.length === 0) return {}
+  const read = parseStrictJsonBytes(raw)
+  // A repeated name ({"by": "Ann", "by": "Eve"}) has no one reading: refused like bad JSON.
+  if (!read.ok || read.hasDuplicates || typeof read.value !== 'object' || read.value === null || Array.isArray(read.value)) throw new BadRequestError(DECISION_SHAPE)
+  return read.value
+}
 
 function decisionText (value: unknown, field: string, required: boolean): string | null {
   if (value === undefined && !required) return null
@@ -42,6 +53,10 @@ function decisionText (value: unknown, field: string, required: boolean): string
 
 export async function approvalRoutes (app: FastifyInstance, options: ApprovalRoutesOptions): Promise<void> {
   const { store, clock, metrics, verifier } = options
+  // As the proxy routes do: a decision is JSON whatever its Content-Type says (curl -d sends
+  // application/x-www-form-urlencoded, the docs' own example among them), or says nothing.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
 
   function callerOf (request: FastifyRequest): CallerSpec {
     const access = options.access.check(request.raw.socket.remoteAddress, request.headers)
@@ -78,7 +93,7 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
       if (!caller.approver) throw new ApprovalNotPermittedError(caller.id)
       const approval = await approvalFor(caller, request.params.id)
       if (approval.caller === caller.id) throw new ApprovalSelfDecisionError()
-      const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
+      const body = decisionBody(request.body)
       const by = decisionText(body.by, 'by', true) as string
       const reason = decisionText(body.reason, 'reason', false)
       const decided = await decideApproval(store, verifier.key, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())

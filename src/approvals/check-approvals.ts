@@ -1,49 +1,49 @@
 /**
  * `payments-auth-proxy check` for approvals (SPEC §6, §11), when a caller uses approveAbove: what
  * would stop the start (the signing secret, idempotency off), and whether the approvals' store can
- * be reached: Redis answers, or the embedded file opens and its directory takes writes. No record
- * is written, so check run beside a live sidecar leaves its approvals alone, and a file not there
- * yet is not created (the sidecar does that at its start).
+ * be reached: Redis answers, or the embedded file opens and its directory takes new files (tried:
+ * sqlite/store-path.ts). No record is written, so check run beside a live sidecar leaves its
+ * approvals alone, and a file not there yet is not created (the sidecar does that at its start).
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
 import type { Logger } from 'pino'
 import type { CallerSpec } from '../callers/callers-file.js'
 import type { Config } from '../config/config.js'
+import { judgeStorePath } from '../sqlite/store-path.js'
+import { askRedis, redisProblem, type RedisAnswer } from '../state/check-store.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 
 export interface ApprovalStoreCheck { ok: boolean, lines: string[] }
 
-export async function checkApprovals (config: Pick<Config, 'approvals' | 'state' | 'idempotency'>, callers: readonly CallerSpec[], log: Logger): Promise<ApprovalStoreCheck> {
+/** `redis` is the check's one question to PROXY_REDIS_URL (state/check-store.ts), asked here when not given. */
+export async function checkApprovals (config: Pick<Config, 'approvals' | 'state' | 'idempotency'>, callers: readonly CallerSpec[], log: Logger, redis?: Promise<RedisAnswer>): Promise<ApprovalStoreCheck> {
   const start = checkApprovalStart(callers, config)
   if (!start.used) return { ok: true, lines: ['skip  approvals store: no caller uses approveAbove'] }
   const lines = [...start.problems.map((p) => `FAIL  approvals: ${p}`), ...start.warnings.map((w) => `warn  approvals: ${w}`)]
-  const store = config.state.redisUrl !== null ? await checkRedis(config, log) : await checkFile(config.approvals.storePath)
+  const url = config.state.redisUrl
+  const store = url !== null ? await checkRedis(url, config.state.keyPrefix, log, redis ?? askRedis(url, log)) : await checkFile(config.approvals.storePath)
   lines.push(store.line)
   return { ok: start.problems.length === 0 && store.ok, lines }
 }
 
-async function checkRedis (config: Pick<Config, 'approvals' | 'state'>, log: Logger): Promise<{ ok: boolean, line: string }> {
+async function checkRedis (url: string, keyPrefix: string, log: Logger, redis: Promise<RedisAnswer>): Promise<{ ok: boolean, line: string }> {
+  const answer = await redis
+  // The store's own client is made only once Redis has answered: it would wait and log again.
+  if (answer.kind !== 'answers') return { ok: false, line: `FAIL  approvals store: ${redisProblem(answer)}` }
   const { createRedisApprovalStore } = await import('./redis-approval-store.js')
-  const store = await createRedisApprovalStore({ url: config.state.redisUrl as string, keyPrefix: config.state.keyPrefix, log })
+  const store = await createRedisApprovalStore({ url, keyPrefix, log })
   try {
     return { ok: true, line: `ok    approvals store: Redis answers, ${(await store.list('pending')).length} pending` }
-  } catch {
-    // Never the URL: it may hold a password.
-    return { ok: false, line: 'FAIL  approvals store: Redis did not answer: check PROXY_REDIS_URL (or PROXY_REDIS_URL_FILE), its password and the network' }
+  } catch (err) {
+    return { ok: false, line: `FAIL  approvals store: Redis did not answer the read of the approvals (${(err as { code?: string }).code ?? (err as Error).name})` }
   } finally {
     await store.close()
   }
 }
 
 async function checkFile (path: string): Promise<{ ok: boolean, line: string }> {
-  if (!existsSync(path)) {
-    const dir = nearestExisting(dirname(path))
-    if (!statSync(dir).isDirectory() || !writable(dir)) return { ok: false, line: `FAIL  approvals store: ${path} cannot be created: ${dir} is not a writable directory (PROXY_WEBHOOK_STORE_PATH)` }
-    return { ok: true, line: `ok    approvals store: ${path} is created at the sidecar's start (${dir} is writable)` }
-  }
-  // SQLite writes its -wal and -shm files beside the database.
-  if (!writable(path) || !writable(dirname(path))) return { ok: false, line: `FAIL  approvals store: ${path} or its directory is not writable (PROXY_WEBHOOK_STORE_PATH)` }
+  const judged = judgeStorePath(path)
+  if (judged.kind === 'refused') return { ok: false, line: `FAIL  approvals store: ${judged.problem} (PROXY_WEBHOOK_STORE_PATH)` }
+  if (judged.kind === 'creatable') return { ok: true, line: `ok    approvals store: ${path} is created at the sidecar's start (${judged.dir} is writable)` }
   try {
     const pending = await countPending(path)
     return { ok: true, line: `ok    approvals store: ${path} opens, ${pending} pending` }
@@ -61,18 +61,5 @@ async function countPending (path: string): Promise<number> {
     return (db.prepare('SELECT count(*) AS n FROM approvals WHERE status = \'pending\'').get() as { n: number }).n
   } finally {
     db.close()
-  }
-}
-
-function nearestExisting (dir: string): string {
-  return existsSync(dir) || dirname(dir) === dir ? dir : nearestExisting(dirname(dir))
-}
-
-function writable (path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK)
-    return true
-  } catch {
-    return false
   }
 }

@@ -135,8 +135,10 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
  */
 function readSettings (env: Env, options: LoadOptions, problems: string[]): { variables: Env, settings: RawSettings, invalid: ReadonlySet<string> } {
   const fromFile = options.dotenvPath === undefined ? {} : readDotenv(options.dotenvPath, problems)
+  // A variable set in the environment wins over `.env` even when empty, and empty means unset: an
+  // operator's `PROXY_CALLERS_FILE=` turns the file's callers off.
   const variables: Env = { ...fromFile, ...env }
-  const data = { ...knownValues(fromFile), ...knownValues(env) }
+  const data = knownValues(variables)
   const featuresSet = Object.keys(data).some((name) => FEATURE_PREFIXES.some((prefix) => name.startsWith(prefix)))
   const validate = (input: Record<string, unknown>): RawSettings => featuresSet
     ? envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })

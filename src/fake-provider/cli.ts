@@ -7,14 +7,7 @@
  */
 
 import { DEMO_CREDENTIALS, startFakeProvider } from './fake-provider.js'
-
-function readPort (name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number (0-65535), got "${raw}"`)
-  return value
-}
+import { providerPorts } from './provider-ports.js'
 
 function readPositiveInteger (name: string, fallback: number): number {
   const raw = process.env[name]
@@ -29,9 +22,7 @@ async function main (): Promise<void> {
   const provider = await startFakeProvider({
     host,
     advertisedHost: process.env.FAKE_PROVIDER_ADVERTISED_HOST || host,
-    fiatPort: readPort('FAKE_PROVIDER_FIAT_PORT', 4010),
-    cryptoPort: readPort('FAKE_PROVIDER_CRYPTO_PORT', 4020),
-    ipEchoPort: readPort('FAKE_PROVIDER_IP_PORT', 4030),
+    ...providerPorts(process.env, { fiatPort: 4010, cryptoPort: 4020, ipEchoPort: 4030 }),
     tokenLifetimeSeconds: readPositiveInteger('FAKE_PROVIDER_TOKEN_LIFETIME_SECONDS', 7200),
   })
   process.stdout.write(`${JSON.stringify({

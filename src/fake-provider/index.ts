@@ -6,4 +6,5 @@ export type {
   TokenHandler, TokenRequestRecord, UpstreamHandler, UpstreamRequestRecord,
 } from './fake-provider.js'
 export { signJwt, verifyJwt } from './jwt.js'
+export { PROVIDER_PORT_VARIABLES, providerPorts, type ProviderPorts } from './provider-ports.js'
 export { proxyEnvFor } from './proxy-env.js'

@@ -26,6 +26,8 @@ export const errorReply = fp(async function errorReply (app: FastifyInstance, op
     if (error.code === 'INTERNAL_ERROR') request.log.error({ err }, 'request failed')
     else if (error.code.startsWith('UPSTREAM_')) request.log.warn({ code: error.code, err: error.cause }, 'upstream request failed')
     else if (error.statusCode >= 500) request.log.warn({ code: error.code }, 'request refused')
+    // Fastify's own refusal, with no line of ours elsewhere: what the client sent, bounded.
+    else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') request.log.warn({ code: error.code, contentType: String(request.headers['content-type']).slice(0, 200) }, 'Content-Type refused')
     reply.code(error.statusCode).header('x-proxy-error', error.code).header('cache-control', 'no-store')
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
     if (error.statusCode === ERROR_STATUS.BODY_TOO_LARGE || bodyUnread(request.raw)) {
@@ -54,8 +56,9 @@ function bodyUnread (req: IncomingMessage): boolean {
 export function toProxyError (err: FastifyError, bodyLimit: number): ProxyError {
   if (err instanceof ProxyError) return err
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new BodyTooLargeError(bodyLimit)
-  // Every media type has a parser here (the catch-all), so only an empty or unparsable one gets this far.
-  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidHeadersError('Content-Type is empty or not a media type')
+  // Every route that takes a body reads any media type (a catch-all parser), so only an empty or
+  // unparsable Content-Type gets this far (Fastify's 415): say what would have been taken.
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidHeadersError('Content-Type is empty or not a media type; send one such as application/json, or none')
   if (err.code === 'FST_ERR_BAD_URL') return new InvalidPathError('the URL is malformed')
   if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return new BadRequestError('Content-Length does not match the body')
   if (err.statusCode === 400) return new BadRequestError('the request could not be read')

@@ -6,6 +6,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type Database from 'better-sqlite3'
+import { OperatorError } from '../operator-error.js'
+import { unsupportedNode } from '../supported-node.js'
 
 /** Another process (an operator command) may hold the write lock briefly: wait rather than fail. */
 const BUSY_TIMEOUT_MS = 2000
@@ -20,13 +22,13 @@ export async function openDatabase (path: string): Promise<Database.Database> {
 }
 
 /**
- * better-sqlite3 12 wraps its objects in Node's ObjectWrap, whose destructor aborts the process on
- * Node 24 when the garbage collector frees a statement at the wrong moment (Assertion failed: (env)
- * != nullptr; WiseLibs/better-sqlite3#1515, closed without a fix; seen here in the delivery tests on
- * Node 24). 13 uses Node-API, but needs Node 22 and crashes on 20. So each Node gets the one that
- * works on it; both are dependencies, external to the bundle, loaded only when a store is opened.
+ * better-sqlite3 13 (Node-API, prebuilt for Linux x64 and arm64), external to the bundle and loaded
+ * only when a store is opened. It crashes on Node 20, so an older Node is refused here in words
+ * rather than by a segmentation fault (12, which ran on Node 20, aborted on Node 24 in the garbage
+ * collector: WiseLibs/better-sqlite3#1515).
  */
 async function loadDriver (): Promise<typeof Database> {
-  const major = Number(process.versions.node.split('.')[0])
-  return major >= 22 ? (await import('better-sqlite3-13')).default : (await import('better-sqlite3')).default
+  const unsupported = unsupportedNode(process.versions.node)
+  if (unsupported !== null) throw new OperatorError(`the SQLite store cannot be opened: ${unsupported}`)
+  return (await import('better-sqlite3')).default
 }

@@ -4,22 +4,13 @@
  * egress warning, the demo only the egress warning, and check passed).
  */
 import { createServer as createHttpServer } from 'node:http'
-import { createServer, type Server } from 'node:net'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { runCli, type Child } from '../helpers/child-proxy.js'
+import { holdPort } from '../helpers/ports.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { spawn } from 'node:child_process'
-
-async function occupy (t: Test, server: Server | ReturnType<typeof createHttpServer>): Promise<number> {
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => { server.close() })
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
 
 function lines (text: string): string[] {
   return text.split('\n').filter((l) => l !== '')
@@ -27,7 +18,7 @@ function lines (text: string): string[] {
 
 t.test('serve: a port in use is one line naming PROXY_PORT, exit 1, nothing started', async (t) => {
   const provider = await startProvider(t)
-  const port = await occupy(t, createServer())
+  const port = await holdPort(t)
   const child = runCli(t, [], providerEnv(provider, { PROXY_PORT: String(port), PROXY_EGRESS_IP_URL: provider.ipEchoUrl }))
   t.equal((await child.exited).code, 1)
   t.same(lines(child.stderr()), [`payments-auth-proxy: port ${port} is in use (PROXY_PORT)`])
@@ -36,7 +27,7 @@ t.test('serve: a port in use is one line naming PROXY_PORT, exit 1, nothing star
 })
 
 t.test('demo: a port in use is one line, exit 1', async (t) => {
-  const port = await occupy(t, createServer())
+  const port = await holdPort(t)
   const demo = spawn(process.execPath, [fileURLToPath(new URL('../../dist/demo.js', import.meta.url))], { env: { PATH: process.env['PATH'], PROXY_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { if (demo.exitCode === null) demo.kill('SIGKILL') })
   let err = ''
@@ -54,7 +45,7 @@ async function check (t: Test, port: number): Promise<Child> {
 }
 
 t.test('check: a port in use by something else fails the check', async (t) => {
-  const port = await occupy(t, createServer())
+  const port = await holdPort(t)
   const child = await check(t, port)
   t.equal(child.process.exitCode, 1)
   t.match(child.stdout(), new RegExp(`FAIL {2}listen: port ${port} is in use \\(PROXY_PORT\\)`))
@@ -62,7 +53,7 @@ t.test('check: a port in use by something else fails the check', async (t) => {
 })
 
 t.test('check: a port held by a server answering /healthz (check beside the running proxy) warns and passes', async (t) => {
-  const port = await occupy(t, createHttpServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}') }))
+  const port = await holdPort(t, createHttpServer((_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}') }))
   const child = await check(t, port)
   t.equal(child.process.exitCode, 0)
   t.match(child.stdout(), new RegExp(`warn {2}listen: port ${port} is in use \\(PROXY_PORT\\), by a server that answers /healthz`))

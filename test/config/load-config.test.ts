@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { ConfigError, loadConfig, type Env } from '../../src/config/load-config.js'
-import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_REFRESH_MARGIN_S } from '../../src/config/schema.js'
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_REFRESH_MARGIN_S, KNOWN_VARIABLES, SECRET_VARIABLES } from '../../src/config/schema.js'
 import { problemsOf } from '../helpers/config-problems.js'
 
 const SECRET = 'HC_marker_api_key_Zq81'
@@ -134,6 +134,27 @@ t.test('an empty line in .env means unset, as an empty variable does', async (t)
   t.same(problemsWithDotenv({}, `${baseDotenv}PROXY_DEFAULT_ENVIRONMENT=\nPROXY_PORT=\n`), [])
   const { config } = loadConfig({}, { dotenvPath: dotenvFile(`${baseDotenv}PROXY_DEFAULT_ENVIRONMENT=\n`) })
   t.equal(config.defaultEnvironment, 'sandbox')
+})
+
+// Issue 43 item 17: `PROXY_CALLERS_FILE=` in the environment left .env's callers file in force.
+t.test('a variable set empty in the environment wins over .env and means unset, for every variable', async (t) => {
+  const names = new Set([...KNOWN_VARIABLES, ...SECRET_VARIABLES.map((name) => `${name}_FILE`)])
+  t.ok(names.size >= 70, `${names.size} variables`)
+  for (const name of names) {
+    const env = { ...base, [name]: '' }
+    // Whatever .env says of it (a value that is a problem, or one that changes the settings) must not count.
+    const outcome = (options?: { dotenvPath: string }): unknown => {
+      try {
+        return loadConfig(env, options).settings
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems
+        throw err
+      }
+    }
+    t.same(outcome({ dotenvPath: dotenvFile(`${name}=9\n`) }), outcome(), name)
+  }
+  const callers = dotenvFile(`${baseDotenv}PROXY_CALLERS_FILE=/etc/payments-auth-proxy/callers.yaml\n`)
+  t.equal(loadConfig({ PROXY_CALLERS_FILE: '' }, { dotenvPath: callers }).config.callers.file, null, 'PROXY_CALLERS_FILE= turns the file\'s callers off')
 })
 
 t.test('bad values in both .env and the environment: each reported once, the variable winning over .env', async (t) => {

@@ -9,11 +9,11 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { freePort } from '../helpers/ports.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const MARK = '<!-- docs-check: run -->'
@@ -39,15 +39,6 @@ function markedBlocks (file: string, markdown: string): Block[] {
 function allBlocks (): Block[] {
   const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
   return files.flatMap((file) => markedBlocks(file, readFileSync(join(ROOT, file), 'utf8')))
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
 }
 
 const blocks = allBlocks()
