@@ -70,8 +70,15 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     clientErrorHandler: createClientErrorHandler(log, linger, notAnIntake),
   })
   app.removeAllContentTypeParsers()
-  // Any content type is taken, byte for byte (SPEC §10); the route's bodyLimit bounds it.
+  // Any content type is taken, byte for byte (SPEC §10); the route's bodyLimit bounds it. Fastify
+  // refuses a Content-Type that is not a media type (`;`, `garbage`, empty) with a 415 before any
+  // parser sees it: the parser is told every body is bytes, and the sender's header is stored and
+  // delivered as sent, from the raw headers.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.raw.headers['content-type'] !== undefined) request.raw.headers['content-type'] = 'application/octet-stream'
+    done()
+  })
   inboxErrors(app, { bodyLimitBytes: settings.bodyLimitBytes, linger, observer })
   app.get('/healthz', async () => ({ status: 'ok' }))
   const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random })

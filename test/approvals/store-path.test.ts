@@ -9,13 +9,13 @@ import { join } from 'node:path'
 import t from 'tap'
 import { runCli } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
-import { SIGNING_SECRET, approvalsCallersFile, tempDir } from './approvals-harness.js'
+import { SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, tempDir } from './approvals-harness.js'
 
 const onLinux = process.platform === 'linux' ? false : 'needs /proc'
 
 async function approvalsEnv (t: Parameters<typeof runCli>[0], storePath: string): Promise<Record<string, string | undefined>> {
   const provider = await startProvider(t)
-  return providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(tempDir(t)), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: storePath })
+  return providerEnv(provider, { PROXY_CALLERS_FILE: approvalsCallersFile(tempDir(t)), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET, PROXY_WEBHOOK_STORE_PATH: storePath })
 }
 
 function badPaths (t: Parameters<typeof runCli>[0]): Array<[string, string]> {

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/load-config.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { SIGNING_SECRET as APPROVAL_SECRET, approvalsCallersFile, tempDir } from '../approvals/approvals-harness.js'
+import { SEALING_SECRET, SIGNING_SECRET as APPROVAL_SECRET, approvalsCallersFile, tempDir } from '../approvals/approvals-harness.js'
 import { PATH_TOKEN, SIGNING_SECRET as INBOX_SECRET } from '../webhooks/inbox-harness.js'
 
 function startLine (stdout: string): Record<string, unknown> | undefined {
@@ -24,6 +24,7 @@ t.test('the start line names the callers file and its callers, approvals and the
   const env = providerEnv(provider, {
     PROXY_CALLERS_FILE: callersFile,
     PROXY_APPROVAL_SIGNING_SECRET: APPROVAL_SECRET,
+    PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET,
     PROXY_REDIS_URL: redis.url,
     PROXY_WEBHOOK_LISTEN: '127.0.0.1:0',
     PROXY_WEBHOOK_PATH_TOKEN: PATH_TOKEN,

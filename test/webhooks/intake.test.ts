@@ -34,6 +34,20 @@ t.test('an event is answered 200 with its id only once stored: body byte for byt
   t.equal(shown.event.source, '127.0.0.1')
 })
 
+t.test('any Content-Type is taken, one that is not a media type too: stored and delivered as sent', async (t) => {
+  const { inbox, app } = await startInboxAndApp(t, { PROXY_WEBHOOK_RETRY_SCHEDULE: '50ms' })
+  app.answer((_req, res) => { res.end('ok') })
+  for (const contentType of ['garbage', ';', '', 'text/plain; charset=utf-8', 'application/json']) {
+    const body = JSON.stringify({ id: `evt_${contentType}`, n: 1 })
+    const res = await post(inbox.intakeUrl, body, { 'content-type': contentType })
+    t.equal(res.status, 200, `${JSON.stringify(contentType)}: 200`)
+    const shown = await inbox.store.show(String(res.json['id']))
+    t.equal(Object.fromEntries(shown?.event.headers ?? [])['content-type'], contentType, `${JSON.stringify(contentType)}: stored as sent`)
+    await eventually(() => app.deliveries.some((d) => d.body.toString() === body), { what: `${JSON.stringify(contentType)} delivered` })
+    t.equal(app.deliveries.find((d) => d.body.toString() === body)?.headers['content-type'], contentType, `${JSON.stringify(contentType)}: delivered as sent`)
+  }
+})
+
 t.test('the provider\'s signature header is never stored, shown or delivered, verified or not; a sender\'s own webhook-conflict and x-provider-webhook-* are dropped', async (t) => {
   for (const [label, overrides, header] of [
     ['no verification configured', {}, 'X-Webhook-Signature'],
