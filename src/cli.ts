@@ -20,14 +20,16 @@ import type { Inbox } from './webhooks/inbox-server.js'
 
 /** The inbox's listen address is one variable, `host:port`. */
 const INBOX_LISTEN = { host: 'PROXY_WEBHOOK_LISTEN', port: 'PROXY_WEBHOOK_LISTEN' }
+const CONSOLE_LISTEN = { host: 'PROXY_CONSOLE_LISTEN', port: 'PROXY_CONSOLE_LISTEN' }
 
-const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | approvals | --help]
+const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | approvals | console-link | --help]
   serve            run the proxy (default)
   check            validate configuration and the listen address, fetch a token per environment and the egress IP; exit 0 when all is well
   caller-key       print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
   webhooks         list, show or replay the webhook inbox's events (payments-auth-proxy webhooks --help)
   webhook-secrets  print a new webhook path token and signing secret
   approvals        list, show, approve or reject held requests (payments-auth-proxy approvals --help)
+  console-link     print a single-use sign-in link for the console: console-link --as <email>
 Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
 function load (): LoadedConfig {
@@ -86,21 +88,27 @@ async function serve (): Promise<void> {
   // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
   // Loading the server's modules starts nothing, so it runs meanwhile. Each command imports its own
   // code: `check` never loads the server, serving never loads check.
-  const [taken, inboxTaken, { buildServer }] = await Promise.all([
+  const consoleListen = config.console?.listen
+  const [taken, inboxTaken, consoleTaken, { buildServer }] = await Promise.all([
     listenProblem(host, port),
     inboxListen === undefined ? null : listenProblem(inboxListen.host, inboxListen.port, INBOX_LISTEN),
+    consoleListen === undefined ? null : listenProblem(consoleListen.host, consoleListen.port, CONSOLE_LISTEN),
     import('./server.js'),
   ])
   if (taken !== null) exitWith(taken)
   if (inboxTaken !== null) exitWith(inboxTaken)
+  if (consoleTaken !== null) exitWith(consoleTaken)
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  const { app, sources, rotation, callers, restart, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const proxy = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart, metrics } = proxy
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
     inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
   }
+  // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set: a proxy without it starts as before.
+  const consoleApp = config.console === null ? null : (await (await import('./console/console-setup.js')).setUpConsole(config.console, config.state, { logger: log, proxy, inbox })).app
   let current: Config = config
 
   // One reload at a time, each on the configuration the previous one left in force. The
@@ -144,8 +152,9 @@ async function serve (): Promise<void> {
     const cut = setTimeout(() => {
       app.server.closeAllConnections()
       inbox?.app.server.closeAllConnections()
+      consoleApp?.server.closeAllConnections()
     }, graceMs)
-    await Promise.all([app.close(), inbox?.app.close()])
+    await Promise.all([app.close(), inbox?.app.close(), consoleApp?.close()])
     clearTimeout(cut)
     log.info('stopped')
   })
@@ -170,6 +179,15 @@ async function serve (): Promise<void> {
     })
     const address = listening.app.server.address()
     log.info({ port: typeof address === 'object' && address !== null ? address.port : null, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
+  }
+  if (consoleApp !== null && consoleListen !== undefined && config.console !== null) {
+    await consoleApp.listen({ host: consoleListen.host, port: consoleListen.port }).catch(async (err: unknown) => {
+      const sentence = describeListenError(err, consoleListen.host, consoleListen.port, CONSOLE_LISTEN)
+      if (sentence === null) throw err
+      await Promise.all([app.close(), inbox?.app.close(), consoleApp.close()])
+      exitWith(sentence)
+    })
+    log.info({ url: config.console.publicUrl }, 'console ready: payments-auth-proxy console-link --as <email> prints a sign-in link')
   }
 }
 
@@ -200,6 +218,16 @@ async function webhooks (): Promise<void> {
   })
 }
 
+/** A single-use sign-in link for the console (SPEC §14), on the store the running sidecar reads. */
+async function consoleLink (): Promise<void> {
+  const { config } = loadOrExit()
+  const { runConsoleLinkCommand } = await import('./console/console-link-command.js')
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runConsoleLinkCommand(process.argv.slice(3), config, log, {
+    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
+  })
+}
+
 /** A person's decisions on held requests (SPEC §11), on the store the configuration names. */
 async function approvals (): Promise<void> {
   const { config } = loadOrExit()
@@ -217,6 +245,7 @@ async function run (command: string): Promise<void> {
   else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
   else if (command === 'webhooks') await webhooks()
   else if (command === 'approvals') await approvals()
+  else if (command === 'console-link') await consoleLink()
   else if (command === 'webhook-secrets') process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport())
   else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
   else {

@@ -78,7 +78,11 @@ export interface ProxyServer {
   callers: CallersHolder | null
   /** Changed variables a reload could not apply (cli.ts compares at SIGHUP); shown in /readyz. */
   restart: RestartNotice
+  /** Approvals in use (SPEC §11), null without: what the console (SPEC §14) decides with, its worker's nudge included. */
+  approvals: ApprovalsHandle | null
 }
+
+export interface ApprovalsHandle { store: ApprovalsInUse['store'], verifier: ApprovalsInUse['verifier'], metrics: ApprovalsInUse['metrics'], nudge: () => void }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
@@ -166,7 +170,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart }
+  const approvalsHandle = approvals === null || approvalWorker === null ? null : { store: approvals.store, verifier: approvals.verifier, metrics: approvals.metrics, nudge: approvalWorker.nudge }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, approvals: approvalsHandle }
 }
 
 function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver): FastifyInstance {

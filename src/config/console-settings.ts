@@ -71,10 +71,7 @@ function resolvePublicUrl (text: string | undefined, listen: { host: string, por
     }
     return `http://${isIP(listen.host) === 6 ? `[${listen.host}]` : listen.host}:${listen.port}`
   }
-  let url: URL | null = null
-  try {
-    url = new URL(text)
-  } catch {}
+  const url = URL.canParse(text) ? new URL(text) : null
   if (url === null || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '' || text.endsWith('#') || text.endsWith('?')) {
     problems.push('PROXY_CONSOLE_PUBLIC_URL must be an http:// or https:// origin without a path, such as https://console.internal.example.com (the console is served at the root of its host)')
     return 'http://invalid'
