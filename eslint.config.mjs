@@ -27,6 +27,6 @@ export default tseslint.config(
   {
     files: ['src/console/templates/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { sourceType: 'module', parserOptions: { projectService: false, project: false }, globals: { document: 'readonly', location: 'readonly', history: 'readonly' } },
+    languageOptions: { sourceType: 'module', parserOptions: { projectService: false, project: false }, globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly' } },
   },
 )

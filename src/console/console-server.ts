@@ -45,7 +45,8 @@ const BODY_LIMIT_BYTES = 16 * 1024
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it a browser sends `Origin: null` on the console's own forms (Fetch, "serializing a request origin").
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
 }
 
