@@ -3,7 +3,7 @@
  * console is off). Every problem names its variable and rule.
  */
 import { isIP } from 'node:net'
-import { parseCidr, splitList, type Cidr } from './network-lists.js'
+import { parseCidrs, parseHostPort, splitList, type Cidr } from './network-lists.js'
 import type { RawSettings } from './schema.js'
 
 export interface ConsoleConfig {
@@ -36,8 +36,8 @@ export function resolveConsole (settings: RawSettings, problems: string[], warni
   if (listen === null) problems.push('PROXY_CONSOLE_LISTEN must be <IP address>:<port>, such as 127.0.0.1:8090 or [::1]:8090')
   const address = listen ?? { host: '127.0.0.1', port: 0 }
   const publicUrl = resolvePublicUrl(settings.PROXY_CONSOLE_PUBLIC_URL, address, problems)
-  const allowedClients = cidrs(settings.PROXY_CONSOLE_ALLOWED_CLIENTS, 'PROXY_CONSOLE_ALLOWED_CLIENTS', problems)
-  const trustedProxies = cidrs(settings.PROXY_CONSOLE_TRUSTED_PROXIES, 'PROXY_CONSOLE_TRUSTED_PROXIES', problems)
+  const allowedClients = parseCidrs(settings.PROXY_CONSOLE_ALLOWED_CLIENTS, 'PROXY_CONSOLE_ALLOWED_CLIENTS', problems)
+  const trustedProxies = parseCidrs(settings.PROXY_CONSOLE_TRUSTED_PROXIES, 'PROXY_CONSOLE_TRUSTED_PROXIES', problems)
   const approvers = splitList(settings.PROXY_CONSOLE_APPROVERS).map((entry) => entry.toLowerCase())
   for (const entry of approvers) {
     if (!EMAIL.test(entry) && !DOMAIN_PATTERN.test(entry)) problems.push(`PROXY_CONSOLE_APPROVERS: "${entry}" is neither an email address nor *@<domain>`)
@@ -56,14 +56,6 @@ export function resolveConsole (settings: RawSettings, problems: string[], warni
   }
 }
 
-/** `host:port` with an IP address (IPv6 in brackets), or null. */
-export function parseHostPort (text: string): { host: string, port: number } | null {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(text)
-  const host = match?.[1]?.replace(/^\[|\]$/g, '') ?? ''
-  const port = Number(match?.[2])
-  return match === null || isIP(host) === 0 || port > 65535 ? null : { host, port }
-}
-
 function resolvePublicUrl (text: string | undefined, listen: { host: string, port: number }, problems: string[]): string {
   if (text === undefined) {
     if (listen.host === '0.0.0.0' || listen.host === '::') {
@@ -77,16 +69,6 @@ function resolvePublicUrl (text: string | undefined, listen: { host: string, por
     return 'http://invalid'
   }
   return url.origin
-}
-
-function cidrs (text: string, name: string, problems: string[]): Cidr[] {
-  const out: Cidr[] = []
-  for (const item of splitList(text)) {
-    const cidr = parseCidr(item)
-    if (cidr === null) problems.push(`${name}: "${item}" is not a CIDR such as 10.0.0.0/8 or an IP address`)
-    else out.push(cidr)
-  }
-  return out
 }
 
 function isLoopback (host: string): boolean {
