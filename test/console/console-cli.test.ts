@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { runCli } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
+import { startRedis } from '../helpers/redis-server.js'
 import { approvalsCallersFile, pay, payouts, SEALING_SECRET, SIGNING_SECRET, tempDir } from '../approvals/approvals-harness.js'
 import { APPROVER, ConsoleClient, csrfOf, freePort } from './console-rig.js'
 
@@ -66,4 +67,28 @@ t.test('console-link says what is missing: the console off, or no email address'
   const noEmail = runCli(t, ['console-link', '--as', 'ann'], providerEnv(provider, { PROXY_CONSOLE_LISTEN: '127.0.0.1:1', PROXY_WEBHOOK_STORE_PATH: join(tempDir(t), 'w.db') }))
   t.equal((await noEmail.exited).code, 2)
   t.match(noEmail.stderr(), /--as needs the email address of the person who signs in\nusage: payments-auth-proxy console-link --as <email>/)
+})
+
+t.test('with Redis, a link printed by console-link signs in on the sidecar once, and its session lives in Redis', async (t) => {
+  const [provider, redis] = await Promise.all([startProvider(t), startRedis(t)])
+  const dir = tempDir(t)
+  const port = await freePort()
+  const env = providerEnv(provider, {
+    PROXY_CALLERS_FILE: approvalsCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET,
+    PROXY_REDIS_URL: redis.url, PROXY_CONSOLE_LISTEN: `127.0.0.1:${port}`, PROXY_CONSOLE_APPROVERS: APPROVER,
+  })
+  const sidecar = runCli(t, [], env)
+  await sidecar.waitFor(/console ready/)
+  const command = runCli(t, ['console-link', '--as', APPROVER], env)
+  t.equal((await command.exited).code, 0)
+  const secret = command.stdout().trim().split('#')[1] ?? ''
+  const client = new ConsoleClient(`http://127.0.0.1:${port}`)
+  t.equal((await client.post('/signin', { secret })).status, 303)
+  t.match((await client.get('/approvals')).text, /Nothing waits for a decision/)
+  t.equal((await new ConsoleClient(`http://127.0.0.1:${port}`).post('/signin', { secret })).status, 403, 'once')
+  const { Redis } = await import('ioredis')
+  const admin = new Redis(redis.url)
+  t.teardown(() => { admin.disconnect() })
+  t.equal((await admin.keys('pap:console:session:*')).length, 1, 'one session, under its hash')
+  t.notOk((await admin.keys('*')).some((key) => key.includes(secret)), 'the link\'s secret is in no key')
 })
