@@ -21,6 +21,7 @@ const CHROMIUM = '/usr/bin/chromium'
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const SHOTS = process.env['CONSOLE_SCREENSHOT_DIR'] ?? mkdtempSync(join(tmpdir(), 'pap-console-shots-'))
 mkdirSync(SHOTS, { recursive: true })
+if (process.env['CONSOLE_SCREENSHOT_DIR'] === undefined) t.teardown(() => { rmSync(SHOTS, { recursive: true, force: true }) })
 
 /** A fresh browser profile (--user-data-dir) per context, removed afterwards. */
 async function browser (t: Test, options: { javaScriptEnabled?: boolean, viewport?: { width: number, height: number } } = {}): Promise<BrowserContext> {
