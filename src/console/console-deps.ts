@@ -6,7 +6,6 @@
 import type { ApprovalMetrics } from '../approvals/approval-metrics.js'
 import type { ApprovalStore } from '../approvals/approval-store.js'
 import type { RecordVerifier } from '../approvals/record-verifier.js'
-import type { InboxStore } from '../webhooks/inbox-store.js'
 
 /** The proxy's approvals (server.ts), with its worker's nudge: a decision is acted on at once. */
 export interface ConsoleApprovals {
@@ -16,9 +15,32 @@ export interface ConsoleApprovals {
   nudge: () => void
 }
 
-/** The webhook inbox's store (through its contract only) and its deliverer's wake-up. */
+/** An event as the inbox's store lists it (its `EventSummary`): never its body, only the size. */
+export interface ConsoleEventSummary {
+  id: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  receivedAtMs: number
+  nextAttemptAtMs: number
+  key: string
+  bytes: number
+  conflictWith: string | null
+}
+
+/**
+ * The part of the inbox's store contract (SPEC §10's list, show and replay) the console uses, and
+ * the deliverer's wake-up. The inbox's InboxStore is one as it is: the console imports nothing of
+ * the inbox, so where the inbox's code lives (webhooks/, outbox/) is no concern of it.
+ */
 export interface ConsoleInbox {
-  store: InboxStore
+  store: {
+    list: (query: { status: 'pending' | 'failed', sinceMs: number, limit: number }) => Promise<ConsoleEventSummary[]>
+    show: (id: string) => Promise<{
+      event: Omit<ConsoleEventSummary, 'bytes'> & { body: Buffer, headers: Array<[string, string]>, source: string }
+      attempts: Array<{ atMs: number, status: number | null, error: string | null, durationMs: number }>
+    } | null>
+    replay: (selection: { ids: readonly string[] }, nowMs: number) => Promise<string[]>
+  }
   wake: () => void
 }
 

@@ -7,11 +7,13 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import type { ConsoleConfig } from '../config/console-settings.js'
 import type { ProxyServer } from '../server.js'
-import type { Inbox } from '../webhooks/inbox-server.js'
-import type { ConsolePayments } from './console-deps.js'
+import type { ConsoleInbox, ConsolePayments } from './console-deps.js'
 import { buildConsole, type Console } from './console-server.js'
 
-export async function setUpConsole (settings: ConsoleConfig, state: Config['state'], parts: { logger: Logger, proxy: ProxyServer, inbox: Inbox | null, payments?: ConsolePayments | null }): Promise<Console> {
+/** The running inbox, as buildInbox gives it: its store and its deliverer. */
+export interface RunningInbox { store: ConsoleInbox['store'], deliverer: { wake: () => void } }
+
+export async function setUpConsole (settings: ConsoleConfig, state: Config['state'], parts: { logger: Logger, proxy: ProxyServer, inbox: RunningInbox | null, payments?: ConsolePayments | null }): Promise<Console> {
   const { proxy, inbox } = parts
   return await buildConsole(settings, state, {
     logger: parts.logger,

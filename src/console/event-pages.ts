@@ -8,13 +8,14 @@
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
 import { BadRequestError, RouteNotFoundError } from '../errors.js'
-import type { EventStatus, EventSummary } from '../webhooks/inbox-store.js'
-import type { ConsoleInbox } from './console-deps.js'
+import type { ConsoleEventSummary, ConsoleInbox } from './console-deps.js'
 import { shownText, shownTime, type ShownText, type ShownTime } from './display.js'
 import { formRoute } from './form-guard.js'
 import { PAGE_SIZE, renderPage } from './render.js'
 
 const ID = /^msg_[A-Za-z0-9_-]{1,64}$/
+
+type EventStatus = ConsoleEventSummary['status']
 
 export interface EventItem {
   id: string
@@ -27,7 +28,7 @@ export interface EventItem {
   conflictWith: string | null
 }
 
-function eventItem (e: EventSummary): EventItem {
+function eventItem (e: ConsoleEventSummary): EventItem {
   return {
     id: e.id,
     status: e.status,
@@ -49,7 +50,7 @@ export async function eventPages (app: FastifyInstance, options: { inbox: Consol
   const { inbox, clock, origin } = options
 
   /** A section of one status from `sinceMs` on, and where the next page starts (the first event not shown, by its time). */
-  async function section (status: EventStatus, sinceMs: number): Promise<{ items: EventItem[], nextSince: number | null }> {
+  async function section (status: 'pending' | 'failed', sinceMs: number): Promise<{ items: EventItem[], nextSince: number | null }> {
     if (inbox === null) return { items: [], nextSince: null }
     const found = await inbox.store.list({ status, sinceMs, limit: PAGE_SIZE + 1 })
     const next = found[PAGE_SIZE]
