@@ -23,4 +23,10 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': 'error',
     },
   },
+  // The console's one browser script (src/console/templates/console.js): plain JavaScript, served as written.
+  {
+    files: ['src/console/templates/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { sourceType: 'module', parserOptions: { projectService: false, project: false }, globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly' } },
+  },
 )

@@ -40,6 +40,7 @@
  * approvals configured but not triggered cost per request. With --redis, (e) is in Redis too)
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
  * --workloads webhooks-memory runs bench/webhooks-memory.mjs (its memory with 1,000,000 events stored).
+ * --workloads console runs bench/console.mjs (the console's pending page, 10,000 pending approvals, 1,000,000 events).
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
@@ -85,6 +86,9 @@ const { values: argv } = parseArgs({
     // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).
     events: { type: 'string' },
     watch: { type: 'string' },
+    // bench/console.mjs's own (with --workloads console; --events too).
+    pending: { type: 'string' },
+    requests: { type: 'string' },
   },
 })
 // The webhook inbox's figures are a script of their own (bench/webhooks.mjs): other targets, other loads.
@@ -94,6 +98,11 @@ if (argv.workloads === 'webhooks') {
 }
 if (argv.workloads === 'webhooks-memory') {
   await import('./webhooks-memory.mjs')
+  process.exit(0)
+}
+// The console's pending page with 10,000 pending approvals and 1,000,000 events (bench/console.mjs).
+if (argv.workloads === 'console') {
+  await import('./console.mjs')
   process.exit(0)
 }
 const positive = (name, value) => {

@@ -8,7 +8,8 @@
  * `require` is defined for the CommonJS dependencies esbuild wraps (fastify, pino, ioredis, …), which
  * call it for Node's built-in modules only; everything else is inside the bundle.
  */
-import { readFileSync, rmSync } from 'node:fs'
+import { cpSync, readFileSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
@@ -81,6 +82,14 @@ if (unknownImporters.length > 0) throw new Error(`undici is imported by ${unknow
 const mainInputs = Object.keys(result.metafile.outputs[`${OUT_DIR}/cli.mjs`]?.inputs ?? {})
 const inboxInMain = mainInputs.filter((path) => path.includes('dist/webhooks/'))
 if (inboxInMain.length > 0) throw new Error(`the main chunk carries the webhook inbox (it must be loaded only when configured): ${inboxInMain.join(', ')}`)
+const consoleInMain = mainInputs.filter((path) => path.includes('dist/console/'))
+if (consoleInMain.length > 0) throw new Error(`the main chunk carries the console (it must be loaded only when configured): ${consoleInMain.join(', ')}`)
+// The console's templates, stylesheet and script, served as written: beside the chunk that reads
+// them from its own URL (src/console/template-dir.ts), and beside dist/console/ for tsc's output.
+const templateChunk = Object.entries(result.metafile.outputs).find(([, output]) => Object.keys(output.inputs).includes('dist/console/template-dir.js'))?.[0]
+if (templateChunk === undefined) throw new Error('no chunk holds dist/console/template-dir.js: the console could not find its templates')
+cpSync('src/console/templates', join(dirname(templateChunk), 'templates'), { recursive: true })
+cpSync('src/console/templates', 'dist/console/templates', { recursive: true })
 if (inputs.includes('node_modules/undici/index.js')) throw new Error("the bundle holds undici's whole entry (node_modules/undici/index.js)")
 const outputs = Object.keys(result.metafile.outputs).filter((path) => path.endsWith('.mjs'))
 for (const output of outputs) {

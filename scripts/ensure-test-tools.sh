@@ -2,11 +2,12 @@
 # Programs the tests run for real, installed from Debian's packages when missing, so `npm ci && npm test`
 # works on a fresh machine and stops loudly when it cannot:
 # - redis-server: the shared-store tests (SPEC §9) and the Redis inbox (SPEC §10);
-# - strace: the SQLite inbox's sync test reads which commits reach the disk from the system calls.
+# - strace: the SQLite inbox's sync test reads which commits reach the disk from the system calls;
+# - chromium: the console's browser tests (test/console/browser.test.ts, through playwright-core).
 set -euo pipefail
 
 # command package
-TOOLS=("redis-server redis-server" "strace strace")
+TOOLS=("redis-server redis-server" "strace strace" "chromium chromium")
 missing=()
 for tool in "${TOOLS[@]}"; do
   read -r command package <<<"$tool"

@@ -114,6 +114,41 @@ const MUTATIONS = [
     ],
     tests: ['test/callers/path-spellings.test.ts'],
   },
+  {
+    name: 'console-origin-unchecked',
+    rule: 'every console form must carry the console\'s own Origin (§14)',
+    file: 'src/console/form-guard.ts',
+    edits: [{ search: '    if (request.headers.origin === origin) return\n', replace: '    return\n' }],
+    tests: ['test/console/bad-inputs.test.ts'],
+  },
+  {
+    name: 'console-csrf-unchecked',
+    rule: 'every console form carries this session\'s CSRF token (§14)',
+    file: 'src/console/form-guard.ts',
+    edits: [{ search: '    checks.push((request, reply, done) => { app.csrfProtection(request, reply, done) })\n', replace: '' }],
+    tests: ['test/console/bad-inputs.test.ts'],
+  },
+  {
+    name: 'console-reader-decides',
+    rule: 'only PROXY_CONSOLE_APPROVERS decide, replay and recheck (§14)',
+    file: 'src/console/form-guard.ts',
+    edits: [{ search: '      if (request.person?.approver === true) return\n', replace: '      return\n' }],
+    tests: ['test/console/bad-inputs.test.ts'],
+  },
+  {
+    name: 'console-header-from-anyone',
+    rule: 'the sign-in header is believed only from PROXY_CONSOLE_TRUSTED_PROXIES (§14)',
+    file: 'src/console/console-identity.ts',
+    edits: [{ search: '    if (!peerIn(options.trustedProxies, peer)) {', replace: '    if (false) {' }],
+    tests: ['test/console/bad-inputs.test.ts'],
+  },
+  {
+    name: 'console-link-reusable',
+    rule: 'a sign-in link signs in once (§14)',
+    file: 'src/console/sqlite-signin-store.ts',
+    edits: [{ search: "    if (row.used === 1) return { kind: 'used', email: row.email }\n", replace: '' }],
+    tests: ['test/console/bad-inputs.test.ts'],
+  },
 ]
 
 const selected = process.argv.slice(2)

@@ -72,6 +72,8 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     const store = await checkStore(config, log, redis)
     if (!store.ok) ok = false
     out(store.line)
+    // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set.
+    if (config.console !== null) for (const line of await (await import('./console/check-console.js')).checkConsole(config.console)) out(line)
   } finally {
     await outbound.close()
   }

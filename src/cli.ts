@@ -21,6 +21,9 @@ import { startSummary } from './ops/start-summary.js'
 import { unsupportedNode } from './supported-node.js'
 import type { Inbox } from './webhooks/inbox-server.js'
 
+/** The console's listen address is one variable, `host:port`. */
+const CONSOLE_LISTEN = { host: 'PROXY_CONSOLE_LISTEN', port: 'PROXY_CONSOLE_LISTEN' }
+
 function load (): LoadedConfig {
   return loadConfig(process.env, existsSync('.env') ? { dotenvPath: '.env' } : {})
 }
@@ -77,22 +80,28 @@ async function serve (): Promise<void> {
   // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
   // Loading the server's modules starts nothing, so it runs meanwhile. Each command imports its own
   // code: `check` never loads the server, serving never loads check.
-  const [taken, inboxTaken, { buildServer }] = await Promise.all([
+  const consoleListen = config.console?.listen
+  const [taken, inboxTaken, consoleTaken, { buildServer }] = await Promise.all([
     listenProblem(host, port),
     inboxListen === undefined ? null : listenProblem(inboxListen.host, inboxListen.port, INBOX_LISTEN),
+    consoleListen === undefined ? null : listenProblem(consoleListen.host, consoleListen.port, CONSOLE_LISTEN),
     import('./server.js'),
   ])
   if (taken !== null) exitWith(taken)
   if (inboxTaken !== null) exitWith(inboxTaken)
+  if (consoleTaken !== null) exitWith(consoleTaken)
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  const { app, sources, rotation, callers, restart, metrics, approvals: approvalsOn } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const proxy = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart, metrics } = proxy
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
     inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
   }
-  const features = startSummary(config, callers?.current() ?? null, approvalsOn)
+  // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set: a proxy without it starts as before.
+  const consoleApp = config.console === null ? null : (await (await import('./console/console-setup.js')).setUpConsole(config.console, config.state, { logger: log, proxy, inbox })).app
+  const features = startSummary(config, callers?.current() ?? null, proxy.approvals !== null)
   log.info(features.fields, features.msg)
   let current: Config = config
 
@@ -137,8 +146,9 @@ async function serve (): Promise<void> {
     const cut = setTimeout(() => {
       app.server.closeAllConnections()
       inbox?.app.server.closeAllConnections()
+      consoleApp?.server.closeAllConnections()
     }, graceMs)
-    await Promise.all([app.close(), inbox?.app.close()])
+    await Promise.all([app.close(), inbox?.app.close(), consoleApp?.close()])
     clearTimeout(cut)
     log.info('stopped')
   })
@@ -163,6 +173,15 @@ async function serve (): Promise<void> {
     })
     const address = listening.app.server.address()
     log.info({ port: typeof address === 'object' && address !== null ? address.port : null, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
+  }
+  if (consoleApp !== null && consoleListen !== undefined && config.console !== null) {
+    await consoleApp.listen({ host: consoleListen.host, port: consoleListen.port }).catch(async (err: unknown) => {
+      const sentence = describeListenError(err, consoleListen.host, consoleListen.port, CONSOLE_LISTEN)
+      if (sentence === null) throw err
+      await Promise.all([app.close(), inbox?.app.close(), consoleApp.close()])
+      exitWith(sentence)
+    })
+    log.info({ url: config.console.publicUrl }, 'console ready: payments-auth-proxy console-link --as <email> prints a sign-in link')
   }
 }
 
@@ -192,6 +211,16 @@ async function webhooks (): Promise<void> {
   // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
   process.exitCode = await runWebhooksCommand(process.argv.slice(3), config.webhooks, { state: config.state, log }, {
+    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
+  })
+}
+
+/** A single-use sign-in link for the console (SPEC §14), on the store the running sidecar reads. */
+async function consoleLink (): Promise<void> {
+  const { config } = loadOrExit()
+  const { runConsoleLinkCommand } = await import('./console/console-link-command.js')
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runConsoleLinkCommand(process.argv.slice(3), config, log, {
     out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
   })
 }
@@ -238,6 +267,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
     usage: async () => (await import('./approvals/approvals-command.js')).APPROVALS_USAGE,
     run: approvals,
+  },
+  'console-link': {
+    summary: 'print a single-use sign-in link for the console: console-link --as <email>',
+    run: consoleLink,
   },
 }
 

@@ -76,11 +76,13 @@ export interface ProxyServer {
   store: StateStore
   /** The callers file in force (SPEC §7), null without one; cli.ts reloads it. */
   callers: CallersHolder | null
-  /** Whether approvals are on (a caller uses approveAbove, SPEC §11). */
-  approvals: boolean
   /** Changed variables a reload could not apply (cli.ts compares at SIGHUP); shown in /readyz. */
   restart: RestartNotice
+  /** Approvals in use (SPEC §11), null without: what the console (SPEC §14) decides with, its worker's nudge included. */
+  approvals: ApprovalsHandle | null
 }
+
+export interface ApprovalsHandle { store: ApprovalsInUse['store'], verifier: ApprovalsInUse['verifier'], metrics: ApprovalsInUse['metrics'], nudge: () => void }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
@@ -168,7 +170,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, approvals: approvals !== null, restart }
+  const approvalsHandle = approvals === null || approvalWorker === null ? null : { store: approvals.store, verifier: approvals.verifier, metrics: approvals.metrics, nudge: approvalWorker.nudge }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, approvals: approvalsHandle }
 }
 
 function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver): FastifyInstance {

@@ -5,6 +5,10 @@
  */
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
 
+/** A page of approvals for a person (SPEC §14): `decided` is approved, rejected or expired. */
+export interface PageQuery { status: 'pending' | 'decided', offset: number, limit: number }
+export interface ApprovalPage { approvals: ApprovalRecord[], total: number }
+
 export interface ApprovalStore {
   /** Stores a new pending approval, durably (synced) before it resolves. */
   create: (approval: ApprovalRecord) => Promise<void>
@@ -12,6 +16,12 @@ export interface ApprovalStore {
   /** The latest approval of a §8 record key. */
   byKey: (key: string) => Promise<ApprovalRecord | null>
   list: (status?: ApprovalStatus) => Promise<ApprovalRecord[]>
+  /**
+   * One page by the stored status, pending ones oldest first (the first to expire on top), decided
+   * ones newest first, and how many there are in all: what the console shows with 10,000 pending
+   * without reading them all. Every record still goes through the verifier before it is shown.
+   */
+  page: (query: PageQuery) => Promise<ApprovalPage>
   /** Pending -> the decision's status, only when still pending. `expired` is refused past expiry by the caller's clock. */
   decide: (id: string, decision: Decision, nowMs: number) => Promise<DecideOutcome>
   /** Decided records not yet settled (approved: forwarded and answered; rejected, expired: amounts given back), `sending` ones included. */

@@ -15,7 +15,7 @@
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, ForwardState } from './approval-record.js'
-import type { ApprovalStore } from './approval-store.js'
+import type { ApprovalPage, ApprovalStore, PageQuery } from './approval-store.js'
 
 const COMMAND_TIMEOUT_MS = 2000
 const CONNECT_WAIT_MS = 5000
@@ -23,6 +23,8 @@ const CONNECT_WAIT_MS = 5000
 const SCHEMA = '2'
 /** Ids indexed by one script while the indexes are built: short enough not to stall Redis. */
 const BUILD_BATCH = 500
+/** Ids whose status one pipeline reads while a page of decided approvals is gathered. */
+const SCAN_BATCH = 500
 
 /** Lua: puts an id in the indexes its record's status and forward call for, and in none once the record is gone. */
 const REINDEX = `
@@ -161,6 +163,44 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     indexed ||= await client.get(`${P}schema`) === SCHEMA
     return (await inSet(indexed ? 'pending' : 'ids')).filter((a) => a.status === 'pending')
   }
+  /**
+   * Decided ones newest first: the ids by creation from the newest, whose status is read (not the
+   * record) until the page is full. Pending ones from their index when it is built, else filtered.
+   */
+  const page = async ({ status, offset, limit }: PageQuery): Promise<ApprovalPage> => {
+    indexed ||= await client.get(`${P}schema`) === SCHEMA
+    if (status === 'pending' && indexed) {
+      const [ids, total] = await Promise.all([client.zrange(`${P}pending`, String(offset), String(offset + limit - 1)), client.zcard(`${P}pending`)])
+      return { approvals: (await readMany(ids)).filter((a) => a.status === 'pending'), total }
+    }
+    if (status === 'pending') {
+      const all = await pending()
+      return { approvals: all.slice(offset, offset + limit), total: all.length }
+    }
+    const wanted: string[] = []
+    let skipped = 0
+    let decided = 0
+    const [count, pendingCount] = await Promise.all([client.zcard(`${P}ids`), client.zcard(`${P}pending`)])
+    // With the index the total is a difference; without it, every status is read to count.
+    for (let at = 0; at < count && !(indexed && wanted.length === limit); at += SCAN_BATCH) {
+      const ids = await client.zrevrange(`${P}ids`, String(at), String(at + SCAN_BATCH - 1))
+      const pipeline = client.pipeline()
+      for (const id of ids) pipeline.hget(`${P}${id}`, 'status')
+      const statuses = (await pipeline.exec() ?? []).map(([err, value]) => {
+        if (err !== null) throw err
+        return value as string | null
+      })
+      ids.forEach((id, i) => {
+        const s = statuses[i]
+        if (s === null || s === undefined || s === 'pending') return
+        decided += 1
+        if (skipped < offset) skipped += 1
+        else if (wanted.length < limit) wanted.push(id)
+      })
+    }
+    if (indexed) decided = count - pendingCount
+    return { approvals: await readMany(wanted), total: decided }
+  }
   const json = (approval: ApprovalRecord): string => {
     // The hash fields of their own are left out of the JSON.
     const rest: Partial<ApprovalRecord> = { ...approval }
@@ -191,6 +231,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
       return id === null ? null : await read(id)
     },
     list: async (status) => status === 'pending' ? await pending() : (await inSet('ids')).filter((a) => status === undefined || a.status === status),
+    page,
     async decide (id, decision, nowMs): Promise<DecideOutcome> {
       const current = await read(id)
       if (current === null) return { kind: 'missing' }

@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, seq);
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at);
+CREATE INDEX IF NOT EXISTS approvals_status_seq ON approvals (status, seq);
 `
 
 interface Row { status: string, forward: string, record: string, body: Buffer }
@@ -47,6 +48,11 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
   const byKey = db.prepare(`SELECT ${columns} FROM approvals WHERE key = ? ORDER BY seq DESC LIMIT 1`)
   const all = db.prepare(`SELECT ${columns} FROM approvals ORDER BY seq`)
   const withStatus = db.prepare(`SELECT ${columns} FROM approvals WHERE status = ? ORDER BY seq`)
+  // Pages (the console): by the (status, seq) index, so a page costs its rows, not the whole status.
+  const pendingPage = db.prepare(`SELECT ${columns} FROM approvals WHERE status = 'pending' ORDER BY seq LIMIT ? OFFSET ?`)
+  const decidedPage = db.prepare(`SELECT ${columns} FROM approvals WHERE status <> 'pending' ORDER BY seq DESC LIMIT ? OFFSET ?`)
+  const pendingCount = db.prepare('SELECT count(*) AS n FROM approvals WHERE status = \'pending\'')
+  const decidedCount = db.prepare('SELECT count(*) AS n FROM approvals WHERE status <> \'pending\'')
   const toSettle = db.prepare(`SELECT ${columns} FROM approvals WHERE status <> 'pending' AND forward <> 'answered' ORDER BY seq`)
   const dueToExpire = db.prepare(`SELECT ${columns} FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY seq`)
   const decide = db.prepare('UPDATE approvals SET status = @status, record = @record WHERE id = @id AND status = \'pending\'')
@@ -76,6 +82,10 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
     get: async (id) => one(byId.get(id)),
     byKey: async (key) => one(byKey.get(key)),
     list: async (status) => many(status === undefined ? all.all() : withStatus.all(status)),
+    page: async ({ status, offset, limit }) => ({
+      approvals: many((status === 'pending' ? pendingPage : decidedPage).all(limit, offset)),
+      total: ((status === 'pending' ? pendingCount : decidedCount).get() as { n: number }).n,
+    }),
     // IMMEDIATE: the read and the write hold the write lock together, so another process cannot decide in between.
     decide: async (id, decision, nowMs) => decideNow.immediate(id, decision, nowMs),
     toSettle: async () => many(toSettle.all()),

@@ -2,6 +2,7 @@
  * The typed, frozen configuration every other module receives. Nothing outside `load-config.ts`
  * looks at raw variables.
  */
+import type { ConsoleConfig } from './console-settings.js'
 import type { Cidr } from './network-lists.js'
 import type { WebhookConfig } from './webhook-config.js'
 
@@ -64,6 +65,8 @@ export interface Config {
     notifyUrl: string | null
     retryScheduleMs: readonly number[]
   }
+  /** SPEC §14: null when `PROXY_CONSOLE_LISTEN` is not set (the console is off). */
+  console: ConsoleConfig | null
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

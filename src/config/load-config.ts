@@ -15,6 +15,7 @@ import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
+import { resolveConsole } from './console-settings.js'
 import { sameSecretProblems } from './distinct-secrets.js'
 import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
@@ -85,6 +86,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   problems.push(...redis.problems)
   const webhooks = resolveWebhooks(settings, variables, problems, warnings)
   const approvals = resolveApprovals(settings, problems)
+  const consoleConfig = resolveConsole(settings, problems, warnings)
   problems.push(...sameSecretProblems(settings, redisPassword(redis.url)))
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -120,6 +122,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     webhooks,
     approvals,
+    console: consoleConfig,
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {

@@ -40,3 +40,22 @@ export function peerIn (list: BlockList, peer: string): boolean {
   const family = isIP(address)
   return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6')
 }
+
+/** `host:port` with an IP address (IPv6 in brackets), or null: the listeners' addresses. */
+export function parseHostPort (text: string): { host: string, port: number } | null {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(text)
+  const host = match?.[1]?.replace(/^\[|\]$/g, '') ?? ''
+  const port = Number(match?.[2])
+  return match === null || isIP(host) === 0 || port > 65535 ? null : { host, port }
+}
+
+/** A comma-separated list of CIDRs, each bad one reported naming `name`. */
+export function parseCidrs (text: string, name: string, problems: string[]): Cidr[] {
+  const out: Cidr[] = []
+  for (const item of splitList(text)) {
+    const cidr = parseCidr(item)
+    if (cidr === null) problems.push(`${name}: "${item}" is not a CIDR such as 203.0.113.0/24 or an IP address`)
+    else out.push(cidr)
+  }
+  return out
+}

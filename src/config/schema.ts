@@ -36,6 +36,9 @@ export const DEFAULT_WEBHOOK_STORE_MAX_EVENTS = 1_000_000
 export const DEFAULT_WEBHOOK_STORE_MAX_BYTES = 1024 * 1024 * 1024
 // Approvals (SPEC §11).
 export const DEFAULT_APPROVAL_TTL_S = 86400
+// The console (SPEC §14).
+export const DEFAULT_CONSOLE_ALLOWED_CLIENTS = DEFAULT_ALLOWED_CLIENTS
+export const DEFAULT_CONSOLE_USER_HEADER = 'x-forwarded-email'
 
 /** The secrets that may also come from a file named by `<NAME>_FILE`. */
 export const SECRET_VARIABLES = [
@@ -99,7 +102,7 @@ const coreProperties = {
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 }
 
-/** The inbox's (SPEC §10) and approvals' (SPEC §11) variables, all named with one of FEATURE_PREFIXES. */
+/** The inbox's (SPEC §10), approvals' (SPEC §11) and the console's (SPEC §14) variables, all named with one of FEATURE_PREFIXES. */
 const featureProperties = {
   PROXY_WEBHOOK_LISTEN: optionalString,
   PROXY_WEBHOOK_PATH_TOKEN: optionalString,
@@ -136,6 +139,12 @@ const featureProperties = {
   PROXY_APPROVAL_SIGNING_SECRET_FILE: optionalString,
   PROXY_APPROVAL_SEALING_SECRET: optionalString,
   PROXY_APPROVAL_SEALING_SECRET_FILE: optionalString,
+  PROXY_CONSOLE_LISTEN: optionalString,
+  PROXY_CONSOLE_PUBLIC_URL: optionalString,
+  PROXY_CONSOLE_ALLOWED_CLIENTS: Type.String({ default: DEFAULT_CONSOLE_ALLOWED_CLIENTS }),
+  PROXY_CONSOLE_TRUSTED_PROXIES: Type.String({ default: '' }),
+  PROXY_CONSOLE_USER_HEADER: Type.String({ pattern: '^[A-Za-z0-9-]+$', default: DEFAULT_CONSOLE_USER_HEADER }),
+  PROXY_CONSOLE_APPROVERS: Type.String({ default: '' }),
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })
@@ -147,7 +156,7 @@ export const envSchema = Type.Object({ ...coreProperties, ...featureProperties }
  * values the full schema would have filled in (a test compares the two readings).
  */
 export const CORE_SCHEMA = Type.Object(coreProperties)
-export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_']
+export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_CONSOLE_']
 export const FEATURE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze(Object.fromEntries(
   Object.entries(featureProperties).flatMap(([name, property]) => 'default' in property ? [[name, property.default as unknown]] : []),
 ))

@@ -2,9 +2,8 @@
  * `PROXY_WEBHOOK_*` (SPEC §10) -> WebhookConfig, or null when the inbox is off. Every problem names
  * its variable and rule; a secret's value is never quoted.
  */
-import { isIP } from 'node:net'
 import { checkBaseUrl } from './base-urls.js'
-import { parseCidr, splitList, type Cidr } from './network-lists.js'
+import { parseCidrs, parseHostPort, splitList } from './network-lists.js'
 import type { RawSettings } from './schema.js'
 import { readSecretVariable } from './secrets.js'
 import type { ProviderVerification, WebhookConfig } from './webhook-config.js'
@@ -39,8 +38,8 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
   signingSecrets.forEach((s, i) => {
     if (!isSigningSecret(s)) problems.push(`${i === 0 ? 'PROXY_WEBHOOK_SIGNING_SECRET' : 'PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS'} must be whsec_ followed by base64 of at least ${MIN_SIGNING_KEY_BYTES} bytes (payments-auth-proxy webhook-secrets prints one)`)
   })
-  const allowedSources = cidrs(settings.PROXY_WEBHOOK_ALLOWED_SOURCES, 'PROXY_WEBHOOK_ALLOWED_SOURCES', problems)
-  const trustedProxies = cidrs(settings.PROXY_WEBHOOK_TRUSTED_PROXIES, 'PROXY_WEBHOOK_TRUSTED_PROXIES', problems)
+  const allowedSources = parseCidrs(settings.PROXY_WEBHOOK_ALLOWED_SOURCES, 'PROXY_WEBHOOK_ALLOWED_SOURCES', problems)
+  const trustedProxies = parseCidrs(settings.PROXY_WEBHOOK_TRUSTED_PROXIES, 'PROXY_WEBHOOK_TRUSTED_PROXIES', problems)
   const verificationHeader = settings.PROXY_WEBHOOK_VERIFY_HEADER.toLowerCase()
   const verify = resolveVerification(settings, verificationHeader, problems)
   if (verify === null && allowedSources.length === 0) {
@@ -85,24 +84,9 @@ export function isSigningSecret (text: string): boolean {
 }
 
 function parseListen (text: string, problems: string[]): WebhookConfig['listen'] {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(text)
-  const host = match?.[1]?.replace(/^\[|\]$/g, '') ?? ''
-  const port = Number(match?.[2])
-  if (match === null || isIP(host) === 0 || port > 65535) {
-    problems.push('PROXY_WEBHOOK_LISTEN must be <IP address>:<port>, such as 0.0.0.0:8443 or [::]:8443')
-    return { host: '127.0.0.1', port: 0 }
-  }
-  return { host, port }
-}
-
-function cidrs (text: string, name: string, problems: string[]): Cidr[] {
-  const out: Cidr[] = []
-  for (const item of splitList(text)) {
-    const cidr = parseCidr(item)
-    if (cidr === null) problems.push(`${name}: "${item}" is not a CIDR such as 203.0.113.0/24 or an IP address`)
-    else out.push(cidr)
-  }
-  return out
+  const listen = parseHostPort(text)
+  if (listen === null) problems.push('PROXY_WEBHOOK_LISTEN must be <IP address>:<port>, such as 0.0.0.0:8443 or [::]:8443')
+  return listen ?? { host: '127.0.0.1', port: 0 }
 }
 
 function resolveVerification (settings: RawSettings, header: string, problems: string[]): ProviderVerification | null {

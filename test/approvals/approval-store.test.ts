@@ -63,6 +63,25 @@ for (const factory of factories) {
     t.same(await again.list('approved'), [])
   })
 
+  t.test(`${factory.name}: pages give pending approvals oldest first and decided ones newest first, with the totals, after a restart too`, async (t) => {
+    const { store, reopen } = await factory.make(t)
+    for (let i = 0; i < 7; i++) await store.create(approvalFixture({ id: `apr_${i}`, key: `k${i}`, createdAtMs: 1_000 + i }))
+    for (const [id, status] of [['apr_1', 'approved'], ['apr_4', 'rejected'], ['apr_5', 'expired']] as const) {
+      t.equal((await store.decide(id, decision(status, 2_000), 2_000)).kind, 'decided')
+    }
+    const ids = (page: { approvals: ApprovalRecord[], total: number }): [string[], number] => [page.approvals.map((a) => a.id), page.total]
+    // The second reading after the loop's first look (Redis builds its indexes there) and a restart.
+    for (const s of [store, await store.toSettle().then(reopen)]) {
+      t.same(ids(await s.page({ status: 'pending', offset: 0, limit: 3 })), [['apr_0', 'apr_2', 'apr_3'], 4])
+      t.same(ids(await s.page({ status: 'pending', offset: 3, limit: 3 })), [['apr_6'], 4])
+      t.same(ids(await s.page({ status: 'pending', offset: 9, limit: 3 })), [[], 4])
+      t.same(ids(await s.page({ status: 'decided', offset: 0, limit: 2 })), [['apr_5', 'apr_4'], 3])
+      t.same(ids(await s.page({ status: 'decided', offset: 2, limit: 2 })), [['apr_1'], 3])
+    }
+    const [page] = (await store.page({ status: 'decided', offset: 0, limit: 1 })).approvals
+    t.same(page, await store.get('apr_5'), 'a page holds whole records, as get does')
+  })
+
   t.test(`${factory.name}: of two decisions at once one wins and the other finds it decided`, async (t) => {
     const { store, reopen } = await factory.make(t)
     const other = await reopen()

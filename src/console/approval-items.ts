@@ -1,0 +1,54 @@
+/**
+ * What a person is shown of an approval (SPEC §14): always the object the record verifier gives
+ * (a record whose seals do not verify is rejected, never pending), spelled for a page. Pure.
+ */
+import type { ApprovalRecord } from '../approvals/approval-record.js'
+import type { ApprovalView } from '../approvals/approval-view.js'
+import { groupedAmount, shownBody, shownText, shownTime, span, type ShownBody, type ShownText, type ShownTime } from './display.js'
+
+export interface ApprovalItem {
+  id: string
+  status: ApprovalView['status']
+  pending: boolean
+  caller: ShownText
+  target: ShownText
+  amount: string
+  currency: ShownText
+  reference: ShownText
+  body: ShownBody
+  held: ShownTime
+  age: string
+  expires: ShownTime
+  expiresIn: string
+  decidedBy: ShownText | null
+  decidedByCaller: string | null
+  decidedAt: ShownTime | null
+  reason: ShownText | null
+  /** For an approved one: whether the held request is still to be sent, being sent, or answered. */
+  forward: 'waiting' | 'sending' | 'answered' | null
+}
+
+/** `detail`: the approval's own page shows more of what callers chose than a list does. */
+export function approvalItem (record: ApprovalRecord, view: ApprovalView, nowMs: number, detail: boolean): ApprovalItem {
+  const cut = detail ? 400 : 64
+  return {
+    id: view.id,
+    status: view.status,
+    pending: view.status === 'pending',
+    caller: shownText(view.caller, 64),
+    target: shownText(`${view.method} /${view.environment}/${view.interface}${view.path}`, detail ? 600 : 160),
+    amount: groupedAmount(view.amount),
+    currency: shownText(view.currency, 12),
+    reference: shownText(view.externalReference, cut),
+    body: shownBody(view.request),
+    held: shownTime(record.createdAtMs),
+    age: span(nowMs - record.createdAtMs),
+    expires: shownTime(view.expiresAt * 1000),
+    expiresIn: span(view.expiresAt * 1000 - nowMs),
+    decidedBy: view.decidedBy === undefined ? null : shownText(view.decidedBy, 254),
+    decidedByCaller: view.decidedByCaller ?? null,
+    decidedAt: record.decidedAtMs === null || view.decidedBy === undefined ? null : shownTime(record.decidedAtMs),
+    reason: view.reason === undefined ? null : shownText(view.reason, 500),
+    forward: view.status !== 'approved' ? null : record.forward === 'none' ? 'waiting' : record.forward,
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * What the console is handed by cli.ts (SPEC §14): it has no store of its own for approvals, events
+ * or payments, and decides through the same functions as the CLI and the HTTP API. Each capability
+ * is null when its feature is off, and its page then says so.
+ */
+import type { ApprovalMetrics } from '../approvals/approval-metrics.js'
+import type { ApprovalStore } from '../approvals/approval-store.js'
+import type { RecordVerifier } from '../approvals/record-verifier.js'
+
+/** The proxy's approvals (server.ts), with its worker's nudge: a decision is acted on at once. */
+export interface ConsoleApprovals {
+  store: ApprovalStore
+  verifier: RecordVerifier
+  metrics: ApprovalMetrics
+  nudge: () => void
+}
+
+/** An event as the inbox's store lists it (its `EventSummary`): never its body, only the size. */
+export interface ConsoleEventSummary {
+  id: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  receivedAtMs: number
+  nextAttemptAtMs: number
+  key: string
+  bytes: number
+  conflictWith: string | null
+}
+
+/**
+ * The part of the inbox's store contract (SPEC §10's list, show and replay) the console uses, and
+ * the deliverer's wake-up. The inbox's InboxStore is one as it is: the console imports nothing of
+ * the inbox, so where the inbox's code lives (webhooks/, outbox/) is no concern of it.
+ */
+export interface ConsoleInbox {
+  store: {
+    list: (query: { status: 'pending' | 'failed', sinceMs: number, limit: number }) => Promise<ConsoleEventSummary[]>
+    show: (id: string) => Promise<{
+      event: Omit<ConsoleEventSummary, 'bytes'> & { body: Buffer, headers: Array<[string, string]>, source: string }
+      attempts: Array<{ atMs: number, status: number | null, error: string | null, durationMs: number }>
+    } | null>
+    replay: (selection: { ids: readonly string[] }, nowMs: number) => Promise<string[]>
+  }
+  wake: () => void
+}
+
+/** Environments' tokens (never the token) and the egress IP, for the status page. */
+export interface ConsoleStatus {
+  tokens: () => Array<{ environment: string, ready: boolean, expiresAt: number | null }>
+  egressIp: () => string | null
+}
+
+/** SPEC §12's states the console lists: payments still not final after their schedule, or whose forward had no answer. */
+export type ChasedState = 'stale' | 'unknown'
+
+/** The part of SPEC §12's payment object the console shows; times in whole Unix seconds. */
+export interface ConsolePayment {
+  id: string
+  state: string
+  providerStatus: string | null
+  caller: string
+  environment: string
+  interface: string
+  method: string
+  path: string
+  externalReference: string
+  transactionId: string | null
+  amount: string | null
+  currency: string | null
+  createdAt: number
+  lookups: { count: number, lastAt: number | null, lastOutcome: string | null, nextAt: number | null }
+}
+
+/**
+ * What the payments capability (SPEC §12) must offer for the console's page: a page of payments in
+ * the given states, newest first, with the total, and `payments recheck`'s action for one id (the
+ * payment as it stands after the recheck was scheduled, or null when there is none).
+ */
+export interface ConsolePayments {
+  list: (query: { states: readonly ChasedState[], offset: number, limit: number }) => Promise<{ payments: ConsolePayment[], total: number }>
+  recheck: (id: string) => Promise<ConsolePayment | null>
+}

@@ -1,0 +1,18 @@
+/**
+ * Opens the console's sign-in store from the configuration (SPEC §14): Redis when PROXY_REDIS_URL is
+ * set, else the embedded file at PROXY_WEBHOOK_STORE_PATH, as approvals do. The sidecar and the
+ * `console-link` command share it; each implementation is loaded only when used.
+ */
+import type { Logger } from 'pino'
+import type { Config } from '../config/config.js'
+import type { ConsoleConfig } from '../config/console-settings.js'
+import type { SigninStore } from './signin-store.js'
+
+export async function openSigninStore (settings: Pick<ConsoleConfig, 'storePath'>, state: Config['state'], log: Logger): Promise<SigninStore> {
+  if (state.redisUrl !== null) {
+    const { createRedisSigninStore } = await import('./redis-signin-store.js')
+    return await createRedisSigninStore({ url: state.redisUrl, keyPrefix: state.keyPrefix, log })
+  }
+  const { createSqliteSigninStore } = await import('./sqlite-signin-store.js')
+  return await createSqliteSigninStore(settings.storePath)
+}
