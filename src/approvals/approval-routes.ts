@@ -96,7 +96,7 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
       const body = decisionBody(request.body)
       const by = decisionText(body.by, 'by', true) as string
       const reason = decisionText(body.reason, 'reason', false)
-      const decided = await decideApproval(store, verifier.key, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
+      const decided = await decideApproval(store, verifier, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: by, decidedByCaller: caller.id, status }, `approval ${status}`)
       metrics.step(decided.caller, status)
       options.decided()

@@ -104,7 +104,9 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
         log.info({ approval: decided.id, caller: decided.caller, status: decided.status }, 'held amount given back to the day total')
       }
     }
-    metrics.pending((await approvals.list('pending')).filter(verifier.verified).length)
+    // Counted by the store's index, not read: a loop that read 10,000 pending records every second
+    // took a fifth of the event loop. Each is verified where it is acted on or shown.
+    metrics.pending((await approvals.page({ status: 'pending', offset: 0, limit: 0 })).total)
     if (nowMs >= nextCleanupMs) {
       nextCleanupMs = nowMs + APPROVAL_CLEANUP_INTERVAL_MS
       const removed = await approvals.removeSettledBefore(nowMs - options.retentionMs).catch((err: unknown) => {

@@ -103,7 +103,7 @@ async function decide (store: ApprovalStore, verifier: RecordVerifier, verb: 'ap
     return 1
   }
   try {
-    const decided = await decideApproval(store, verifier.key, id, { status: verb === 'approve' ? 'approved' : 'rejected', by: decision.by, byCaller: 'cli', reason: decision.reason }, io.nowMs())
+    const decided = await decideApproval(store, verifier, id, { status: verb === 'approve' ? 'approved' : 'rejected', by: decision.by, byCaller: 'cli', reason: decision.reason }, io.nowMs())
     io.out(`${terminalJson(verifier.view(decided, io.nowMs()), 2)}\n`)
     return 0
   } catch (err) {

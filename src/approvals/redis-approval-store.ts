@@ -5,12 +5,14 @@
  * A decision and a forwarding move are each one Lua script, so of two replicas one wins.
  * Durable as far as Redis's persistence goes (the inbox's start log warns about `appendonly no`).
  *
- * Records are kept 7 days or more after their decision, and every replica's loop asks three times a
- * second what is due to expire, what is to settle and what is pending: two sorted sets of ids by
- * creation answer those without reading the settled records, `pending` and `unsettled` (decided,
- * forward not `answered`). Every write updates them in the same MULTI or script as the record, so
- * no replica sees an index disagree with a record. A Redis written before they existed has them
- * built at the loop's first read, once (`schema`).
+ * Records are kept 7 days or more after their decision, and every replica's loop asks every
+ * second what is due to expire, what is to settle and how many are pending: sorted sets answer
+ * those without reading the records that do not qualify, `pending` and `unsettled` (decided,
+ * forward not `answered`) by creation, `expiring` (pending ones) by their expiry. Every write updates
+ * them in the same MULTI or script as the record, so no replica sees an index disagree with a
+ * record. A Redis written before they existed has them built at the loop's first read, once
+ * (`schema`). A record changed by hand is not re-indexed: its seals no longer verify, and it is
+ * never acted on wherever it is read (record-verifier.ts).
  */
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
@@ -20,7 +22,7 @@ import type { ApprovalPage, ApprovalStore, PageQuery } from './approval-store.js
 const COMMAND_TIMEOUT_MS = 2000
 const CONNECT_WAIT_MS = 5000
 /** The value of `<P>schema` once the indexes hold every record. */
-const SCHEMA = '2'
+const SCHEMA = '3'
 /** Ids indexed by one script while the indexes are built: short enough not to stall Redis. */
 const BUILD_BATCH = 500
 /** Ids whose status one pipeline reads while a page of decided approvals is gathered. */
@@ -33,8 +35,10 @@ local function reindex (P, id)
   local created = redis.call('ZSCORE', P .. 'ids', id) or 0
   if h[1] == 'pending' then
     redis.call('ZADD', P .. 'pending', created, id)
+    redis.call('ZADD', P .. 'expiring', tonumber(redis.call('HGET', P .. id, 'expiresAt')) or 0, id)
   else
     redis.call('ZREM', P .. 'pending', id)
+    redis.call('ZREM', P .. 'expiring', id)
   end
   if h[1] and h[1] ~= 'pending' and h[2] ~= 'answered' then
     redis.call('ZADD', P .. 'unsettled', created, id)
@@ -142,7 +146,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     if (await client.get(`${P}schema`) !== SCHEMA) {
       // Replicas may build at once: indexing an id again changes nothing. The indexes' own members
       // too, so that one left by an earlier version's removal goes.
-      const ids = [...new Set((await Promise.all(['ids', 'pending', 'unsettled'].map(async (set) => await client.zrange(`${P}${set}`, '0', '-1')))).flat())]
+      const ids = [...new Set((await Promise.all(['ids', 'pending', 'unsettled', 'expiring'].map(async (set) => await client.zrange(`${P}${set}`, '0', '-1')))).flat())]
       for (let i = 0; i < ids.length; i += BUILD_BATCH) await script('aprIndex')(P, ...ids.slice(i, i + BUILD_BATCH))
       await client.set(`${P}schema`, SCHEMA)
     }
@@ -170,7 +174,8 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
   const page = async ({ status, offset, limit }: PageQuery): Promise<ApprovalPage> => {
     indexed ||= await client.get(`${P}schema`) === SCHEMA
     if (status === 'pending' && indexed) {
-      const [ids, total] = await Promise.all([client.zrange(`${P}pending`, String(offset), String(offset + limit - 1)), client.zcard(`${P}pending`)])
+      // A page of none is the count alone (ZRANGE 0 -1 would be every id).
+      const [ids, total] = await Promise.all([limit === 0 ? [] : client.zrange(`${P}pending`, String(offset), String(offset + limit - 1)), client.zcard(`${P}pending`)])
       return { approvals: (await readMany(ids)).filter((a) => a.status === 'pending'), total }
     }
     if (status === 'pending') {
@@ -221,7 +226,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
         .set(`${P}key:${approval.key}`, approval.id)
         .zadd(`${P}ids`, approval.createdAtMs, approval.id)
       // Where REINDEX would put it.
-      if (approval.status === 'pending') multi.zadd(`${P}pending`, approval.createdAtMs, approval.id)
+      if (approval.status === 'pending') multi.zadd(`${P}pending`, approval.createdAtMs, approval.id).zadd(`${P}expiring`, approval.expiresAtMs, approval.id)
       else if (approval.forward !== 'answered') multi.zadd(`${P}unsettled`, approval.createdAtMs, approval.id)
       await multi.exec()
     },
@@ -248,13 +253,10 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     },
     async dueToExpire (nowMs) {
       await indexes()
-      // Every pending one is read, not the index's due ones alone: a record whose status or expiry
-      // was written by hand is judged by its fields, as before the indexes, and put where they call
-      // for (one approved by hand is then settled this look: logged, never sent).
-      const listed = await inSet('pending')
-      const moved = listed.filter((a) => a.status !== 'pending').map((a) => a.id)
-      if (moved.length > 0) await script('aprIndex')(P, ...moved)
-      return listed.filter((a) => a.status === 'pending' && a.expiresAtMs <= nowMs)
+      // In the order of creation, as the embedded store reads them.
+      return (await readMany(await client.zrangebyscore(`${P}expiring`, '-inf', String(nowMs))))
+        .filter((a) => a.status === 'pending' && a.expiresAtMs <= nowMs)
+        .sort((a, b) => a.createdAtMs - b.createdAtMs)
     },
     moveForward: async (id, from, to, seal) => Number(await script('aprMove')(P, id, from, to, seal)) === 1,
     async removeSettledBefore (beforeMs) {

@@ -77,7 +77,7 @@ export async function approvalPages (app: FastifyInstance, options: { approvals:
     const found = await one(id)
     const email = request.person?.email ?? ''
     try {
-      const decided = await decideApproval(found.approvals.store, found.approvals.verifier.key, id, { status: decision.status, by: email, byCaller: 'console', reason: decision.reason }, clock.wallMs())
+      const decided = await decideApproval(found.approvals.store, found.approvals.verifier, id, { status: decision.status, by: email, byCaller: 'console', reason: decision.reason }, clock.wallMs())
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: email, decidedByCaller: 'console', status: decision.status }, `approval ${decision.status}`)
       found.approvals.metrics.step(decided.caller, decision.status)
       found.approvals.nudge()

@@ -57,7 +57,12 @@ const kinds: Kind[] = [{
     }
     return {
       ...rig,
-      approveByHand: async (id) => { await edit(id, (r) => { r['decidedBy'] = 'mallory'; r['decisionSeal'] = 'forged' }, { status: 'approved' }) },
+      // Where the store's own writes would put an approved record, so the loop reads it: someone who
+      // wants it sent writes that too.
+      approveByHand: async (id) => {
+        await edit(id, (r) => { r['decidedBy'] = 'mallory'; r['decisionSeal'] = 'forged' }, { status: 'approved' })
+        await client.multi().zrem('pap:apr:pending', id).zrem('pap:apr:expiring', id).zadd('pap:apr:unsettled', 0, id).exec()
+      },
     }
   },
 }]

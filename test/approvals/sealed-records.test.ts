@@ -17,6 +17,7 @@ import { APPROVAL_LOOK_INTERVAL_MS } from '../../src/approvals/approval-worker.j
 import { deriveSealKey } from '../../src/approvals/approval-seal.js'
 import { decideApproval } from '../../src/approvals/decide-approval.js'
 import { openApprovalStore } from '../../src/approvals/open-approval-store.js'
+import { createRecordVerifier } from '../../src/approvals/record-verifier.js'
 import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
@@ -54,7 +55,7 @@ async function start (t: Test, store: Store): Promise<Rig> {
   const decideElsewhere = async (id: string): Promise<void> => {
     const other = await openApprovalStore(config, pino({ level: 'silent' }))
     try {
-      await decideApproval(other, deriveSealKey(SEALING_SECRET), id, { status: 'approved', by: 'Ann', byCaller: 'cli', reason: null }, clock.wallMs())
+      await decideApproval(other, createRecordVerifier(deriveSealKey(SEALING_SECRET), pino({ level: 'silent' }), null), id, { status: 'approved', by: 'Ann', byCaller: 'cli', reason: null }, clock.wallMs())
     } finally {
       await other.close()
     }
