@@ -62,6 +62,8 @@ export interface Config {
     notifyUrl: string | null
     retryScheduleMs: readonly number[]
   }
+  /** SPEC §13: `/mcp` on the proxy listener; `toolsFile` holds the operator's tools (null: built-in tools only). */
+  mcp: { enabled: boolean, toolsFile: string | null }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

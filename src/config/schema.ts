@@ -97,7 +97,7 @@ const coreProperties = {
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 }
 
-/** The inbox's (SPEC §10) and approvals' (SPEC §11) variables, all named with one of FEATURE_PREFIXES. */
+/** The inbox's (SPEC §10), approvals' (SPEC §11) and MCP's (SPEC §13) variables, all named with one of FEATURE_PREFIXES. */
 const featureProperties = {
   PROXY_WEBHOOK_LISTEN: optionalString,
   PROXY_WEBHOOK_PATH_TOKEN: optionalString,
@@ -131,6 +131,9 @@ const featureProperties = {
   PROXY_APPROVAL_NOTIFY_URL: optionalString,
   PROXY_APPROVAL_SIGNING_SECRET: optionalString,
   PROXY_APPROVAL_SIGNING_SECRET_FILE: optionalString,
+  // Agents over MCP (SPEC §13).
+  PROXY_MCP: stringEnum(['on', 'off'], { default: 'off' }),
+  PROXY_MCP_TOOLS_FILE: optionalString,
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })
@@ -142,7 +145,7 @@ export const envSchema = Type.Object({ ...coreProperties, ...featureProperties }
  * values the full schema would have filled in (a test compares the two readings).
  */
 export const CORE_SCHEMA = Type.Object(coreProperties)
-export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_']
+export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_MCP']
 export const FEATURE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze(Object.fromEntries(
   Object.entries(featureProperties).flatMap(([name, property]) => 'default' in property ? [[name, property.default as unknown]] : []),
 ))
