@@ -22,6 +22,8 @@ export interface AllowRule {
   methods: ReadonlySet<string>
   /** Null means every path. */
   paths: PathRule | null
+  /** The globs `paths` was compiled from, as written: what MCP's tool listing (SPEC §13) reads. */
+  pathGlobs: readonly string[] | null
 }
 
 export interface AmountLimit {
@@ -116,6 +118,7 @@ function allowRule (rule: AllowRuleEntry): AllowRule {
     interfaces: new Set(rule.interfaces ?? INTERFACE_NAMES),
     methods: new Set(rule.methods ?? METHODS),
     paths: rule.paths === undefined ? null : compilePathRule(rule.paths),
+    pathGlobs: rule.paths ?? null,
   }
 }
 
