@@ -65,7 +65,7 @@ export function fillTemplate (template: PathTemplate, args: Readonly<Record<stri
 
 /** SPEC §3's reader admits it as one segment, unchanged (nothing decoded, no separator). */
 function isOneSegment (value: string, options: PathOptions): boolean {
-  if (value === '') return false
+  if (value === '' || value.includes('/')) return false
   const reading = readRestPath(`/${value}`, options)
   return reading.ok && reading.path === `/${value}`
 }

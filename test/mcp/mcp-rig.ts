@@ -155,3 +155,13 @@ export async function call (client: Client, name: string, args: Record<string, u
 export function received (provider: FakeProvider, fragment: string): Array<{ method: string, url: string, body: string }> {
   return provider.upstreamRequests.filter((r) => r.url.includes(fragment)).map((r) => ({ method: r.method, url: r.url, body: r.body.toString('utf8') }))
 }
+
+/** A tool error as SPEC §13 shapes it: isError, the status and the contract's error body, the same as JSON in the first text block. */
+export function assertToolError (t: Test, result: CallToolResult & { structuredContent: Record<string, unknown> }, status: number, code: string, label = code): { code: string, message: string } {
+  t.equal(result.isError, true, `${label}: a tool error`)
+  t.equal(result.structuredContent['status'], status, `${label}: status ${status}`)
+  const error = (result.structuredContent['body'] as { error?: { code: string, message: string } } | null)?.error
+  t.equal(error?.code, code, `${label}: code`)
+  t.same(JSON.parse((result.content[0] as { text: string }).text), result.structuredContent, `${label}: the first text block is the structured content`)
+  return error ?? { code: '', message: '' }
+}
