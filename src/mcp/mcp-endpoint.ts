@@ -33,6 +33,7 @@ export interface McpEndpointOptions {
 }
 
 export const MCP_PATH = '/mcp'
+const BATCH_REFUSED = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not accepted; send one message per POST' } }
 /** Never passed to the SDK: the key, the cookies, and what the web Request sets itself. */
 const NOT_PASSED = new Set(['authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
@@ -83,6 +84,9 @@ export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOpt
       if (typeof value === 'string' && !NOT_PASSED.has(name)) headers.set(name, value)
     }
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+    // A batch would be several tool calls in one request; the 2025-03-26 revision allowed them and the
+    // SDK's stateless fallback still serves them. No revision this endpoint speaks needs them.
+    if (isBatch(body)) return await reply.code(400).type('application/json').send(BATCH_REFUSED)
     const response = await handler.fetch(new Request(`http://localhost${MCP_PATH}`, { method: 'POST', headers, body }), {
       authInfo: { token: '', clientId: caller.id, scopes: [], extra: { agent } },
     })
@@ -93,4 +97,13 @@ export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOpt
     if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return await reply.send(Readable.fromWeb(response.body))
     return await reply.send(Buffer.from(await response.arrayBuffer()))
   }
+}
+
+/** A JSON array at the top: the first byte after JSON whitespace is `[`. */
+export function isBatch (body: Buffer): boolean {
+  for (const byte of body) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue
+    return byte === 0x5b
+  }
+  return false
 }
