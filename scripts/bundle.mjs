@@ -81,6 +81,8 @@ if (unknownImporters.length > 0) throw new Error(`undici is imported by ${unknow
 const mainInputs = Object.keys(result.metafile.outputs[`${OUT_DIR}/cli.mjs`]?.inputs ?? {})
 const inboxInMain = mainInputs.filter((path) => path.includes('dist/webhooks/'))
 if (inboxInMain.length > 0) throw new Error(`the main chunk carries the webhook inbox (it must be loaded only when configured): ${inboxInMain.join(', ')}`)
+const mcpInMain = mainInputs.filter((path) => path.includes('dist/mcp/') || path.includes('node_modules/@modelcontextprotocol/'))
+if (mcpInMain.length > 0) throw new Error(`the main chunk carries MCP (it must be loaded only with PROXY_MCP=on): ${mcpInMain.slice(0, 5).join(', ')}`)
 if (inputs.includes('node_modules/undici/index.js')) throw new Error("the bundle holds undici's whole entry (node_modules/undici/index.js)")
 const outputs = Object.keys(result.metafile.outputs).filter((path) => path.endsWith('.mjs'))
 for (const output of outputs) {
