@@ -16,6 +16,7 @@ import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { McpHttpHandler } from '@modelcontextprotocol/server'
 import type { ClientAccess } from '../access/client-access.js'
+import type { CallerSpec } from '../callers/callers-file.js'
 import { authorizationsOf } from '../callers/callers-plugin.js'
 import type { RefuseCaller } from '../callers/caller-refusals.js'
 import { identify, type CallerIndex } from '../callers/judge-caller.js'
@@ -32,6 +33,13 @@ export interface McpEndpointOptions {
   bodyLimitBytes: number
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller of an /mcp request, identified before its body is read. */
+    mcpCaller: CallerSpec | null
+  }
+}
+
 export const MCP_PATH = '/mcp'
 const BATCH_REFUSED = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not accepted; send one message per POST' } }
 /** Never passed to the SDK: the key, the cookies, and what the web Request sets itself. */
@@ -40,6 +48,7 @@ const NOT_PASSED = new Set(['authorization', 'cookie', 'host', 'content-length',
 export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOptions): Promise<void> {
   const { access, refuse, handler, bodyLimitBytes } = options
 
+  app.decorateRequest('mcpCaller', null)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (request, payload, done) => {
     continueIfExpected(request.raw)
@@ -56,8 +65,10 @@ export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOpt
     }
     const caller = identify(options.callers(), { authorizations: authorizationsOf(request), peer: remoteAddress ?? '' })
     if (typeof caller === 'string') { done(refuse(request, 'anonymous', new CallerUnauthenticatedError(caller))); return }
+    // Not `callerSpec`: the root hooks of proxied requests read that one (a reference rule would judge
+    // the JSON-RPC envelope). `caller` only labels the /mcp request's own refusals in the metrics.
     request.caller = { id: caller.id }
-    request.callerSpec = caller
+    request.mcpCaller = caller
     const length = declaredLength(request.raw)
     done(length !== null && length > bodyLimitBytes ? new BodyTooLargeError(bodyLimitBytes) : undefined)
   })
@@ -73,7 +84,7 @@ export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOpt
   })
 
   async function serve (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const caller = request.callerSpec
+    const caller = request.mcpCaller
     if (caller === null) throw new Error('/mcp served without a caller')
     const agent = new AgentContext({
       caller,
