@@ -40,6 +40,7 @@
  * approvals configured but not triggered cost per request. With --redis, (e) is in Redis too)
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
  * --workloads webhooks-memory runs bench/webhooks-memory.mjs (its memory with 1,000,000 events stored).
+ * --workloads mcp runs bench/mcp.mjs (a tool call over MCP against the same request over HTTP).
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
@@ -94,6 +95,11 @@ if (argv.workloads === 'webhooks') {
 }
 if (argv.workloads === 'webhooks-memory') {
   await import('./webhooks-memory.mjs')
+  process.exit(0)
+}
+// Agents over MCP (issue 45): a tool call against the same request over HTTP (bench/mcp.mjs).
+if (argv.workloads === 'mcp') {
+  await import('./mcp.mjs')
   process.exit(0)
 }
 const positive = (name, value) => {
