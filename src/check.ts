@@ -2,8 +2,8 @@
  * `payments-auth-proxy check`: what an operator runs before going live. Validates the
  * configuration and the listen address, fetches one token per enabled environment (prints
  * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
- * when a caller uses approveAbove, the approvals' store, and exits non-zero with a reason when
- * anything is wrong.
+ * when a caller uses approveAbove, the approvals' store, reads the MCP tools file when MCP is on,
+ * and exits non-zero with a reason when anything is wrong.
  */
 import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
@@ -59,6 +59,11 @@ export async function runCheck (config: Config, out: (line: string) => void, log
         if (!approvals.ok) ok = false
         for (const line of approvals.lines) out(line)
       } else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
+    }
+    if (config.mcp.enabled && config.mcp.toolsFile !== null) {
+      const tools = (await import('./mcp/tools-file.js')).readToolsFile(config.mcp.toolsFile, config.paths)
+      if (tools.ok) out(`ok    MCP tools file: ${tools.tools.length} tools`)
+      else { ok = false; for (const problem of tools.problems) out(`FAIL  MCP tools file: ${problem}`) }
     }
     const store = await checkStore(config, log)
     if (!store.ok) ok = false

@@ -8,7 +8,8 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { fieldPath } from '../config/schema-problems.js'
 import { McpInvalidArgumentsError } from '../errors.js'
 
-const ajv = new Ajv2020({ allErrors: false, strict: true, validateFormats: false, allowUnionTypes: true })
+// Strict about unknown keywords and types; not about `required` naming a property of the parent (the usual oneOf idiom).
+const ajv = new Ajv2020({ allErrors: false, strict: true, strictRequired: false, validateFormats: false, allowUnionTypes: true })
 
 export type ArgumentsCheck = (args: Record<string, unknown>) => McpInvalidArgumentsError | null
 

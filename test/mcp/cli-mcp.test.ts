@@ -29,6 +29,11 @@ t.test('an invalid tools file stops the start naming the file and the field', as
   }))
   t.equal((await child.exited).code, 1)
   t.match(child.stderr(), /invalid configuration \(nothing was started\)\n {2}- .*tools\.yaml: tools\[0\]\.path: "\.\." is not a canonical path segment/)
+  const check = runCli(t, ['check'], providerEnv(await startProvider(t), {
+    PROXY_MCP: 'on', PROXY_CALLERS_FILE: join(dir, 'callers.yaml'), PROXY_MCP_TOOLS_FILE: join(dir, 'tools.yaml'), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'w.db'),
+  }))
+  t.not((await check.exited).code, 0, 'check fails too')
+  t.match(check.stdout(), /FAIL {2}MCP tools file: .*tools\.yaml: tools\[0\]\.path: "\.\." is not a canonical path segment/)
 })
 
 t.test('a running sidecar reloads its tools on SIGHUP and on a change of the file; an invalid file is refused and the tools stay', async (t) => {
@@ -56,9 +61,13 @@ t.test('a running sidecar reloads its tools on SIGHUP and on a change of the fil
   child.process.kill('SIGHUP')
   await eventually(async () => (await names()).includes('read_transaction'), { what: 'the renamed tool after SIGHUP', timeoutMs: 5000 })
 
+  // The first write was seen by the watcher too: wait for its reload to be logged, then count.
+  const reloads = (): number => child.stdout().split('\n').filter((l) => l.includes('"trigger":"MCP tools file changed"') && l.includes('"msg":"MCP tools file reloaded"')).length
+  await eventually(() => reloads() > 0, { what: 'the watcher\'s reload of the first change', timeoutMs: 4000 })
+  const before = reloads()
   const changed = Date.now()
   writeFileSync(tools, TOOLS_YAML.replaceAll('get_transaction', 'fetch_transaction'))
-  await child.waitFor(/"trigger":"MCP tools file changed".*"msg":"MCP tools file reloaded"/, 4000)
+  await eventually(() => reloads() > before, { what: 'the reload after a change of the file', timeoutMs: 4000, everyMs: 10 })
   const tookMs = Date.now() - changed
   t.ok(tookMs <= 2000, `reloaded ${tookMs} ms after the change (SPEC: within 2 s)`)
   t.ok((await names()).includes('fetch_transaction'), 'the renamed tool after a change of the file')
