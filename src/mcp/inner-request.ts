@@ -49,11 +49,13 @@ export function createInnerRequests (app: FastifyInstance): SendInner {
       // Its option check compiles a schema per call; these options are ours.
       validate: false,
     }
-    // The callback form dispatches at once, inside the mark's context. The promise form returns a
-    // chain that starts when it is awaited, outside it.
-    const response = await runAsToolCall({ tool: call.tool, target: call.target }, () => new Promise<LightMyRequestResponse>((resolve, reject) => {
-      app.inject(options, (err, res) => { if (err !== undefined && err !== null) reject(err); else if (res !== undefined) resolve(res) })
-    }))
+    // The callback form dispatches at once (the proxy is listening), while the mark is handed over.
+    // The promise form returns a chain that starts when it is awaited, after it.
+    const response = await new Promise<LightMyRequestResponse>((resolve, reject) => {
+      runAsToolCall({ tool: call.tool, target: call.target }, () => {
+        app.inject(options, (err, res) => { if (err !== undefined && err !== null) reject(err); else if (res !== undefined) resolve(res) })
+      })
+    })
     return { status: response.statusCode, headers: response.headers, body: response.rawPayload }
   }
 }

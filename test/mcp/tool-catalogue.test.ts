@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { validateCallers, type CallerSpec } from '../../src/callers/callers-file.js'
-import { loadConfig } from '../../src/config/load-config.js'
+import { ConfigError, loadConfig } from '../../src/config/load-config.js'
 import { buildCatalogue, toolsFor } from '../../src/mcp/tool-catalogue.js'
 import { validateTools } from '../../src/mcp/tools-file.js'
 
@@ -59,7 +59,9 @@ t.test('the look-ups are listed while their feature is on, to any caller; never 
 
 t.test('settings: PROXY_MCP=on needs a callers file; a tools file without MCP is a warning', async (t) => {
   const base = { PAYMENTS_FIAT_BASE_URL: 'https://api.example.com/api/b2b', PAYMENTS_SANDBOX_API_KEY: 'HC_k', PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_k', PROXY_EGRESS_IP_URL: 'off' }
-  t.throws(() => loadConfig({ ...base, PROXY_MCP: 'on' }), { problems: ['PROXY_MCP=on needs PROXY_CALLERS_FILE: agents over MCP are identified by their caller key (SPEC §13)'] })
+  const refused = ((): unknown => { try { return loadConfig({ ...base, PROXY_MCP: 'on' }) } catch (err) { return err } })()
+  t.ok(refused instanceof ConfigError)
+  t.same((refused as ConfigError).problems, ['PROXY_MCP=on needs PROXY_CALLERS_FILE: agents over MCP are identified by their caller key (SPEC §13)'])
   t.match(loadConfig({ ...base, PROXY_MCP_TOOLS_FILE: '/tmp/tools.yaml' }), { config: { mcp: { enabled: false, toolsFile: '/tmp/tools.yaml' } }, warnings: ['PROXY_MCP_TOOLS_FILE is set but PROXY_MCP is off: the tools are not served'] })
   t.same(loadConfig(base).config.mcp, { enabled: false, toolsFile: null }, 'off by default')
   t.throws(() => loadConfig({ ...base, PROXY_MCP: 'yes' }), /PROXY_MCP must be one of on, off/)
