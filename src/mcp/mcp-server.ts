@@ -18,9 +18,15 @@ const INSTRUCTIONS = 'This server is a payments sidecar: its tools call the paym
   'A result with status 202 and an approval means a person decides before anything is sent: check it with get_approval or repeat the same call later. ' +
   'An error result carries a code: fix the arguments for MCP_INVALID_ARGUMENTS; limits and permissions (AMOUNT_LIMIT_EXCEEDED, CALLER_NOT_PERMITTED) do not change on a retry.'
 
-/** The agent of one HTTP request, handed to the factory through the SDK's pass-through `authInfo`. */
+/**
+ * The agent of one HTTP request, handed to the factory through the SDK's pass-through `authInfo`.
+ * Held in a private field: the agent's `Authorization` (for the inner requests) is nothing the SDK
+ * can enumerate, serialise or log.
+ */
 export class AgentContext {
-  constructor (readonly agent: Agent) {}
+  readonly #agent: Agent
+  constructor (agent: Agent) { this.#agent = agent }
+  get agent (): Agent { return this.#agent }
 }
 
 export interface ServerFactoryDeps {

@@ -106,7 +106,7 @@ function operatorCall (tool: OperatorTool, args: Record<string, unknown>, paths:
   if (query !== undefined && (typeof query !== 'object' || query === null || Object.values(query).some((v) => typeof v !== 'string'))) {
     return new McpInvalidArgumentsError('arguments.query', 'must be an object of strings')
   }
-  return { tool: tool.name, method: tool.method, target: requestTarget(tool.environment ?? undefined, tool.interface, path) + queryOf(query), body: bodyOf(args) }
+  return { tool: tool.name, method: tool.method, target: requestTarget(tool.environment, tool.interface, path) + queryOf(query), body: bodyOf(args) }
 }
 
 /** `?a=1&b=x%20y` from an object of strings (absent members skipped); '' when there is none. */
