@@ -8,6 +8,7 @@
  * Measured against a shared function below the routes in docs/performance.md.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { ShuttingDownError } from '../errors.js'
 import type { InnerAnswer } from './tool-result.js'
 import { runAsToolCall } from './tool-call-mark.js'
 
@@ -53,7 +54,11 @@ export function createInnerRequests (app: FastifyInstance): SendInner {
     // The promise form returns a chain that starts when it is awaited, after it.
     const response = await new Promise<LightMyRequestResponse>((resolve, reject) => {
       runAsToolCall({ tool: call.tool, target: call.target }, () => {
-        app.inject(options, (err, res) => { if (err !== undefined && err !== null) reject(err); else if (res !== undefined) resolve(res) })
+        app.inject(options, (err, res) => {
+          // Closing (SPEC §5 shutdown): the tool call gets what a new request would, not a 500.
+          if (err !== undefined && err !== null) reject((err as { code?: unknown }).code === 'FST_ERR_REOPENED_CLOSE_SERVER' ? new ShuttingDownError() : err)
+          else if (res !== undefined) resolve(res)
+        })
       })
     })
     return { status: response.statusCode, headers: response.headers, body: response.rawPayload }

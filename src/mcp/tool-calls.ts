@@ -12,7 +12,7 @@ import type { ApprovalStore } from '../approvals/approval-store.js'
 import { approvalView } from '../approvals/approval-view.js'
 import type { CallerSpec } from '../callers/callers-file.js'
 import type { Clock } from '../clock.js'
-import { ApprovalNotFoundError, InternalError, McpInvalidArgumentsError } from '../errors.js'
+import { ApprovalNotFoundError, InternalError, McpInvalidArgumentsError, ProxyError } from '../errors.js'
 import type { PathOptions } from '../routing/canonical-path.js'
 import type { CallOrigin, InnerCall, SendInner } from './inner-request.js'
 import type { McpMetrics } from './mcp-metrics.js'
@@ -86,8 +86,11 @@ export function createToolCalls (deps: ToolCallsDeps): CallTool {
     try {
       result = await run(agent, tool, args)
     } catch (err) {
-      log.error({ err, caller: agent.caller.id, tool: tool.listing.name }, 'tool call failed')
-      result = errorResult(new InternalError(err))
+      if (err instanceof ProxyError) result = errorResult(err)
+      else {
+        log.error({ err, caller: agent.caller.id, tool: tool.listing.name }, 'tool call failed')
+        result = errorResult(new InternalError(err))
+      }
     }
     metrics.called(agent.caller.id, tool.listing.name, outcomeOf(result))
     return result
