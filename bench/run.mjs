@@ -41,6 +41,7 @@
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
  * --workloads webhooks-memory runs bench/webhooks-memory.mjs (its memory with 1,000,000 events stored).
  * --workloads console runs bench/console.mjs (the console's pending page, 10,000 pending approvals, 1,000,000 events).
+ * --workloads mcp runs bench/mcp.mjs (a tool call over MCP against the same request over HTTP).
  * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
@@ -103,6 +104,11 @@ if (argv.workloads === 'webhooks-memory') {
 // The console's pending page with 10,000 pending approvals and 1,000,000 events (bench/console.mjs).
 if (argv.workloads === 'console') {
   await import('./console.mjs')
+  process.exit(0)
+}
+// Agents over MCP (issue 45): a tool call against the same request over HTTP (bench/mcp.mjs).
+if (argv.workloads === 'mcp') {
+  await import('./mcp.mjs')
   process.exit(0)
 }
 const positive = (name, value) => {

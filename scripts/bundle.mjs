@@ -90,6 +90,8 @@ const templateChunk = Object.entries(result.metafile.outputs).find(([, output]) 
 if (templateChunk === undefined) throw new Error('no chunk holds dist/console/template-dir.js: the console could not find its templates')
 cpSync('src/console/templates', join(dirname(templateChunk), 'templates'), { recursive: true })
 cpSync('src/console/templates', 'dist/console/templates', { recursive: true })
+const mcpInMain = mainInputs.filter((path) => path.includes('dist/mcp/') || path.includes('node_modules/@modelcontextprotocol/'))
+if (mcpInMain.length > 0) throw new Error(`the main chunk carries MCP (it must be loaded only with PROXY_MCP=on): ${mcpInMain.slice(0, 5).join(', ')}`)
 if (inputs.includes('node_modules/undici/index.js')) throw new Error("the bundle holds undici's whole entry (node_modules/undici/index.js)")
 const outputs = Object.keys(result.metafile.outputs).filter((path) => path.endsWith('.mjs'))
 for (const output of outputs) {

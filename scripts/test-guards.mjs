@@ -110,7 +110,7 @@ const MUTATIONS = [
     file: 'src/server.ts',
     edits: [
       { search: '  await app.register(pathGuard)\n', replace: '' },
-      { search: '  await app.register(requestAudit, { metrics })\n', replace: '  await app.register(pathGuard)\n  await app.register(requestAudit, { metrics })\n' },
+      { search: '  await app.register(requestAudit, { metrics, via: deps.via })\n', replace: '  await app.register(pathGuard)\n  await app.register(requestAudit, { metrics, via: deps.via })\n' },
     ],
     tests: ['test/callers/path-spellings.test.ts'],
   },
@@ -148,6 +148,41 @@ const MUTATIONS = [
     file: 'src/console/sqlite-signin-store.ts',
     edits: [{ search: "    if (row.used === 1) return { kind: 'used', email: row.email }\n", replace: '' }],
     tests: ['test/console/bad-inputs.test.ts'],
+  },
+  {
+    name: 'mcp-identity-skipped',
+    rule: '/mcp identifies its caller before anything runs: 401 with WWW-Authenticate (§13)',
+    file: 'src/mcp/mcp-endpoint.ts',
+    edits: [{ search: "    if (typeof caller === 'string') { done(refuse(request, 'anonymous', new CallerUnauthenticatedError(caller))); return }\n", replace: "    if (typeof caller === 'string') { done(); return }\n" }],
+    tests: ['test/mcp/mcp-endpoint.test.ts'],
+  },
+  {
+    name: 'mcp-placeholder-takes-a-path',
+    rule: 'an operator tool\'s placeholder is filled by exactly one canonical segment (§13)',
+    file: 'src/mcp/path-template.ts',
+    edits: [{ search: "  if (value === '' || value.includes('/')) return false\n", replace: "  if (value === '') return false\n" }],
+    tests: ['test/mcp/path-template.test.ts', 'test/mcp/payments-request.test.ts'],
+  },
+  {
+    name: 'mcp-target-read-from-the-injected-url',
+    rule: 'a tool call\'s path meets §3\'s reader as built, as the same path over HTTP would (§13)',
+    file: 'src/routing/request-target.ts',
+    edits: [{ search: "readTarget(builtTarget?.(req) ?? req.url ?? '', prefixes, options)", replace: "readTarget(req.url ?? '', prefixes, options)" }],
+    tests: ['test/mcp/same-outcome.test.ts'],
+  },
+  {
+    name: 'mcp-batch-served',
+    rule: 'a JSON-RPC batch is refused, not served as several tool calls (§13, BAD_INPUTS)',
+    file: 'src/mcp/mcp-endpoint.ts',
+    edits: [{ search: "    if (Array.isArray(parsed)) return await reply.code(400).type('application/json').send(BATCH_REFUSED)\n", replace: '' }],
+    tests: ['test/mcp/mcp-endpoint.test.ts'],
+  },
+  {
+    name: 'mcp-call-not-marked',
+    rule: 'the access line of a tool call\'s request carries via and tool (§13)',
+    file: 'src/mcp/tool-call-mark.ts',
+    edits: [{ search: "  return request.toolCall === null ? null : { via: 'mcp', tool: request.toolCall.tool }", replace: '  return null' }],
+    tests: ['test/mcp/payments-request.test.ts'],
   },
 ]
 

@@ -2,8 +2,9 @@
  * `payments-auth-proxy check`: what an operator runs before going live. Validates the
  * configuration and the listen address, fetches one token per enabled environment (prints
  * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
- * when a caller uses approveAbove, the approvals' store, and with the webhook inbox on, everything
- * its start needs; exits non-zero with a reason when anything would stop `serve` or is wrong.
+ * when a caller uses approveAbove, the approvals' store, with the webhook inbox on everything its
+ * start needs, and the MCP tools file when MCP is on; exits non-zero with a reason when anything
+ * would stop `serve` or is wrong.
  */
 import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
@@ -68,6 +69,11 @@ export async function runCheck (config: Config, out: (line: string) => void, log
       const inbox = await checkInbox(redis === undefined ? null : redis.then(redisFinding))
       if (!inbox.ok) ok = false
       for (const line of inbox.lines) out(line)
+    }
+    if (config.mcp.enabled && config.mcp.toolsFile !== null) {
+      const tools = (await import('./mcp/tools-file.js')).readToolsFile(config.mcp.toolsFile, config.paths)
+      if (tools.ok) out(`ok    MCP tools file: ${tools.tools.length} tools`)
+      else { ok = false; for (const problem of tools.problems) out(`FAIL  MCP tools file: ${problem}`) }
     }
     const store = await checkStore(config, log, redis)
     if (!store.ok) ok = false

@@ -94,7 +94,7 @@ async function serve (): Promise<void> {
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
   const proxy = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
-  const { app, sources, rotation, callers, restart, metrics } = proxy
+  const { app, sources, rotation, callers, restart, metrics, mcpTools } = proxy
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
     inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
@@ -128,7 +128,9 @@ async function serve (): Promise<void> {
   }
   process.on('SIGHUP', () => { reload('SIGHUP') })
   process.on('SIGHUP', () => { callers?.reload('SIGHUP') })
+  process.on('SIGHUP', () => { mcpTools?.reload('SIGHUP') })
   const stopWatchingCallers = callers?.watch()
+  const stopWatchingTools = mcpTools?.watch()
   let stopAnnouncing = (): void => {}
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
@@ -141,6 +143,7 @@ async function serve (): Promise<void> {
     log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
     stopWatching()
     stopWatchingCallers?.()
+    stopWatchingTools?.()
     stopAnnouncing()
     // In-flight requests get the grace period; whatever is still open after it is cut.
     const cut = setTimeout(() => {

@@ -46,6 +46,8 @@ export const ERROR_STATUS = {
   APPROVAL_NOT_PERMITTED: 403,
   APPROVAL_SELF_DECISION: 403,
   APPROVAL_ALREADY_DECIDED: 409,
+  // Agents over MCP (SPEC §13): a tool's arguments refused before any request is made.
+  MCP_INVALID_ARGUMENTS: 400,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -269,6 +271,20 @@ export class ApprovalSelfDecisionError extends ProxyError {
 export class ApprovalAlreadyDecidedError extends ProxyError {
   constructor (status: string) {
     super('APPROVAL_ALREADY_DECIDED', `This approval is ${status} already; a decision is final`)
+  }
+}
+
+/** SPEC §13: `/mcp` is stateless, so there is no GET stream to open and no session to DELETE. */
+export class McpMethodNotAllowedError extends ProxyError {
+  constructor (method: string) {
+    super('METHOD_NOT_ALLOWED', `${method} /mcp: this endpoint is stateless Streamable HTTP; send each JSON-RPC message with POST`)
+  }
+}
+
+/** SPEC §13: arguments that fail the tool's schema, or a placeholder that is not one canonical segment; nothing is sent. */
+export class McpInvalidArgumentsError extends ProxyError {
+  constructor (place: string, problem: string) {
+    super('MCP_INVALID_ARGUMENTS', `Invalid arguments: ${place} ${problem}`)
   }
 }
 

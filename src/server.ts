@@ -4,16 +4,18 @@
  * This module wires; the decisions live in the plugins it registers, in this order for every
  * proxied request: refusals (draining, a path outside the routes, headers) -> client access ->
  * [caller identity] -> path guard -> [caller rules, idempotency, approval retries, amount limits,
- * approval holds] -> the route (body, token) -> upstream.
+ * approval holds] -> the route (body, token) -> upstream. With PROXY_MCP=on, `/mcp` (SPEC §13) turns
+ * each tool call into a request that meets this same order (mcp/inner-request.ts), marked first.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import { createClientAccess } from './access/client-access.js'
 import { clientAccessHook } from './access/client-access-hook.js'
 import { ANONYMOUS_CALLER_ID } from './callers/caller.js'
 import type { CallersHolder } from './callers/callers-holder.js'
 import { amountLimitsPlugin } from './callers/amount-limits-plugin.js'
-import { createCallerRefusals } from './callers/caller-refusals.js'
+import { createCallerRefusals, type RefuseCaller } from './callers/caller-refusals.js'
 import { callerIdentity, callerRules } from './callers/callers-plugin.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
@@ -32,7 +34,7 @@ import { healthRoutes, type WebhooksSection } from './ops/health-routes.js'
 import { createRestartNotice, type RestartNotice } from './ops/restart-required.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
-import { requestAudit } from './ops/request-audit.js'
+import { requestAudit, type RequestAuditOptions } from './ops/request-audit.js'
 import { createOutbound, type Outbound } from './outbound/outbound-agents.js'
 import { pathGuard } from './routing/path-guard.js'
 import { proxyRoutes } from './routing/proxy-routes.js'
@@ -42,6 +44,7 @@ import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import type { UpstreamResponseTap } from './routing/upstream-response.js'
 import type { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
 import type { ApprovalsInUse } from './approvals/approvals-setup.js'
+import type { ToolsHolder } from './mcp/tools-holder.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
@@ -80,9 +83,14 @@ export interface ProxyServer {
   restart: RestartNotice
   /** Approvals in use (SPEC §11), null without: what the console (SPEC §14) decides with, its worker's nudge included. */
   approvals: ApprovalsHandle | null
+  /** The MCP tools in force (SPEC §13), null with PROXY_MCP off; cli.ts reloads them as it reloads callers. */
+  mcpTools: ToolsHolder | null
 }
 
 export interface ApprovalsHandle { store: ApprovalsInUse['store'], verifier: ApprovalsInUse['verifier'], metrics: ApprovalsInUse['metrics'], nudge: () => void }
+
+/** SPEC §12's routes are not on this branch yet: get_payment and list_payments are listed once they are. */
+const MCP_PAYMENT_TOOLS = false
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
@@ -104,6 +112,9 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   const [approvalMetrics, approvalPlugins] = held === null
     ? [null, null]
     : await Promise.all([import('./approvals/approval-metrics.js'), import('./approvals/approvals-plugin.js')])
+  // Agents over MCP (SPEC §13), loaded only when on: the SDK is a large module a proxy without it need not load.
+  const mcp = config.mcp.enabled ? await import('./mcp/mcp-setup.js') : null
+  const mcpTools = mcp === null ? null : mcp.prepareTools(config, { approvals: held !== null, payments: MCP_PAYMENT_TOOLS }, log)
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
@@ -134,11 +145,14 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   // Answers written before any route is known are counted without environment and interface.
   const answered = (error: ProxyError): void => { metrics.requestAnswered('', '', error.statusCode, ANONYMOUS_CALLER_ID, error.code) }
   const routes = buildRouteTable(config)
-  const app = createApp(config, log, httpEdges, routes, answered)
+  const app = createApp(config, log, httpEdges, routes, answered, mcp?.toolCallTarget)
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
+  // First of every request's hooks, so that each line a tool call's request logs names the tool.
+  if (mcp !== null) await app.register(mcp.markToolCalls)
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins } })
+  const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
+  const recorder = await registerTransactionChecks(app, config, { callers, refuse, store, clock, metrics, via: mcp?.viaOf, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins } })
   await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
@@ -154,6 +168,11 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   const approvalWorker = approvals === null || callers === null || setup === null
     ? null
     : await setup.registerApprovals(app, approvals, { config, callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
+  if (mcp !== null && mcpTools !== null && callers !== null && refuse !== null) {
+    await mcp.registerMcp(app, config, {
+      tools: mcpTools, callers: callers.current, access: createClientAccess(config), refuse, approvals: approvals === null ? null : { store: approvals.store, verifier: approvals.verifier, clock }, registry: metrics.registry, metricPrefix: METRIC_PREFIX, log,
+    })
+  }
 
   app.addHook('onReady', async () => {
     for (const source of sources.values()) source.start()
@@ -171,10 +190,10 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   })
 
   const approvalsHandle = approvals === null || approvalWorker === null ? null : { store: approvals.store, verifier: approvals.verifier, metrics: approvals.metrics, nudge: approvalWorker.nudge }
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, approvals: approvalsHandle }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, approvals: approvalsHandle, mcpTools }
 }
 
-function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver): FastifyInstance {
+function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver, toolCallTarget?: (req: IncomingMessage) => string | undefined): FastifyInstance {
   // Fastify infers its logger type from this option; pino's own type would leak into every route.
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -188,7 +207,7 @@ function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, ro
     serverFactory: (handler) => createNodeServer(handler, log, httpEdges, answered),
     clientErrorHandler: createClientErrorHandler(log, httpEdges.linger, answered),
     // The one reading of every target (SPEC §3): the router and every later hook use it.
-    rewriteUrl: createUrlRewriter(routes.map((route) => route.prefix), config.paths),
+    rewriteUrl: createUrlRewriter(routes.map((route) => route.prefix), config.paths, toolCallTarget),
   })
   app.decorateRequest('proxy', null)
   app.decorateRequest('caller', null)
@@ -207,17 +226,17 @@ interface ApprovalPlugins { inUse: ApprovalsInUse, approvalRetries: typeof appro
  * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
  */
 async function registerTransactionChecks (
-  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, approvals: ApprovalPlugins | null },
+  app: FastifyInstance, config: Config,
+  deps: { callers: CallersHolder | null, refuse: RefuseCaller | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, via: RequestAuditOptions['via'], approvals: ApprovalPlugins | null },
 ): Promise<UpstreamResponseTap | undefined> {
-  const { callers, store, clock, metrics, approvals } = deps
-  const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
+  const { callers, refuse, store, clock, metrics, approvals } = deps
   const callerOptions = callers === null || refuse === null
     ? null
     : { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse }
   if (callerOptions !== null) await app.register(callerIdentity, callerOptions)
   await app.register(pathGuard)
   if (callerOptions !== null) await app.register(callerRules, callerOptions)
-  await app.register(requestAudit, { metrics })
+  await app.register(requestAudit, { metrics, via: deps.via })
   let recorder: UpstreamResponseTap | undefined
   if (config.idempotency.enabled) {
     const observer = createIdempotencyMetrics(metrics.registry, METRIC_PREFIX)

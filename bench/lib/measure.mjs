@@ -117,6 +117,7 @@ async function runWrk (request, connections, durationS, loadCore, rate = null) {
     BENCH_METHOD: request.method,
     BENCH_AUTH: request.headers.authorization ?? '',
     BENCH_BODY_FILE: request.bodyFile ?? '',
+    BENCH_HEADERS: Object.entries(request.headers).filter(([name]) => name !== 'authorization' && name !== 'content-type').map(([name, value]) => `${name}: ${value}`).join('\n'),
     ...(request.uniqueIds === true ? { BENCH_UNIQUE_IDS: randomUUID() } : {}),
     ...(rate === null ? {} : { BENCH_RATE: String(rate) }),
   }

@@ -33,6 +33,11 @@ end
 
 local auth = os.getenv("BENCH_AUTH")
 if auth and auth ~= "" then wrk.headers["Authorization"] = auth end
+-- BENCH_HEADERS: more header lines, "Name: value" each, separated by newlines (MCP's own).
+local extra = os.getenv("BENCH_HEADERS")
+if extra and extra ~= "" then
+  for name, value in extra:gmatch("([^:\n]+):%s*([^\n]*)") do wrk.headers[name] = value end
+end
 
 local rate = tonumber(os.getenv("BENCH_RATE") or "")
 local threads = {}

@@ -18,6 +18,7 @@ import { parseStrictJsonBytes } from '../json/strict-json.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
+import { visibleApproval, visibleApprovals } from './approval-visibility.js'
 import { decideApproval } from './decide-approval.js'
 import type { RecordVerifier } from './record-verifier.js'
 
@@ -32,7 +33,6 @@ export interface ApprovalRoutesOptions {
   decided: () => void
 }
 
-const ID = /^apr_[A-Za-z0-9_-]{1,64}$/
 const MAX_TEXT = 500
 const DECISION_SHAPE = 'send the decision as a JSON object, {"by": "<your name>", "reason": "<optional text>"}, with any Content-Type'
 
@@ -67,8 +67,8 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
   }
 
   async function approvalFor (caller: CallerSpec, id: string): Promise<NonNullable<Awaited<ReturnType<ApprovalStore['get']>>>> {
-    const approval = ID.test(id) ? await store.get(id) : null
-    if (approval === null || (!caller.approver && approval.caller !== caller.id)) throw new ApprovalNotFoundError()
+    const approval = await visibleApproval(store, caller, id)
+    if (approval === null) throw new ApprovalNotFoundError()
     return approval
   }
 
@@ -77,9 +77,7 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
     if (!caller.approver) throw new ApprovalNotPermittedError(caller.id)
     const status = request.query.status
     if (status !== undefined && !APPROVAL_STATUSES.includes(status as ApprovalStatus)) throw new BadRequestError(`status must be one of ${APPROVAL_STATUSES.join(', ')}`)
-    const nowMs = clock.wallMs()
-    const approvals = (await store.list()).map((a) => verifier.view(a, nowMs)).filter((a) => status === undefined || a.status === status)
-    return { approvals }
+    return { approvals: await visibleApprovals(store, verifier, caller, status as ApprovalStatus | undefined, clock.wallMs()) }
   })
 
   app.get<{ Params: { id: string } }>('/approvals/:id', async (request) => {

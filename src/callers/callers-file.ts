@@ -7,14 +7,10 @@
  * the old ones).
  */
 import { BlockList } from 'node:net'
-import { openSync, fstatSync, readSync, closeSync } from 'node:fs'
-import { extname } from 'node:path'
-import { parse as parseYaml } from 'yaml'
+import { parseDocumentText, readDocumentFile } from '../config/document-file.js'
 import { parseCidr, type Cidr } from '../config/network-lists.js'
-import { parseStrictJson } from '../json/strict-json.js'
 import { checkCallersSchema, ENVIRONMENT_NAMES, INTERFACE_NAMES, METHODS, type AllowRuleEntry, type AmountLimitEntry, type CallerEntry } from './callers-schema.js'
 import { compilePathRule, type PathRule } from './path-rules.js'
-import { jsonSyntaxProblem, yamlSyntaxProblem } from './syntax-problem.js'
 
 /** A callers file of 1,000 callers with 10 rules each is well below this. */
 export const MAX_CALLERS_FILE_BYTES = 4 * 1024 * 1024
@@ -26,6 +22,8 @@ export interface AllowRule {
   methods: ReadonlySet<string>
   /** Null means every path. */
   paths: PathRule | null
+  /** The globs `paths` was compiled from, as written: what MCP's tool listing (SPEC §13) reads. */
+  pathGlobs: readonly string[] | null
 }
 
 export interface AmountLimit {
@@ -54,63 +52,16 @@ export interface CallerSpec {
 
 export type CallersLoad = { ok: true, callers: CallerSpec[] } | { ok: false, problems: string[] }
 
-/** Reads the file through one descriptor, so a symlink swapped mid-read cannot mix two files. */
 export function readCallersFile (file: string): CallersLoad {
-  let text: string
-  let fd: number | null = null
-  try {
-    fd = openSync(file, 'r')
-    const size = fstatSync(fd).size
-    if (size > MAX_CALLERS_FILE_BYTES) return { ok: false, problems: [`${file}: larger than ${MAX_CALLERS_FILE_BYTES} bytes`] }
-    const bytes = Buffer.alloc(size)
-    let read = 0
-    while (read < size) {
-      const n = readSync(fd, bytes, read, size - read, read)
-      if (n === 0) break
-      read += n
-    }
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, read))
-  } catch (error) {
-    if (error instanceof TypeError) return { ok: false, problems: [`${file}: not valid UTF-8`] }
-    return { ok: false, problems: [`PROXY_CALLERS_FILE: cannot read ${file} (${readFailure(error)})`] }
-  } finally {
-    if (fd !== null) closeSync(fd)
-  }
-  const load = parseCallersText(text, extname(file).toLowerCase())
+  const read = readDocumentFile(file, 'PROXY_CALLERS_FILE', MAX_CALLERS_FILE_BYTES)
+  if (!read.ok) return read
+  const load = validateCallers(read.document)
   return load.ok ? load : { ok: false, problems: load.problems.map((p) => `${file}: ${p}`) }
 }
 
-const READ_FAILURES: Readonly<Record<string, string>> = {
-  ENOENT: 'no such file',
-  EACCES: 'permission denied: the proxy\'s user cannot read it',
-  EISDIR: 'it is a directory',
-  ENOTDIR: 'a part of the path is not a directory',
-  ELOOP: 'too many symbolic links',
-}
-
-function readFailure (error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code
-  if (code === undefined) return 'error'
-  const reason = READ_FAILURES[code]
-  return reason === undefined ? code : `${code}: ${reason}`
-}
-
 export function parseCallersText (text: string, extension: string): CallersLoad {
-  let document: unknown
-  try {
-    if (extension === '.json') {
-      // Not JSON.parse, which keeps the last of a repeated member: a caller's rules would depend
-      // on which of two `allow` lists the reader happened to keep (YAML refuses them: uniqueKeys).
-      const parsed = parseStrictJson(text)
-      if (!parsed.ok) return { ok: false, problems: [jsonSyntaxProblem(text, parsed.reason, parsed.at)] }
-      if (parsed.hasDuplicates) return { ok: false, problems: ['not valid JSON: a member name is repeated in one object'] }
-      document = parsed.value
-    } else if (extension === '.yaml' || extension === '.yml') document = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true })
-    else return { ok: false, problems: ['the file name must end in .json, .yaml or .yml'] }
-  } catch (err) {
-    return { ok: false, problems: [yamlSyntaxProblem(err)] }
-  }
-  return validateCallers(document)
+  const parsed = parseDocumentText(text, extension)
+  return parsed.ok ? validateCallers(parsed.document) : parsed
 }
 
 export function validateCallers (document: unknown): CallersLoad {
@@ -167,6 +118,7 @@ function allowRule (rule: AllowRuleEntry): AllowRule {
     interfaces: new Set(rule.interfaces ?? INTERFACE_NAMES),
     methods: new Set(rule.methods ?? METHODS),
     paths: rule.paths === undefined ? null : compilePathRule(rule.paths),
+    pathGlobs: rule.paths ?? null,
   }
 }
 

@@ -3,14 +3,11 @@
  * the file within 2 s (debounced, as editors write in several steps). An invalid file is refused
  * with an error log naming each problem, and the old callers keep working.
  */
-import { watch, type FSWatcher } from 'node:fs'
-import { dirname, basename } from 'node:path'
 import type { Logger } from 'pino'
 import { ConfigError } from '../config/load-config.js'
+import { watchFile } from '../config/watch-file.js'
 import { readCallersFile, type CallerSpec } from './callers-file.js'
 import { indexCallers, type CallerIndex } from './judge-caller.js'
-
-export const RELOAD_DEBOUNCE_MS = 300
 
 export interface CallersHolder {
   current: () => CallerIndex
@@ -43,23 +40,6 @@ export function createCallersHolder (file: string, log: Logger, reloadCheck: (ca
   return {
     current: () => index,
     reload,
-    watch () {
-      let timer: NodeJS.Timeout | null = null
-      // The directory is watched, not the file: an editor or a ConfigMap update replaces the file.
-      let watcher: FSWatcher | null = null
-      try {
-        watcher = watch(dirname(file), (_event, name) => {
-          if (name !== null && name !== basename(file) && !name.startsWith('..')) return
-          if (timer !== null) clearTimeout(timer)
-          timer = setTimeout(() => { timer = null; reload('callers file changed') }, RELOAD_DEBOUNCE_MS)
-        })
-      } catch {
-        log.warn({ file: basename(file) }, 'callers file cannot be watched; reload with SIGHUP')
-      }
-      return () => {
-        if (timer !== null) clearTimeout(timer)
-        watcher?.close()
-      }
-    },
+    watch: () => watchFile(file, () => { reload('callers file changed') }, log, 'callers file'),
   }
 }

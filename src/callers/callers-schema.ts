@@ -5,24 +5,14 @@
  * unique, a key or sources, CIDRs, overlapping sources, decimals) is checked by callers-file.ts on
  * the typed document.
  */
-import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox'
-import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { list, object, oneOf, says, schemaProblems } from '../config/schema-problems.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 export const ENVIRONMENT_NAMES = ['sandbox', 'production'] as const
 export const INTERFACE_NAMES = ['fiat', 'crypto'] as const
-
-/** `message` is what a problem with this value says; `{value}` stands for the value, as JSON. */
-const says = <T extends TSchema>(message: string, schema: T): T => Object.assign(schema, { message })
-
-const oneOf = (names: readonly string[], what: string): TUnion<Array<TLiteral<string>>> =>
-  says(`{value} is not ${what}`, Type.Union(names.map((name) => Type.Literal(name))))
-
-const list = <T extends TSchema>(item: T): ReturnType<typeof Type.Array<T>> => says('must be a list', Type.Array(item))
-
-const object = <P extends Parameters<typeof Type.Object>[0]>(properties: P): ReturnType<typeof Type.Object<P>> =>
-  says('must be an object', Type.Object(properties, { additionalProperties: false }))
 
 const pathGlobs = list(says('must be a path glob starting with "/"', Type.String({ pattern: '^/' })))
 const pointer = says('must be a JSON Pointer (RFC 6901)', Type.String({ pattern: JSON_POINTER_PATTERN }))
@@ -69,27 +59,5 @@ export type SchemaCheck = { ok: true, document: CallersDocument } | { ok: false,
 
 export function checkCallersSchema (document: unknown): SchemaCheck {
   if (Value.Check(CallersFileSchema, document)) return { ok: true, document }
-  const problems: string[] = []
-  const seen = new Set<string>()
-  for (const error of Value.Errors(CallersFileSchema, document)) {
-    // One problem per field: a missing field is also "not a string", a union fails every member.
-    if (seen.has(error.path)) continue
-    seen.add(error.path)
-    problems.push(`${fieldPath(error.path)}: ${messageOf(error)}`)
-  }
-  return { ok: false, problems }
-}
-
-function messageOf (error: ValueError): string {
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) return 'is not a known field'
-  if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required'
-  const message = (error.schema as { message?: unknown }).message
-  return typeof message === 'string' ? message.replace('{value}', JSON.stringify(error.value) ?? String(error.value)) : error.message
-}
-
-/** `/callers/1/allow/0` (a JSON Pointer) as `callers[1].allow[0]`; the document itself as `callers`. */
-export function fieldPath (pointer: string): string {
-  if (pointer === '') return 'callers'
-  return pointer.slice(1).split('/').map((raw) => raw.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((out, segment) => /^\d+$/.test(segment) ? `${out}[${segment}]` : out === '' ? segment : `${out}.${segment}`, '')
+  return { ok: false, problems: schemaProblems(CallersFileSchema, document, 'callers') }
 }

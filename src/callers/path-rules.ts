@@ -18,7 +18,7 @@ export type PathRule = (folded: CanonicalPath) => boolean
 const compiled = new LRUCache<string, PathRule>({ max: 4096 })
 
 /** A glob in the folded form of the paths it is matched against. */
-function foldGlob (path: string): string {
+export function foldGlob (path: string): string {
   const trimmed = path.toLowerCase().replace(/\/+$/, '')
   return trimmed === '' ? '/' : trimmed
 }

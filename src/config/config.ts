@@ -67,6 +67,8 @@ export interface Config {
   }
   /** SPEC §14: null when `PROXY_CONSOLE_LISTEN` is not set (the console is off). */
   console: ConsoleConfig | null
+  /** SPEC §13: `/mcp` on the proxy listener; `toolsFile` holds the operator's tools (null: built-in tools only). */
+  mcp: { enabled: boolean, toolsFile: string | null }
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

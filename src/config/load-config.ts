@@ -88,6 +88,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const approvals = resolveApprovals(settings, problems)
   const consoleConfig = resolveConsole(settings, problems, warnings)
   problems.push(...sameSecretProblems(settings, redisPassword(redis.url)))
+  const mcp = resolveMcp(settings, problems, warnings)
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -123,6 +124,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     webhooks,
     approvals,
     console: consoleConfig,
+    mcp,
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {
@@ -199,6 +201,15 @@ function resolveEgress (settings: RawSettings, problems: string[]): Config['egre
     else problems.push(`PROXY_EGRESS_IP_URL ${checked.problem} (or 'off')`)
   }
   return { url, intervalS: settings.PROXY_EGRESS_IP_INTERVAL_SECONDS, expectedIps }
+}
+
+/** SPEC §13: an agent is known by its caller key, so MCP needs a callers file. */
+function resolveMcp (settings: RawSettings, problems: string[], warnings: string[]): Config['mcp'] {
+  const enabled = settings.PROXY_MCP === 'on'
+  const toolsFile = settings.PROXY_MCP_TOOLS_FILE ?? null
+  if (enabled && settings.PROXY_CALLERS_FILE === undefined) problems.push('PROXY_MCP=on needs PROXY_CALLERS_FILE: agents over MCP are identified by their caller key (SPEC §13)')
+  if (!enabled && toolsFile !== null) warnings.push('PROXY_MCP_TOOLS_FILE is set but PROXY_MCP is off: the tools are not served')
+  return { enabled, toolsFile }
 }
 
 function checkTokenTiming (settings: RawSettings, problems: string[], warnings: string[]): void {

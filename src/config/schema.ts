@@ -102,7 +102,7 @@ const coreProperties = {
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 }
 
-/** The inbox's (SPEC §10), approvals' (SPEC §11) and the console's (SPEC §14) variables, all named with one of FEATURE_PREFIXES. */
+/** The inbox's (SPEC §10), approvals' (SPEC §11), MCP's (SPEC §13) and the console's (SPEC §14) variables, all named with one of FEATURE_PREFIXES. */
 const featureProperties = {
   PROXY_WEBHOOK_LISTEN: optionalString,
   PROXY_WEBHOOK_PATH_TOKEN: optionalString,
@@ -145,6 +145,9 @@ const featureProperties = {
   PROXY_CONSOLE_TRUSTED_PROXIES: Type.String({ default: '' }),
   PROXY_CONSOLE_USER_HEADER: Type.String({ pattern: '^[A-Za-z0-9-]+$', default: DEFAULT_CONSOLE_USER_HEADER }),
   PROXY_CONSOLE_APPROVERS: Type.String({ default: '' }),
+  // Agents over MCP (SPEC §13).
+  PROXY_MCP: stringEnum(['on', 'off'], { default: 'off' }),
+  PROXY_MCP_TOOLS_FILE: optionalString,
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })
@@ -156,7 +159,7 @@ export const envSchema = Type.Object({ ...coreProperties, ...featureProperties }
  * values the full schema would have filled in (a test compares the two readings).
  */
 export const CORE_SCHEMA = Type.Object(coreProperties)
-export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_CONSOLE_']
+export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_MCP', 'PROXY_CONSOLE_']
 export const FEATURE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze(Object.fromEntries(
   Object.entries(featureProperties).flatMap(([name, property]) => 'default' in property ? [[name, property.default as unknown]] : []),
 ))

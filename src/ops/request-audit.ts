@@ -6,16 +6,18 @@
  * the upstream path without its query string, which may carry references or personal data.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { callerIdOf } from '../callers/caller.js'
 import type { ProxyMetrics } from './metrics.js'
 
 export interface RequestAuditOptions {
   metrics: ProxyMetrics
+  /** SPEC §13: `via` and `tool` of a request a tool call made (null for the listener's requests); absent with MCP off. */
+  via?: ((request: FastifyRequest) => { via: string, tool: string } | null) | undefined
 }
 
 export const requestAudit = fp(async function requestAudit (app: FastifyInstance, options: RequestAuditOptions) {
-  const { metrics } = options
+  const { metrics, via } = options
   // One child for every access line, without redaction: the line's fields are ours and hold no
   // secret (the path has no query string), and pino's redaction costs a few percent per request.
   const accessLog = app.log.child({}, { redact: [] })
@@ -29,7 +31,7 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
     const ctx = request.proxy
     if (ctx === null) return
     metrics.upstreamCompleted(ctx.route.environment ?? '', ctx.route.interface, (performance.now() - ctx.startedMs) / 1000)
-    accessLog.info({
+    const line: Record<string, unknown> = {
       reqId: request.id,
       environment: ctx.route.environment,
       interface: ctx.route.interface,
@@ -39,6 +41,12 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
       retried: ctx.attempt > 0,
       durationMs: Math.round(reply.elapsedTime * 100) / 100,
       caller: callerIdOf(request),
-    }, 'proxied request')
+    }
+    const toolCall = via?.(request) ?? null
+    if (toolCall !== null) {
+      line['via'] = toolCall.via
+      line['tool'] = toolCall.tool
+    }
+    accessLog.info(line, 'proxied request')
   })
 }, { name: 'request-audit' })

@@ -77,10 +77,14 @@ const NO_ROUTE = '/'
 const kReading = Symbol('targetReading')
 type ReadRequest = IncomingMessage & { [kReading]?: TargetReading }
 
-/** Fastify's `rewriteUrl`: keeps the reading on the raw request and gives the router its path. */
-export function createUrlRewriter (prefixes: readonly string[], options: PathOptions): (req: IncomingMessage) => string {
+/**
+ * Fastify's `rewriteUrl`: keeps the reading on the raw request and gives the router its path.
+ * `builtTarget` gives the target of a request a tool call built (SPEC §13), read here exactly as
+ * built: the injected request's own URL went through a WHATWG parser, which resolves `..`.
+ */
+export function createUrlRewriter (prefixes: readonly string[], options: PathOptions, builtTarget?: (req: IncomingMessage) => string | undefined): (req: IncomingMessage) => string {
   return (req) => {
-    const reading = readTarget(req.url ?? '', prefixes, options)
+    const reading = readTarget(builtTarget?.(req) ?? req.url ?? '', prefixes, options)
     ;(req as ReadRequest)[kReading] = reading
     switch (reading.kind) {
       case 'refused': return NO_ROUTE

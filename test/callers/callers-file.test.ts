@@ -1,6 +1,6 @@
 import t from 'tap'
 import { parseCallersText, readCallersFile } from '../../src/callers/callers-file.js'
-import { fieldPath } from '../../src/callers/callers-schema.js'
+import { fieldPath } from '../../src/config/schema-problems.js'
 import { compilePathRule } from '../../src/callers/path-rules.js'
 import { folded } from '../helpers/canonical.js'
 
@@ -39,7 +39,7 @@ t.test('problems are named by their field path (TypeBox schema, then the checks 
   }
   const repeated = parseCallersText(`{"callers":[{"id":"a","keySha256":"${KEY}","allow":[{"methods":["GET"]}],"allow":[{}]}]}`, '.json')
   t.same(repeated.ok ? [] : repeated.problems, ['not valid JSON: a member name is repeated in one object'], 'a repeated member is refused, not read as its last copy')
-  t.same(fieldPath('/callers/12/amountLimits/0/perDay/a~1b~0c'), 'callers[12].amountLimits[0].perDay.a/b~c', 'JSON Pointer escapes undone')
+  t.same(fieldPath('/callers/12/amountLimits/0/perDay/a~1b~0c', 'callers'), 'callers[12].amountLimits[0].perDay.a/b~c', 'JSON Pointer escapes undone')
 })
 
 t.test('defaults: both environments and interfaces, every method, every path; key hash lower-cased', async (t) => {

@@ -1,5 +1,5 @@
 /**
- * A callers file that does not parse, said with where: `line 4, column 1`, so an operator can go
+ * A callers or tools file that does not parse, said with where: `line 4, column 1`, so an operator can go
  * to the spot. The parsers' own messages are not passed on whole: YAML's quotes the lines around
  * the error, and V8's JSON messages quote the text.
  */

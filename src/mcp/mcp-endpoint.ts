@@ -1,0 +1,128 @@
+/**
+ * `/mcp` on the proxy listener (SPEC §13): MCP over Streamable HTTP, stateless, served by the
+ * official SDK's `createMcpHandler` (revision 2026-07-28, and earlier revisions as the SDK
+ * negotiates them), mounted as a Fastify route so the listener's own refusals (draining, headers)
+ * run first. Before anything else the route applies §5's client rules and §7's identity, in
+ * onRequest, before the body is read: an unknown key is 401 with `WWW-Authenticate`, a browser's
+ * `Origin` or a foreign `Host` 403. Then a GET (or any method but POST) is 405. The body is held
+ * within its limit (413 past it) and handed to the SDK as bytes, so a malformed envelope is the
+ * SDK's JSON-RPC error. The caller key is never handed to the SDK: the agent travels in `authInfo`.
+ *
+ * Why not @modelcontextprotocol/fastify: it builds a Fastify app of its own (ours has its plugin
+ * order, error shape and lingering close) and its Origin check admits localhost origins, where
+ * §5 refuses every Origin. Its Host check duplicates client-access.ts. (docs/agents.md)
+ */
+import { Readable } from 'node:stream'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { McpHttpHandler } from '@modelcontextprotocol/server'
+import type { ClientAccess } from '../access/client-access.js'
+import type { CallerSpec } from '../callers/callers-file.js'
+import { authorizationsOf } from '../callers/callers-plugin.js'
+import type { RefuseCaller } from '../callers/caller-refusals.js'
+import { identify, type CallerIndex } from '../callers/judge-caller.js'
+import { BodyTooLargeError, CallerUnauthenticatedError, ClientNotAllowedError, McpMethodNotAllowedError } from '../errors.js'
+import { continueIfExpected, declaredLength, holdBody } from '../routing/request-body.js'
+import { AgentContext } from './mcp-server.js'
+
+export interface McpEndpointOptions {
+  callers: () => CallerIndex
+  access: ClientAccess
+  refuse: RefuseCaller
+  handler: McpHttpHandler
+  /** The JSON-RPC envelope's limit: the request body's limit and room for the envelope around it. */
+  bodyLimitBytes: number
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller of an /mcp request, identified before its body is read. */
+    mcpCaller: CallerSpec | null
+  }
+}
+
+export const MCP_PATH = '/mcp'
+/** What the SDK sees as its request's URL: it routes nothing on it. */
+const MCP_URL = `http://localhost${MCP_PATH}`
+const BATCH_REFUSED = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not accepted; send one message per POST' } }
+/** Never passed to the SDK: the key, the cookies, and what the web Request sets itself. */
+const NOT_PASSED = new Set(['authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'])
+
+export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOptions): Promise<void> {
+  const { access, refuse, handler, bodyLimitBytes } = options
+
+  app.decorateRequest('mcpCaller', null)
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (request, payload, done) => {
+    continueIfExpected(request.raw)
+    holdBody(payload, bodyLimitBytes).then((body) => { done(null, body) }, done)
+  })
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    const remoteAddress = request.raw.socket.remoteAddress
+    const decision = access.check(remoteAddress, request.headers)
+    if (!decision.ok) {
+      request.log.warn({ reason: decision.reason, remoteAddress }, 'client refused')
+      done(new ClientNotAllowedError(`Refused: ${decision.reason}`))
+      return
+    }
+    const caller = identify(options.callers(), { authorizations: authorizationsOf(request), peer: remoteAddress ?? '' })
+    if (typeof caller === 'string') { done(refuse(request, 'anonymous', new CallerUnauthenticatedError(caller))); return }
+    // Not `callerSpec`: the root hooks of proxied requests read that one (a reference rule would judge
+    // the JSON-RPC envelope). `caller` only labels the /mcp request's own refusals in the metrics.
+    request.caller = { id: caller.id }
+    request.mcpCaller = caller
+    const length = declaredLength(request.raw)
+    done(length !== null && length > bodyLimitBytes ? new BodyTooLargeError(bodyLimitBytes) : undefined)
+  })
+
+  app.post(MCP_PATH, async (request, reply) => await serve(request, reply))
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
+    url: MCP_PATH,
+    handler: async (request, reply) => {
+      reply.header('allow', 'POST')
+      throw new McpMethodNotAllowedError(request.method)
+    },
+  })
+
+  async function serve (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const caller = request.mcpCaller
+    if (caller === null) throw new Error('/mcp served without a caller')
+    const agent = new AgentContext({
+      caller,
+      origin: { authorization: request.headers.authorization, remoteAddress: request.raw.socket.remoteAddress ?? '', host: request.headers.host ?? 'localhost', requestId: request.id },
+    })
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (typeof value === 'string' && !NOT_PASSED.has(name)) headers[name] = value
+    }
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+    // Parsed here and handed over parsed, the SDK's escape hatch: it then neither clones the web
+    // Request to read it nor parses it again (a third of its cost per call). Text that is not JSON
+    // goes as it came, for the SDK's own parse error.
+    const parsed = parseJson(body)
+    // A batch would be several tool calls in one request; the 2025-03-26 revision allowed them and the
+    // SDK's stateless fallback still serves them. No revision this endpoint speaks needs them.
+    if (Array.isArray(parsed)) return await reply.code(400).type('application/json').send(BATCH_REFUSED)
+    const authInfo = { token: '', clientId: caller.id, scopes: [], extra: { agent } }
+    const response = parsed === NOT_JSON
+      ? await handler.fetch(new Request(MCP_URL, { method: 'POST', headers, body }), { authInfo })
+      : await handler.fetch(new Request(MCP_URL, { method: 'POST', headers }), { authInfo, parsedBody: parsed })
+    reply.code(response.status)
+    response.headers.forEach((value, name) => { reply.header(name, value) })
+    if (response.body === null) return await reply.send()
+    // An answer streamed as events (2025 revisions) streams; a JSON answer is sent whole.
+    if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return await reply.send(Readable.fromWeb(response.body))
+    return await reply.send(Buffer.from(await response.arrayBuffer()))
+  }
+}
+
+const NOT_JSON = Symbol('not JSON')
+
+function parseJson (body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown
+  } catch {
+    return NOT_JSON
+  }
+}

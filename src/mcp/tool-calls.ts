@@ -1,0 +1,124 @@
+/**
+ * A tool call, carried out (SPEC §13): its arguments checked against its schema, then, for a tool
+ * that makes a request, the request built from them and sent through the proxy's own pipeline
+ * (inner-request.ts), whose answer becomes the result; the approval look-ups read through the rules
+ * the HTTP routes use (approval-visibility.ts); the payment look-ups are requests to §12's routes.
+ * Every call is counted by caller, tool and outcome.
+ */
+import type { Logger } from 'pino'
+import { visibleApproval, visibleApprovals } from '../approvals/approval-visibility.js'
+import type { ApprovalStatus } from '../approvals/approval-record.js'
+import type { ApprovalStore } from '../approvals/approval-store.js'
+import type { RecordVerifier } from '../approvals/record-verifier.js'
+import type { CallerSpec } from '../callers/callers-file.js'
+import type { Clock } from '../clock.js'
+import { ApprovalNotFoundError, InternalError, McpInvalidArgumentsError, ProxyError } from '../errors.js'
+import type { PathOptions } from '../routing/canonical-path.js'
+import type { CallOrigin, InnerCall, SendInner } from './inner-request.js'
+import type { McpMetrics } from './mcp-metrics.js'
+import { fillTemplate } from './path-template.js'
+import type { CatalogueTool } from './tool-catalogue.js'
+import { errorResult, lookupResult, outcomeOf, requestResult, valueResult, type ToolResult } from './tool-result.js'
+import type { OperatorTool } from './tools-file.js'
+
+export interface Agent {
+  caller: CallerSpec
+  origin: CallOrigin
+}
+
+export interface ToolCallsDeps {
+  send: SendInner
+  /** Approvals in use (SPEC §11); null when no caller has approveAbove, and then no approval tool is listed. */
+  approvals: { store: ApprovalStore, verifier: RecordVerifier, clock: Clock } | null
+  paths: PathOptions
+  metrics: McpMetrics
+  log: Logger
+}
+
+export type CallTool = (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>) => Promise<ToolResult>
+
+export function createToolCalls (deps: ToolCallsDeps): CallTool {
+  const { send, paths, metrics, log } = deps
+
+  async function run (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>): Promise<ToolResult> {
+    const refused = tool.check(args)
+    if (refused !== null) return errorResult(refused)
+    const name = tool.listing.name
+    const { action } = tool
+    switch (action.kind) {
+      case 'request':
+        return await request(agent, { tool: name, method: String(args['method']), target: requestTarget(args['environment'], args['interface'], String(args['path'])) + queryOf(args['query']), body: bodyOf(args) })
+      case 'operator': {
+        const call = operatorCall(action.tool, args, paths)
+        return call instanceof McpInvalidArgumentsError ? errorResult(call) : await request(agent, call)
+      }
+      case 'get_approval': {
+        const { store, verifier, clock } = approvalsInUse()
+        const approval = await visibleApproval(store, agent.caller, String(args['id']))
+        return approval === null ? errorResult(new ApprovalNotFoundError()) : valueResult({ approval: verifier.view(approval, clock.wallMs()) })
+      }
+      case 'list_approvals': {
+        const { store, verifier, clock } = approvalsInUse()
+        // The schema admitted only APPROVAL_STATUSES.
+        return valueResult({ approvals: await visibleApprovals(store, verifier, agent.caller, args['status'] as ApprovalStatus | undefined, clock.wallMs()) })
+      }
+      case 'get_payment': {
+        const key = String(args['reference'] ?? args['id'])
+        const environment = typeof args['environment'] === 'string' ? `?environment=${args['environment']}` : ''
+        return lookupResult(await send(agent.origin, { tool: name, method: 'GET', target: `/payments/${encodeURIComponent(key)}${environment}`, body: null }))
+      }
+      case 'list_payments':
+        return lookupResult(await send(agent.origin, { tool: name, method: 'GET', target: `/payments${queryOf({ state: args['state'], limit: typeof args['limit'] === 'number' ? String(args['limit']) : undefined })}`, body: null }))
+    }
+  }
+
+  async function request (agent: Agent, call: InnerCall): Promise<ToolResult> {
+    return requestResult(await send(agent.origin, call))
+  }
+
+  function approvalsInUse (): NonNullable<ToolCallsDeps['approvals']> {
+    if (deps.approvals === null) throw new Error('an approval tool was listed without approvals in use')
+    return deps.approvals
+  }
+
+  return async (agent, tool, args) => {
+    let result: ToolResult
+    try {
+      result = await run(agent, tool, args)
+    } catch (err) {
+      if (err instanceof ProxyError) result = errorResult(err)
+      else {
+        log.error({ err, caller: agent.caller.id, tool: tool.listing.name }, 'tool call failed')
+        result = errorResult(new InternalError(err))
+      }
+    }
+    metrics.called(agent.caller.id, tool.listing.name, outcomeOf(result))
+    return result
+  }
+}
+
+/** `/{environment}/{interface}{path}`, or the default environment's `/{interface}{path}` (SPEC §3's short routes). */
+function requestTarget (environment: unknown, iface: unknown, path: string): string {
+  return `${typeof environment === 'string' ? `/${environment}` : ''}/${String(iface)}${path}`
+}
+
+function operatorCall (tool: OperatorTool, args: Record<string, unknown>, paths: PathOptions): InnerCall | McpInvalidArgumentsError {
+  const path = fillTemplate(tool.template, args, paths)
+  if (path instanceof McpInvalidArgumentsError) return path
+  const query = args['query']
+  if (query !== undefined && (typeof query !== 'object' || query === null || Object.values(query).some((v) => typeof v !== 'string'))) {
+    return new McpInvalidArgumentsError('arguments.query', 'must be an object of strings')
+  }
+  return { tool: tool.name, method: tool.method, target: requestTarget(tool.environment, tool.interface, path) + queryOf(query), body: bodyOf(args) }
+}
+
+/** `?a=1&b=x%20y` from an object of strings (absent members skipped); '' when there is none. */
+function queryOf (query: unknown): string {
+  if (typeof query !== 'object' || query === null) return ''
+  const pairs = Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string')
+  return pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`
+}
+
+function bodyOf (args: Record<string, unknown>): Buffer | null {
+  return 'body' in args ? Buffer.from(JSON.stringify(args['body'])) : null
+}
