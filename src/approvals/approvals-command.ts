@@ -91,7 +91,9 @@ async function show (store: ApprovalStore, verifier: RecordVerifier, id: string,
     io.err(`payments-auth-proxy: no approval ${terminalText(id)}\n`)
     return 1
   }
-  io.out(`${terminalJson(verifier.view(approval, io.nowMs()), 2)}\n`)
+  // The query a held request carries is sent with it, so a person reading it here sees it too.
+  const view = verifier.view(approval, io.nowMs())
+  io.out(`${terminalJson(approval.query === '' ? view : { ...view, query: approval.query }, 2)}\n`)
   return 0
 }
 

@@ -36,7 +36,8 @@ export function approvalItem (record: ApprovalRecord, view: ApprovalView, nowMs:
     status: view.status,
     pending: view.status === 'pending',
     caller: shownText(view.caller, 64),
-    target: shownText(`${view.method} /${view.environment}/${view.interface}${view.path}`, detail ? 600 : 160),
+    // The query too: it is sent, so it is shown (it is under the record's seal like the rest).
+    target: shownText(`${view.method} /${view.environment}/${view.interface}${view.path}${record.query === '' ? '' : `?${record.query}`}`, detail ? 600 : 160),
     amount: groupedAmount(view.amount),
     currency: shownText(view.currency, 12),
     reference: shownText(view.externalReference, cut),

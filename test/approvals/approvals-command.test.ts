@@ -8,7 +8,7 @@
 import t from 'tap'
 import { runCli } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
-import { SEALING_SECRET, decide, pay, payouts, startApprovalsRig, type ApprovalsRig, type HeldAnswer } from './approvals-harness.js'
+import { AGENT_KEY, SEALING_SECRET, decide, pay, payouts, startApprovalsRig, type ApprovalsRig, type HeldAnswer } from './approvals-harness.js'
 
 /** An ESC or a bare CR as the terminal would receive it. */
 const rawControl = (text: string): boolean => text.includes('\u001b') || text.includes('\r')
@@ -65,6 +65,13 @@ t.test('what an agent chose is printed escaped: no escape sequence moves the cur
   const shown = await command(t, rig, ['show', id])
   t.notOk(rawControl(shown.out))
   t.match(shown.out, /"externalReference": "inv-9\\u001b\[49G5 KES"/, 'show spells it out too')
+})
+
+t.test('show prints the query a held request is sent with', async (t) => {
+  const rig = await startApprovalsRig(t)
+  const res = await fetch(`${rig.proxy.url}/sandbox/fiat/payouts?channel=mpesa`, { method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: '300', currency: 'KES', externalReference: 'cli-q' }) })
+  const { approval } = await res.json() as HeldAnswer
+  t.match(JSON.parse((await command(t, rig, ['show', approval.id])).out), { id: approval.id, query: 'channel=mpesa' })
 })
 
 t.test('approve and reject say what is missing; a decision prints the approval as show does', async (t) => {

@@ -37,6 +37,19 @@ t.test('approved on the console: sent once within 2 s, decidedBy the email and d
   t.ok(rig.logs.find('approval approved').some((e) => e['decidedBy'] === APPROVER && e['decidedByCaller'] === 'console'), 'the decision logged at info with the email')
 })
 
+t.test('a held request\'s query is shown with its path: it is sent with it', async (t) => {
+  const rig = await startConsoleRig(t)
+  const res = await fetch(`${rig.proxy.url}/sandbox/fiat/payouts?channel=mpesa&note=a%20b`, {
+    method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: 250, currency: 'KES', externalReference: 'ref-query' }),
+  })
+  t.equal(res.status, 202)
+  const { approval } = await res.json() as { approval: { id: string } }
+  const client = new ConsoleClient(rig.url)
+  await client.signIn(rig.signins, APPROVER)
+  t.match((await client.get('/approvals')).text, /POST \/sandbox\/fiat\/payouts\?channel=mpesa&amp;note=a%20b/, 'on the list')
+  t.match((await client.get(`/approvals/${approval.id}`)).text, /POST \/sandbox\/fiat\/payouts\?channel=mpesa&amp;note=a%20b/, 'on its page')
+})
+
 t.test('rejected on the console with a reason: never sent, the agent\'s retry gets 403 APPROVAL_REJECTED with the reason', async (t) => {
   const rig = await startConsoleRig(t)
   const id = await hold(rig, 300, 'ref-reject')
