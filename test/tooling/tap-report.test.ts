@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,10 +18,30 @@ const FIXTURES = 'test/tooling/fixtures'
 
 interface Run { output: () => string, exited: Promise<number | null>, running: () => boolean }
 
+/**
+ * A project of its own beside the suite's, with the suite's tap settings, reporter script, fixtures
+ * and node_modules: tap keeps its run's state in the project's `.tap/`, which the suite's own run,
+ * with its jobs in parallel, is using at the same time.
+ */
+function fixtureProject (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pap-tap-project-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { tap: Record<string, unknown> }
+  const tap = { ...manifest.tap }
+  // Not the suite's build step: the fixtures need no build.
+  delete tap['before']
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'tap-report-fixtures', private: true, type: 'module', tap }))
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  mkdirSync(join(dir, 'scripts'))
+  cpSync(join(ROOT, 'scripts/tap.sh'), join(dir, 'scripts/tap.sh'))
+  cpSync(join(ROOT, FIXTURES), join(dir, FIXTURES), { recursive: true })
+  return dir
+}
+
 function tapSh (t: Test, files: string[], env: Record<string, string> = {}): Run {
   // Only what a shell would have: tap's own variables would make this run report as a child of the suite's.
   const child = spawn('bash', ['scripts/tap.sh', ...files.map((file) => `${FIXTURES}/${file}`)], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    cwd: fixtureProject(t), stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
   })
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8') })
