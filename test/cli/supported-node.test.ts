@@ -4,7 +4,7 @@
  * scripts/use-supported-node.sh, which puts Node 24 (installed once into .node/24) first on PATH when
  * the machine's Node is older, and does nothing on a supported one.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
@@ -98,5 +98,6 @@ t.test('the npm scripts that run the project\'s code use a supported Node; npm s
     t.match(scripts[name], /^\. scripts\/use-supported-node\.sh && /, name)
   }
   t.notMatch(scripts['start'], /use-supported-node/, 'start runs the machine\'s node: the CLI refuses an unsupported one')
-  t.equal(execFileSync('git', ['check-ignore', '.node/24/bin/node'], { cwd: ROOT, encoding: 'utf8' }).trim(), '.node/24/bin/node', '.node is git-ignored')
+  // CI runs on a checkout without .git, so the ignore files are read rather than asked of git
+  t.ok(readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').includes('.node/'), '.node is git-ignored')
 })
