@@ -3,6 +3,7 @@
  * looks at raw variables.
  */
 import type { Cidr } from './network-lists.js'
+import type { PaymentsConfig } from './payment-config.js'
 import type { WebhookConfig } from './webhook-config.js'
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const
@@ -62,6 +63,8 @@ export interface Config {
     notifyUrl: string | null
     retryScheduleMs: readonly number[]
   }
+  /** SPEC §12: null unless `PROXY_PAYMENTS=on`. */
+  payments: PaymentsConfig | null
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

@@ -15,6 +15,7 @@ import { resolveRedisUrl } from './redis-url.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
+import { resolvePayments } from './payment-settings.js'
 import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
@@ -84,6 +85,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   problems.push(...redis.problems)
   const webhooks = resolveWebhooks(settings, variables, problems, warnings)
   const approvals = resolveApprovals(settings, problems)
+  const payments = resolvePayments(settings, variables, problems, warnings)
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -118,6 +120,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     state: { redisUrl: redis.url, keyPrefix: settings.PROXY_REDIS_KEY_PREFIX },
     webhooks,
     approvals,
+    payments,
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {
