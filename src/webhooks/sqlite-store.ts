@@ -1,6 +1,6 @@
 /**
  * The embedded InboxStore (SPEC §10): one SQLite file, synced commits for intakes, and every write of a turn of
- * the event loop (intakes and recorded attempts) grouped into one transaction (group-commit.ts).
+ * the event loop (intakes and recorded attempts) grouped into one transaction (sqlite/group-commit.ts).
  * SQLite calls are synchronous and short; the bound (events, bytes) is kept in memory from one count
  * at open, so a full store answers 503 without a query, and nothing stored is ever dropped to make room.
  *
@@ -10,7 +10,7 @@
  */
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
-import { createGroupCommit } from './group-commit.js'
+import { createGroupCommit } from '../sqlite/group-commit.js'
 import type { AttemptRecord, InboxStore, IntakeOutcome, NewEvent, Settlement, StoredEvent } from './inbox-store.js'
 import { DUE_EVENTS, MARK_HEAD, openInboxDatabase } from './sqlite-schema.js'
 import { attemptOf, eventOf, summaryOf, type AttemptRow, type EventRow, type SummaryRow } from './sqlite-rows.js'
