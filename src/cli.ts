@@ -96,10 +96,12 @@ async function serve (): Promise<void> {
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  const { app, sources, rotation, callers, restart, metrics } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart, metrics, payments } = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
-    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
+    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry, onStored: payments?.wake })
+    // Payments (SPEC §12) read every stored event through the inbox's store, after a cursor of their own.
+    await payments?.readEvents(inbox.store)
   }
   let current: Config = config
 

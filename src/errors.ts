@@ -46,6 +46,8 @@ export const ERROR_STATUS = {
   APPROVAL_NOT_PERMITTED: 403,
   APPROVAL_SELF_DECISION: 403,
   APPROVAL_ALREADY_DECIDED: 409,
+  // Payments followed to their final state (SPEC §12).
+  PAYMENT_NOT_FOUND: 404,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -269,6 +271,13 @@ export class ApprovalSelfDecisionError extends ProxyError {
 export class ApprovalAlreadyDecidedError extends ProxyError {
   constructor (status: string) {
     super('APPROVAL_ALREADY_DECIDED', `This approval is ${status} already; a decision is final`)
+  }
+}
+
+/** SPEC §12: another caller's payment is as absent as one that does not exist. */
+export class PaymentNotFoundError extends ProxyError {
+  constructor () {
+    super('PAYMENT_NOT_FOUND', 'No such payment')
   }
 }
 

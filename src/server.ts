@@ -4,7 +4,7 @@
  * This module wires; the decisions live in the plugins it registers, in this order for every
  * proxied request: refusals (draining, a path outside the routes, headers) -> client access ->
  * [caller identity] -> path guard -> [caller rules, idempotency, approval retries, amount limits,
- * approval holds] -> the route (body, token) -> upstream.
+ * approval holds, payments' intent] -> the route (body, token) -> upstream.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -42,6 +42,7 @@ import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import type { UpstreamResponseTap } from './routing/upstream-response.js'
 import type { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
 import type { ApprovalsInUse } from './approvals/approvals-setup.js'
+import type { Payments, RunningPayments } from './payments/payments-setup.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
@@ -78,6 +79,8 @@ export interface ProxyServer {
   callers: CallersHolder | null
   /** Changed variables a reload could not apply (cli.ts compares at SIGHUP); shown in /readyz. */
   restart: RestartNotice
+  /** Payments followed (SPEC §12), null when off; cli.ts hands them the inbox's events. */
+  payments: RunningPayments | null
 }
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
@@ -108,6 +111,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
   const approvals = held === null || approvalMetrics === null ? null : { ...held, metrics: approvalMetrics.createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock }
+  // Payments (SPEC §12), loaded only when on: a start without them loads none of their modules.
+  const payments = config.payments === null ? null : await (await import('./payments/payments-setup.js')).preparePayments({ ...config, payments: config.payments }, { log, clock, registry: metrics.registry })
   const ownsStore = deps.store === undefined
   const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
@@ -134,8 +139,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
-  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins } })
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks })
+  const recorder = await registerTransactionChecks(app, config, { callers, store, clock, metrics, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins }, payments })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks, payments: payments?.readiness })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes,
@@ -144,17 +149,21 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     bodyLimitBytes: config.bodyLimitBytes,
     observer: createIpNotAllowedDiagnosis(egress, (environment, iface) => { metrics.ipNotAllowed(environment, iface) }),
     referencePointer: config.idempotency.keyPointer,
-    tap: recorder,
+    tap: payments === null ? recorder : payments.tap(recorder),
   })
 
   const approvalWorker = approvals === null || callers === null || setup === null
     ? null
-    : await setup.registerApprovals(app, approvals, { callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
+    : await setup.registerApprovals(app, approvals, { callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000, payments: payments?.follower ?? null })
+  const followed = payments === null
+    ? null
+    : await payments.register(app, { callers: callers === null ? null : callers.current, access: createClientAccess(config), sources, dispatcher: outbound.upstream, state: store })
 
   app.addHook('onReady', async () => {
     for (const source of sources.values()) source.start()
     egress.start()
     approvalWorker?.start()
+    followed?.start()
   })
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onClose', async () => {
@@ -162,11 +171,13 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     egress.close()
     await approvalWorker?.close()
     await approvals?.store.close()
+    await followed?.close()
+    await payments?.close()
     if (ownsOutbound) await outbound.destroy()
     if (ownsStore) await store.close()
   })
 
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, payments: followed }
 }
 
 function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver): FastifyInstance {
@@ -198,13 +209,14 @@ interface ApprovalPlugins { inUse: ApprovalsInUse, approvalRetries: typeof appro
  * SPEC §7–§8 in their order: callers' identity, the path guard (SPEC §3: after identity, before
  * any rule judges the path), callers' rules (allow, rate, reference), the audit line, then
  * idempotency, then a held request's retry (SPEC §11), then amount limits, so a replay, 409 or 422
- * costs no amount, then the hold of a request above approveAbove. Each is registered only
- * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
+ * costs no amount, then the hold of a request above approveAbove, then a followed payment's intent
+ * (SPEC §12), so nothing refused or held is followed. Each is registered only when configured.
+ * Returns the idempotency layer's recorder for the proxy routes, if it is on.
  */
 async function registerTransactionChecks (
-  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, approvals: ApprovalPlugins | null },
+  app: FastifyInstance, config: Config, deps: { callers: CallersHolder | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, approvals: ApprovalPlugins | null, payments: Payments | null },
 ): Promise<UpstreamResponseTap | undefined> {
-  const { callers, store, clock, metrics, approvals } = deps
+  const { callers, store, clock, metrics, approvals, payments } = deps
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
   const callerOptions = callers === null || refuse === null
     ? null
@@ -225,5 +237,6 @@ async function registerTransactionChecks (
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalHolds, approvalOptions)
+  await payments?.follow(app, config.idempotency.keyPointer)
   return recorder
 }

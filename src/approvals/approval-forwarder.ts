@@ -10,6 +10,8 @@
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import type { EnvironmentName } from '../config/config.js'
+import { approvedAnswered, followApproved } from '../payments/approved-send.js'
+import type { PaymentFollower } from '../payments/payment-follower.js'
 import { buildClientResponseHeaders } from '../headers/header-policy.js'
 import { headersToRecord, isRecordable } from '../idempotency/idempotency-decision.js'
 import type { StateStore } from '../state/state-store.js'
@@ -31,6 +33,8 @@ export interface ForwarderOptions {
   /** §8: how long the answer is kept for retries, and how long a claim may be held. */
   recordTtlMs: number
   inFlightTtlMs: number
+  /** Payments (SPEC §12): the intent before the send, the answer after. */
+  payments?: PaymentFollower | null | undefined
 }
 
 export type ForwardApproval = (approval: ApprovalRecord) => Promise<void>
@@ -71,6 +75,13 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       await state.abort(approval.key, claim.owner)
       return
     }
+    // SPEC §12: nothing is sent before its payment intent is stored; the next look tries again.
+    const payment = await followApproved(options.payments, approval).catch(() => undefined)
+    if (payment === undefined) {
+      log.warn(fields, 'approved request waits: its payment intent cannot be stored')
+      await state.abort(approval.key, claim.owner)
+      return
+    }
     const resend = approval.forward === 'sending'
     if (!resend && !await approvals.moveForward(approval.id, 'none', 'sending')) {
       await state.abort(approval.key, claim.owner)
@@ -96,8 +107,9 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       })
       const body = Buffer.from(await answer.body.arrayBuffer())
       const status = answer.statusCode
+      const paymentHeader = await approvedAnswered(options.payments, payment, { status, body, headers: answer.headers })
       if (isRecordable(status)) {
-        const headers = headersToRecord(buildClientResponseHeaders(answer.headers))
+        const headers = { ...headersToRecord(buildClientResponseHeaders(answer.headers)), ...paymentHeader }
         await state.finish(approval.key, claim.owner, { fingerprint: approval.fingerprint, status, headers, body }, options.recordTtlMs)
       } else {
         await state.abort(approval.key, claim.owner)
@@ -110,6 +122,7 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       // No answer (or none readable): the transaction may have happened, so the amount stays counted
       // and the request is not sent again by us; the agent's retry is held for a new decision.
       log.warn({ ...fields, err }, 'approved request got no answer; not sent again')
+      await approvedAnswered(options.payments, payment, null)
       await state.abort(approval.key, claim.owner).catch(() => undefined)
     }
     await approvals.moveForward(approval.id, 'sending', 'answered')

@@ -10,6 +10,7 @@ import type { ClientAccess } from '../access/client-access.js'
 import type { CallerIndex } from '../callers/judge-caller.js'
 import type { Clock } from '../clock.js'
 import type { Config, EnvironmentName } from '../config/config.js'
+import type { PaymentFollower } from '../payments/payment-follower.js'
 import { ConfigError } from '../config/load-config.js'
 import type { StateStore } from '../state/state-store.js'
 import type { TokenSource } from '../tokens/token-source.js'
@@ -58,13 +59,15 @@ export interface RegisterDeps {
   log: Logger
   inFlightTtlMs: number
   recordTtlMs: number
+  /** Payments (SPEC §12), when on: an approved request is followed once it is forwarded. */
+  payments?: PaymentFollower | null
 }
 
 /** The routes, and the worker (started by server.ts once the proxy is ready). */
 export async function registerApprovals (app: FastifyInstance, approvals: ApprovalsInUse, deps: RegisterDeps): Promise<ApprovalWorker> {
   const { store, macKey, metrics, clock } = approvals
   const forward = createApprovalForwarder({
-    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
+    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, macKey, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs, payments: deps.payments,
   })
   const worker = createApprovalWorker({
     approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,

@@ -7,3 +7,4 @@ export type {
 } from './fake-provider.js'
 export { signJwt, verifyJwt } from './jwt.js'
 export { proxyEnvFor } from './proxy-env.js'
+export type { FakeTransaction, TransactionOptions } from './transactions.js'

@@ -4,6 +4,7 @@
  */
 
 import type http from 'node:http'
+import type { TransactionOptions, Transactions } from './transactions.js'
 
 export type ProviderEnvironment = 'production' | 'sandbox'
 export type ProviderInterface = 'fiat' | 'crypto'
@@ -27,6 +28,8 @@ export interface FakeProviderOptions {
   egressIp?: string
   /** Host put in the URLs handed out; default = host (set it when listening on 0.0.0.0). */
   advertisedHost?: string
+  /** Payouts answered pending with a transaction id, look-ups, statuses that settle on their own; off by default. */
+  transactions?: TransactionOptions
 }
 
 export interface TokenRequestRecord {
@@ -87,6 +90,8 @@ export interface FakeProvider {
   setTokenHandler(fn: TokenHandler | null): void
   /** Same for the fiat/crypto API endpoints (not the token endpoint). */
   setUpstreamHandler(fn: UpstreamHandler | null): void
+  /** Payouts and look-ups (SPEC §12); `configure(null)` turns them off (the echo answers again). */
+  transactions: Transactions
   /** Clears the request records and restores handlers and settings to the construction defaults. */
   reset(): void
   /** Closes all three servers, destroying open sockets so tests never hang. */

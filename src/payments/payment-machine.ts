@@ -95,9 +95,9 @@ function transition (r: PaymentRecord, input: PaymentInput, ctx: MachineContext)
   }
 }
 
-/** A new record's first schedule and due time, as every transition leaves one. */
-export function scheduled (r: PaymentRecord, ctx: MachineContext): PaymentRecord {
-  return withDue({ ...r, ...nextStep(r.scheduleFromMs, 0, ctx) }, ctx)
+/** A new record's due time, as every transition leaves one. */
+export function initial (r: PaymentRecord, ctx: MachineContext): PaymentRecord {
+  return withDue(r, ctx)
 }
 
 function same (r: PaymentRecord, steps: PaymentStep[] = []): Transition {

@@ -55,8 +55,8 @@ export interface PaymentStore {
   counts: () => Promise<PaymentCounts>
   /** Removes final payments settled before `beforeMs` whose notifications are stored; never another. Resolves how many. */
   removeSettledBefore: (beforeMs: number) => Promise<number>
-  /** How far the inbox's events have been matched (their store's sequence number); 0 at first. */
-  cursor: () => Promise<number>
+  /** How far the inbox's events have been matched (their store's sequence number); null before the first time. */
+  cursor: () => Promise<number | null>
   /** Moves the cursor forward to `seq` (never back: two replicas may both move it). */
   advanceCursor: (seq: number) => Promise<void>
   /** Whether the store takes writes now (`/readyz`). */

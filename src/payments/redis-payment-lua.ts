@@ -127,7 +127,7 @@ return 1
 
 /** ARGV: P, seq. The cursor moves forward only. */
 export const CURSOR_LUA = `
-local current = tonumber(redis.call('GET', ARGV[1] .. 'cursor') or '0')
-if tonumber(ARGV[2]) > current then redis.call('SET', ARGV[1] .. 'cursor', ARGV[2]) end
+local current = redis.call('GET', ARGV[1] .. 'cursor')
+if not current or tonumber(ARGV[2]) > tonumber(current) then redis.call('SET', ARGV[1] .. 'cursor', ARGV[2]) end
 return 1
 `

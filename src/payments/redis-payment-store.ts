@@ -140,7 +140,10 @@ export async function createRedisPaymentStore (options: RedisPaymentOptions): Pr
         if (ids.length < REMOVE_BATCH || progressed === 0) return removed
       }
     },
-    cursor: async () => Number(await client.get(`${P}cursor`) ?? '0'),
+    async cursor () {
+      const seq = await client.get(`${P}cursor`)
+      return seq === null ? null : Number(seq)
+    },
     async advanceCursor (seq) { await run('payCursor', seq) },
     ready: () => client.status === 'ready',
     async close () { client.disconnect() },

@@ -191,7 +191,7 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
     async removeSettledBefore (beforeMs) {
       return db.prepare('DELETE FROM payments WHERE settled_at IS NOT NULL AND settled_at < ? AND notify = 0 AND state IN (\'succeeded\', \'failed\')').run(beforeMs).changes
     },
-    cursor: async () => (getCursor.get() as { seq: number } | undefined)?.seq ?? 0,
+    cursor: async () => (getCursor.get() as { seq: number } | undefined)?.seq ?? null,
     advanceCursor: async (seq) => { await commits.submit({ kind: 'cursor', seq }) },
     ready: () => writable,
     async close () {

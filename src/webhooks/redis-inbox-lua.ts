@@ -4,7 +4,8 @@
  * Keys: `wh:ev:<id>` (hash: the event), `wh:att:<id>` (list of attempts), `wh:key:<key>` (dedupe),
  * `wh:order:<order key>` (pending ids in the order received), sorted sets `wh:due` (claimable, by
  * next attempt), `wh:leases` (in flight, by lease end), `wh:all`, `wh:pending`, `wh:settled`,
- * `wh:failed` (by receipt time), and the bound's counters `wh:count`, `wh:bytes`.
+ * `wh:failed` (by receipt time), `wh:byseq` (by sequence number, `wh:seq` the counter), and the
+ * bound's counters `wh:count`, `wh:bytes`.
  */
 
 /** A head of an order key becomes claimable unless it is in flight. */
@@ -35,6 +36,7 @@ local id = ARGV[9]
 local seq = redis.call('INCR', P .. 'wh:seq')
 redis.call('HSET', P .. 'wh:ev:' .. id, 'key', ARGV[2], 'sha', sha, 'order', ARGV[4], 'body', ARGV[5], 'headers', ARGV[6], 'source', ARGV[7],
   'at', ARGV[8], 'status', 'pending', 'attempts', 0, 'next', ARGV[8], 'conflict', conflict, 'seq', seq, 'owner', '')
+redis.call('ZADD', P .. 'wh:byseq', seq, id)
 if conflict == '' then redis.call('HSET', dk, 'first', id, 'firstAt', ARGV[8]) end
 redis.call('HSET', dk, 's:' .. sha, id, 'a:' .. sha, ARGV[8])
 redis.call('PEXPIRE', dk, tonumber(ARGV[10]) + 3600000)
@@ -167,6 +169,7 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', P .. 'wh:settled', id)
   redis.call('ZREM', P .. 'wh:failed', id)
   redis.call('ZREM', P .. 'wh:all', id)
+  redis.call('ZREM', P .. 'wh:byseq', id)
 end
 return #ids
 `

@@ -173,6 +173,12 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<I
       bytes -= gone.bytes
       return gone.n
     },
+    async eventsAfter (seq, limit) {
+      const rows = db.prepare('SELECT seq, id, body, received_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(seq, limit) as Array<{ seq: number, id: string, body: Buffer, received_at: number }>
+      return rows.map((r) => ({ seq: r.seq, id: r.id, body: r.body, receivedAtMs: r.received_at }))
+    },
+    // AUTOINCREMENT: a removed event's number is never given again, so the latest is the table's counter.
+    lastEventSeq: async () => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = \'events\'').get() as { seq: number } | undefined)?.seq ?? 0,
     ready: () => writable,
     async close () {
       await commits.drain()

@@ -173,6 +173,8 @@ for (const factory of factories) {
 
   t.test(`${factory.name}: the events cursor only moves forward and survives a restart`, async (t) => {
     const { store, reopen } = await factory.make(t)
+    t.equal(await store.cursor(), null, 'never set')
+    await store.advanceCursor(0)
     t.equal(await store.cursor(), 0)
     await store.advanceCursor(7)
     await store.advanceCursor(5)

@@ -95,11 +95,12 @@ t.test('the look-up path: each value one encoded segment, never a way off the ba
   const paths = { fiat: '/transactions/{transactionId}', crypto: null }
   const record = { interface: 'fiat', transactionId: 'tx-1', externalReference: 'ref 1' }
   t.equal(lookupPathOf(paths, record), '/transactions/tx-1')
-  for (const [id, path] of [['..', '/transactions/%2E%2E'], ['a/b', '/transactions/a%2Fb'], ['%2e', '/transactions/%252e'], ['ü?#', '/transactions/%C3%BC%3F%23'], ['4711', '/transactions/4711']]) {
+  for (const [id, path] of [['..', null], ['.', null], ['...', null], ['a/b', '/transactions/a%2Fb'], ['%2e%2e', '/transactions/%252e%252e'], ['a\\b', '/transactions/a%5Cb'], ['ü?#', '/transactions/%C3%BC%3F%23'], ['4711', '/transactions/4711'], ['tx.1~a', '/transactions/tx.1~a']]) {
     t.equal(lookupPathOf(paths, { ...record, transactionId: id as string }), path, JSON.stringify(id))
   }
   t.equal(lookupPathOf(paths, { ...record, transactionId: null }), null, 'no id, no look-up')
   t.equal(lookupPathOf(paths, { ...record, interface: 'crypto' }), null, 'no crypto path: events alone')
   t.equal(lookupPathOf({ fiat: '/v1/{externalReference}/status' }, { ...record, transactionId: null }), '/v1/ref%201/status', 'by reference, without an id')
   t.equal(segmentOf('A-z_0'), 'A-z_0')
+  t.equal(segmentOf(''), null)
 })

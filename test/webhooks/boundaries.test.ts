@@ -14,8 +14,8 @@ const importsOf = (file: string): string[] => [...readFileSync(file, 'utf8').mat
 const PROXY_PLUGINS = ['access', 'callers', 'egress', 'fake-provider', 'headers', 'idempotency', 'routing', 'state', 'tokens', 'outbound', 'server.js']
 const SHARED = ['config', 'errors.js', 'operator-error.js', 'clock.js', 'http', 'json', 'sqlite', 'ops/metrics.js', 'ops/health-routes.js']
 
-// Approval notifications (SPEC §11, issue 37) are a second instance of the inbox's store and deliverer.
-const REUSES_THE_DELIVERER = ['/approvals/approval-notifier.ts']
+// Approval (SPEC §11, issue 37) and payment (§12) notifications are more instances of the inbox's store and deliverer.
+const REUSES_THE_DELIVERER = ['/approvals/approval-notifier.ts', '/payments/payment-notifier.ts']
 
 t.test('no proxy module imports webhooks/ (cli.ts starts both; approval notifications reuse the deliverer)', async (t) => {
   for (const file of files(SRC).filter((f) => !f.includes('/webhooks/') && !f.endsWith('/cli.ts') && !REUSES_THE_DELIVERER.some((r) => f.endsWith(r)))) {
