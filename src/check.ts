@@ -2,8 +2,8 @@
  * `payments-auth-proxy check`: what an operator runs before going live. Validates the
  * configuration and the listen address, fetches one token per enabled environment (prints
  * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
- * when a caller uses approveAbove, the approvals' store, and exits non-zero with a reason when
- * anything is wrong.
+ * when a caller uses approveAbove, the approvals' store, and with payments on their look-up paths
+ * and store, and exits non-zero with a reason when anything is wrong.
  */
 import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
@@ -63,6 +63,12 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     const store = await checkStore(config, log)
     if (!store.ok) ok = false
     out(store.line)
+    if (config.payments !== null) {
+      // Loaded only when payments are on.
+      const payments = await (await import('./payments/check-payments.js')).checkPayments({ ...config, payments: config.payments }, log)
+      if (!payments.ok) ok = false
+      for (const line of payments.lines) out(line)
+    }
   } finally {
     await outbound.close()
   }

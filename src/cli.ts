@@ -21,13 +21,14 @@ import type { Inbox } from './webhooks/inbox-server.js'
 /** The inbox's listen address is one variable, `host:port`. */
 const INBOX_LISTEN = { host: 'PROXY_WEBHOOK_LISTEN', port: 'PROXY_WEBHOOK_LISTEN' }
 
-const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | approvals | --help]
+const USAGE = `usage: payments-auth-proxy [serve | check | caller-key | webhooks | webhook-secrets | approvals | payments | --help]
   serve            run the proxy (default)
   check            validate configuration and the listen address, fetch a token per environment and the egress IP; exit 0 when all is well
   caller-key       print a new caller key and its keySha256 line for PROXY_CALLERS_FILE
   webhooks         list, show or replay the webhook inbox's events (payments-auth-proxy webhooks --help)
   webhook-secrets  print a new webhook path token and signing secret
   approvals        list, show, approve or reject held requests (payments-auth-proxy approvals --help)
+  payments         list, show or recheck followed payments (payments-auth-proxy payments --help)
 Configuration comes from environment variables and a .env file in the working directory; see config.example.env.`
 
 function load (): LoadedConfig {
@@ -213,12 +214,24 @@ async function approvals (): Promise<void> {
   })
 }
 
+/** Followed payments (SPEC §12), on the store the configuration names. */
+async function payments (): Promise<void> {
+  const { config } = loadOrExit()
+  const [{ runPaymentsCommand }, { systemClock }] = await Promise.all([import('./payments/payments-command.js'), import('./clock.js')])
+  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runPaymentsCommand(process.argv.slice(3), config, log, {
+    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), clock: systemClock,
+  })
+}
+
 async function run (command: string): Promise<void> {
   if (command === 'serve') await serve()
   else if (command === 'check') await check()
   else if (command === 'caller-key') process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport())
   else if (command === 'webhooks') await webhooks()
   else if (command === 'approvals') await approvals()
+  else if (command === 'payments') await payments()
   else if (command === 'webhook-secrets') process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport())
   else if (command === '--help' || command === '-h' || command === 'help') process.stdout.write(`${USAGE}\n`)
   else {

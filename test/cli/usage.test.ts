@@ -9,5 +9,5 @@ t.test('--help prints the usage with every description starting in one column', 
   t.ok(commands.length >= 3, commands.join('\n'))
   const columns = new Set(commands.map((l) => /^ {2}\S+ +/.exec(l)?.[0].length))
   t.equal(columns.size, 1, `one description column: ${[...columns].join(', ')}`)
-  t.match(child.stdout(), /^usage: payments-auth-proxy \[serve \| check \| caller-key \| webhooks \| webhook-secrets \| approvals \| --help\]$/m)
+  t.match(child.stdout(), /^usage: payments-auth-proxy \[serve \| check \| caller-key \| webhooks \| webhook-secrets \| approvals \| payments \| --help\]$/m)
 })
