@@ -25,8 +25,8 @@ import { paymentView } from './payment-view.js'
 
 export const PAYMENT_LOOK_INTERVAL_MS = 1000
 const CLEANUP_INTERVAL_MS = 3_600_000
-/** A lease outlives the longest look-up by this much (a dead replica's is taken over after it). */
-export const PAYMENT_LEASE_MARGIN_MS = 30_000
+/** A lease outlives the longest look-up by this much: a dead replica's look-ups are taken over once it has passed (a second look-up is harmless, a GET). */
+export const PAYMENT_LEASE_MARGIN_MS = 5_000
 
 export interface Admission { admitted: boolean, retryAfterMs: number }
 
