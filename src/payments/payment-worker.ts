@@ -6,9 +6,10 @@
  *
  * Look-ups are bounded twice: at most PROXY_PAYMENTS_LOOKUP_CONCURRENCY in flight in this process,
  * and PROXY_PAYMENTS_LOOKUPS_PER_SECOND admitted by §9's sliding window (shared by replicas with
- * Redis), so 10,000 payments due at once after an outage go out at the configured pace, earliest
- * first, while a look-up wanted now (an event to confirm, a recheck) is due before any of them. On
- * shutdown, look-ups in flight are abandoned and released (not counted): the next start makes them.
+ * Redis) as each is sent (payment-lookup.ts), so 10,000 payments due at once after an outage go out
+ * at the configured pace, earliest first, while a look-up wanted now (an event to confirm, a
+ * recheck) is due before any of them. On shutdown, look-ups in flight are abandoned and released
+ * (not counted): the next start makes them; so is a look-up that sent nothing (no token).
  */
 import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
@@ -28,15 +29,11 @@ const CLEANUP_INTERVAL_MS = 3_600_000
 /** A lease outlives the longest look-up by this much: a dead replica's look-ups are taken over once it has passed (a second look-up is harmless, a GET). */
 export const PAYMENT_LEASE_MARGIN_MS = 5_000
 
-export interface Admission { admitted: boolean, retryAfterMs: number }
-
 export interface WorkerDeps {
   store: PaymentStore
   apply: ApplyInput
   context: ContextFor
   lookUp: LookUp
-  /** One look-up may start now, or how long until one may. */
-  admit: () => Promise<Admission>
   notifier: PaymentNotifier
   matcher: EventMatcher
   clock: Clock
@@ -98,9 +95,11 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
     const startedAtMs = clock.wallMs()
     const fields = { payment: record.id, caller: record.caller, reference: record.externalReference }
     const done = deps.lookUp(record, abort.signal).then(async (result) => {
-      // Abandoned on shutdown: not a look-up; the next start makes it.
-      if (abort.signal.aborted) {
+      // Abandoned on shutdown, or nothing sent: not a look-up; made again shortly, or at the next start.
+      if (abort.signal.aborted || result.kind === 'deferred') {
+        if (result.kind === 'deferred' && !abort.signal.aborted) log.warn({ ...fields, reason: result.reason }, 'payment look-up deferred: nothing was sent')
         await store.release(record.id)
+        if (result.kind === 'deferred') runIn(PAYMENT_LOOK_INTERVAL_MS)
         return
       }
       metrics.lookup(result.kind)
@@ -137,12 +136,6 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
         const applied = await apply(record, { kind: 'time', orphaned: false })
         if (!applied.written) await store.release(record.id)
       } else {
-        const admission = await deps.admit().catch((): Admission => ({ admitted: false, retryAfterMs: PAYMENT_LOOK_INTERVAL_MS }))
-        if (!admission.admitted) {
-          await store.release(record.id)
-          runIn(admission.retryAfterMs)
-          return
-        }
         lookUp(record)
       }
     }

@@ -35,6 +35,13 @@ import { paymentRoutes, type Asker } from './payment-routes.js'
 import { createPaymentUpdater } from './payment-updater.js'
 import { createPaymentWorker } from './payment-worker.js'
 
+/**
+ * The rate's window is this much longer than a second: a GET reaches the provider a little after it
+ * is admitted, by a few milliseconds more or less each time, so that the provider never sees more
+ * than PROXY_PAYMENTS_LOOKUPS_PER_SECOND in any second of its own.
+ */
+export const LOOKUP_RATE_MARGIN_MS = 100
+
 /** The `/readyz` section (SPEC §12): shown, never a reason to report not ready. */
 export interface PaymentsReadiness { ready: boolean, pending: number, stale: number }
 
@@ -89,13 +96,19 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
     },
     async register (app, registerDeps) {
       await app.register(paymentRoutes, { store, identify: askerOf(registerDeps.access, registerDeps.callers) })
-      const lookUp = createLookup({ config: settings, environments: config.environments, sources: registerDeps.sources, dispatcher: registerDeps.dispatcher, timeoutMs: config.upstream.timeoutS * 1000 })
+      const lookUp = createLookup({
+        config: settings,
+        environments: config.environments,
+        sources: registerDeps.sources,
+        dispatcher: registerDeps.dispatcher,
+        timeoutMs: config.upstream.timeoutS * 1000,
+        admit: async () => await registerDeps.state.hit('payments:lookups', settings.lookupsPerSecond, 1000 + LOOKUP_RATE_MARGIN_MS),
+      })
       const worker = createPaymentWorker({
         store,
         apply,
         context,
         lookUp,
-        admit: async () => await registerDeps.state.hit('payments:lookups', settings.lookupsPerSecond, 1000),
         notifier,
         matcher,
         clock,
