@@ -1,14 +1,18 @@
 /**
  * The embedded PaymentStore (SPEC §12): its own table in the inbox's SQLite file
  * (PROXY_WEBHOOK_STORE_PATH), WAL. The writes of one turn of the event loop share a transaction
- * (sqlite/group-commit.ts); a batch that stores an intent is synced before it resolves, so the
- * intent is on disk before its request is forwarded (power loss included). Other writes (answers,
- * events, look-ups) are not synced on their own: a process crash keeps them (the WAL is in the OS's
- * cache), and a power loss at worst loses the last ones, which leaves a payment `unknown` or due
- * for a look-up again, never a forwarded one missing.
+ * (sqlite/group-commit.ts), committed before they resolve, so an intent is in the file's WAL before
+ * its request is forwarded: a `kill -9` at any moment loses none (SPEC §12's promise). Commits are
+ * not synced on their own (`synchronous = NORMAL`; SQLite syncs at each checkpoint): a sync per
+ * followed POST would cost the disk's synced-write time on the request path, with the event loop
+ * blocked meanwhile (better-sqlite3 is synchronous), and cap followed payouts near one per sync
+ * (docs/performance.md). A power loss may lose the last moments' writes: docs/payments.md says what
+ * that leaves.
  *
  * The record is JSON; the columns are what the queries use. References and transaction ids are
- * indexed by their SHA-256 (indexKey). One sidecar owns a file, so leases live in its memory; the
+ * indexed by their SHA-256 (indexKey). Every index is a page written to the WAL at each commit
+ * that changes it, on the request path: there is none for what only a person or the hourly
+ * retention asks (a caller's listing, the settlement time), which read the table in order instead. One sidecar owns a file, so leases live in its memory; the
  * operator commands open the same file and never lease.
  */
 import { openDatabase } from '../sqlite/open-database.js'
@@ -37,8 +41,6 @@ CREATE INDEX IF NOT EXISTS payments_due ON payments (due_at) WHERE due_at IS NOT
 CREATE INDEX IF NOT EXISTS payments_reference ON payments (reference_sha, seq);
 CREATE INDEX IF NOT EXISTS payments_transaction ON payments (transaction_sha, seq) WHERE transaction_sha IS NOT NULL;
 CREATE INDEX IF NOT EXISTS payments_state ON payments (state, seq);
-CREATE INDEX IF NOT EXISTS payments_caller ON payments (caller, seq);
-CREATE INDEX IF NOT EXISTS payments_settled ON payments (settled_at) WHERE settled_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS payment_cursor (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 `
 
@@ -94,13 +96,8 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
     return { ...JSON.parse(record) as PaymentRecord, version }
   }
 
-  // An intent is answered only after its commit is on the disk; a batch without one is not synced.
-  let synced = true
-  const syncFor = (writes: readonly Write[]): void => {
-    const needed = writes.some((write) => write.kind === 'create')
-    if (needed !== synced) db.exec(`PRAGMA synchronous = ${needed ? 'FULL' : 'NORMAL'}`)
-    synced = needed
-  }
+  // The connection is the payments' own: the inbox's synced intakes keep their own setting.
+  db.exec('PRAGMA synchronous = NORMAL')
   const writeOne = (write: Write): Result => {
     switch (write.kind) {
       case 'create': {
@@ -122,7 +119,6 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
   }
   const commits = createGroupCommit((writes: readonly Write[]) => {
     try {
-      syncFor(writes)
       const results = db.transaction(() => writes.map(writeOne))()
       writable = true
       return results
