@@ -2,8 +2,6 @@
  * The typed settings of payments followed to their final state (SPEC §12), part of Config when
  * `PROXY_PAYMENTS=on`. The signing secrets are held as read: never logged.
  */
-import type { InterfaceName } from './config.js'
-
 export interface PaymentsConfig {
   /** PROXY_PAYMENTS_PATHS: §7 path globs a followed POST must match. */
   paths: readonly string[]
@@ -19,7 +17,7 @@ export interface PaymentsConfig {
   /** `lookup`: a final event settles once a look-up agrees (where the interface has a look-up path). */
   confirm: 'lookup' | 'event'
   /** Per interface, below its base, with `{transactionId}` or `{externalReference}`; null: no look-ups (events alone settle). */
-  lookupPaths: Readonly<Record<InterfaceName, string | null>>
+  lookupPaths: Readonly<{ fiat: string | null, crypto: string | null }>
   /** Look-up times counted from a payment's creation (or its recheck), in milliseconds. */
   lookupScheduleMs: readonly number[]
   lookupConcurrency: number

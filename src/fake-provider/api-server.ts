@@ -12,9 +12,8 @@ import type { RequestHandler } from './http-io.js'
 import { resolveTarget, TOKEN_PATH } from './paths.js'
 import type { RequestTarget } from './paths.js'
 import type { TokenIssuer } from './token-issuer.js'
-import type { Transactions } from './transactions.js'
 import type {
-  ProviderCredentials, ProviderEnvironment, ProviderInterface, TokenHandler, TokenRequestRecord,
+  ProviderCredentials, ProviderEnvironment, ProviderInterface, TokenHandler, TokenRequestRecord, Transactions,
   UpstreamHandler, UpstreamRequestRecord,
 } from './types.js'
 

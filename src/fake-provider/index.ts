@@ -7,4 +7,4 @@ export type {
 } from './fake-provider.js'
 export { signJwt, verifyJwt } from './jwt.js'
 export { proxyEnvFor } from './proxy-env.js'
-export type { FakeTransaction, TransactionOptions } from './transactions.js'
+export type { FakeTransaction, TransactionOptions } from './types.js'

@@ -9,44 +9,8 @@
  * amount, currency}}`.
  */
 import { randomBytes } from 'node:crypto'
-import type http from 'node:http'
 import { sendJson } from './http-io.js'
-import type { ProviderEnvironment, ProviderInterface } from './types.js'
-
-export interface TransactionOptions {
-  /** When a pending transaction turns final on its own; default 3 s. */
-  settleAfterMs?: number
-  /** The status it turns to; default `successful`. */
-  finalStatus?: string
-  /** Where status changes are sent (the sidecar's inbox), with the dashboard's static secret. */
-  webhook?: { url: string, secret: string } | null
-}
-
-export interface FakeTransaction {
-  transactionId: string
-  environment: ProviderEnvironment
-  interface: ProviderInterface
-  externalReference: string
-  amount: unknown
-  currency: unknown
-  status: string
-  createdAtMs: number
-}
-
-export interface Transactions {
-  readonly enabled: boolean
-  configure: (options: TransactionOptions | null) => void
-  /** Handles a payout or a look-up; false for anything else (the echo answers it). */
-  handle: (server: ProviderInterface, environment: ProviderEnvironment, method: string, path: string, body: Buffer, res: http.ServerResponse) => boolean
-  list: () => FakeTransaction[]
-  /** Sets a status now (and sends the webhook, when set). */
-  setStatus: (transactionId: string, status: string) => void
-  /** Look-ups answered, per transaction id. */
-  lookups: Map<string, number>
-  /** Sends an event as the provider would (or as a forger would). */
-  sendEvent: (body: unknown) => Promise<number>
-  close: () => void
-}
+import type { FakeTransaction, TransactionOptions, Transactions } from './types.js'
 
 const PAYOUT = /\/payouts\/?$/i
 const LOOKUP = /^\/transactions\/([^/]+)\/?$/
