@@ -6,11 +6,11 @@
  * Nothing is written, so check run beside a live sidecar leaves its payments alone, and a file not
  * there yet is not created (the sidecar does that at its start).
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
+import type Database from 'better-sqlite3'
 import type { Logger } from 'pino'
 import { INTERFACES, type Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
+import { checkStoreFile } from '../sqlite/store-file-check.js'
 
 export interface PaymentsCheck { ok: boolean, lines: string[] }
 
@@ -34,7 +34,7 @@ export async function checkPayments (config: Config & { payments: PaymentsConfig
   else lines.push('warn  payments: events alone settle payments (PROXY_PAYMENTS_CONFIRM=event) but the provider\'s events are not signed with HMAC: anyone who saw the webhook secret can settle a payment')
   if (config.webhooks === null) lines.push('warn  payments: the webhook inbox is off (PROXY_WEBHOOK_LISTEN): payments are settled by answers and look-ups alone')
   lines.push(`ok    payments: notifications to ${settings.notifyUrl}, signed with PROXY_WEBHOOK_SIGNING_SECRET`)
-  const store = config.state.redisUrl !== null ? await checkRedis(config, log) : await checkFile(settings.storePath)
+  const store = config.state.redisUrl !== null ? await checkRedis(config, log) : await checkStoreFile(settings.storePath, 'payments store', countsIn)
   lines.push(store.line)
   return { ok: store.ok, lines }
 }
@@ -53,44 +53,9 @@ async function checkRedis (config: Config & { payments: PaymentsConfig }, log: L
   }
 }
 
-async function checkFile (path: string): Promise<{ ok: boolean, line: string }> {
-  if (!existsSync(path)) {
-    const dir = nearestExisting(dirname(path))
-    if (!statSync(dir).isDirectory() || !writable(dir)) return { ok: false, line: `FAIL  payments store: ${path} cannot be created: ${dir} is not a writable directory (PROXY_WEBHOOK_STORE_PATH)` }
-    return { ok: true, line: `ok    payments store: ${path} is created at the sidecar's start (${dir} is writable)` }
-  }
-  // SQLite writes its -wal and -shm files beside the database.
-  if (!writable(path) || !writable(dirname(path))) return { ok: false, line: `FAIL  payments store: ${path} or its directory is not writable (PROXY_WEBHOOK_STORE_PATH)` }
-  try {
-    const { pending, stale } = await countOpen(path)
-    return { ok: true, line: `ok    payments store: ${path} opens, ${pending} pending, ${stale} stale` }
-  } catch (err) {
-    return { ok: false, line: `FAIL  payments store: ${path} cannot be read as an SQLite database (${(err as { code?: string }).code ?? 'error'}; PROXY_WEBHOOK_STORE_PATH)` }
-  }
-}
-
-async function countOpen (path: string): Promise<{ pending: number, stale: number }> {
-  const { openDatabase } = await import('../sqlite/open-database.js')
-  const db = await openDatabase(path)
-  try {
-    // The file may be the inbox's or approvals' alone so far: the payments' table is created at the sidecar's start.
-    if (db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = \'payments\'').get() === undefined) return { pending: 0, stale: 0 }
-    const count = (state: string): number => (db.prepare('SELECT count(*) AS n FROM payments WHERE state = ?').get(state) as { n: number }).n
-    return { pending: count('pending'), stale: count('stale') }
-  } finally {
-    db.close()
-  }
-}
-
-function nearestExisting (dir: string): string {
-  return existsSync(dir) || dirname(dir) === dir ? dir : nearestExisting(dirname(dir))
-}
-
-function writable (path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK)
-    return true
-  } catch {
-    return false
-  }
+/** The payments' table is created at the sidecar's start: a file that is the inbox's or approvals' alone so far holds none. */
+function countsIn (db: Database.Database): string {
+  if (db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = \'payments\'').get() === undefined) return '0 pending, 0 stale'
+  const count = (state: string): number => (db.prepare('SELECT count(*) AS n FROM payments WHERE state = ?').get(state) as { n: number }).n
+  return `${count('pending')} pending, ${count('stale')} stale`
 }
