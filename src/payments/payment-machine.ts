@@ -118,10 +118,10 @@ function followed (r: PaymentRecord, ctx: MachineContext): PaymentRecord {
   return { ...r, state: 'pending', ...next, lookupNow: r.lookupNow || next.nextLookupAtMs === null }
 }
 
-/** Where a forward that settled nothing leaves a record. */
+/** Where a forward that settled nothing leaves a `sending` record. */
 function fallback (r: PaymentRecord): Transition {
   if (r.transactionId !== null) return same({ ...r, state: 'pending' })
-  return same({ ...r, state: 'unknown' }, r.state === 'unknown' ? [] : [{ kind: 'unknown' }])
+  return same({ ...r, state: 'unknown' }, [{ kind: 'unknown' }])
 }
 
 /** Nothing says a transaction exists: no answer with an id, no event, no earlier forward that may have made one. */
@@ -211,11 +211,12 @@ function timed (r: PaymentRecord, orphaned: boolean, ctx: MachineContext): Trans
   return same(r)
 }
 
+/** Events are marked disputed only here and once final (`evented`): a record being settled has none yet. */
 function settle (r: PaymentRecord, state: FinalState, by: SettledBy, ctx: MachineContext): Transition {
   const steps: PaymentStep[] = []
   const events = r.events.map((e) => {
     const cls = ctx.classify(e.status)
-    if (e.disputed || cls === 'pending' || cls === state) return e
+    if (cls === 'pending' || cls === state) return e
     steps.push({ kind: 'disputed', eventId: e.id })
     return { ...e, disputed: true }
   })

@@ -38,7 +38,8 @@ function idAt (json: JsonValue, pointer: string): Read<string> {
   if (read.kind !== 'found') return read
   const value = read.value
   if (typeof value === 'string' && value !== '') return { kind: 'found', value }
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return { kind: 'found', value: String(value) }
+  // An integer's decimal text (JSON's own spelling of it).
+  if (Number.isSafeInteger(value)) return { kind: 'found', value: JSON.stringify(value) }
   return { kind: 'invalid' }
 }
 
@@ -48,20 +49,26 @@ function textAt (json: JsonValue, pointer: string): Read<string> {
   return typeof read.value === 'string' ? { kind: 'found', value: read.value } : { kind: 'invalid' }
 }
 
-/** The body as sent, decoded when the provider compressed it; null when it cannot be read within the bound. */
+const DECODERS: Readonly<Record<string, (body: Buffer) => Buffer>> = {
+  '': (body) => body,
+  identity: (body) => body,
+  gzip: (body) => gunzipSync(body, { maxOutputLength: MAX_PROVIDER_BODY_BYTES }),
+  'x-gzip': (body) => gunzipSync(body, { maxOutputLength: MAX_PROVIDER_BODY_BYTES }),
+  deflate: (body) => inflateSync(body, { maxOutputLength: MAX_PROVIDER_BODY_BYTES }),
+  br: (body) => brotliDecompressSync(body, { maxOutputLength: MAX_PROVIDER_BODY_BYTES }),
+}
+
+/** The body as sent, decoded when the provider compressed it (one coding); null when it cannot be read within the bound. */
 export function decodedBody (body: Buffer, contentEncoding: string | string[] | undefined): Buffer | null {
   if (body.length > MAX_PROVIDER_BODY_BYTES) return null
   const coding = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : contentEncoding ?? '').trim().toLowerCase()
-  const options = { maxOutputLength: MAX_PROVIDER_BODY_BYTES }
+  const decode = Object.hasOwn(DECODERS, coding) ? DECODERS[coding] : undefined
+  if (decode === undefined) return null
   try {
-    if (coding === '' || coding === 'identity') return body
-    if (coding === 'gzip' || coding === 'x-gzip') return gunzipSync(body, options)
-    if (coding === 'deflate') return inflateSync(body, options)
-    if (coding === 'br') return brotliDecompressSync(body, options)
+    return decode(body)
   } catch {
     return null
   }
-  return null
 }
 
 function json (body: Buffer | null, contentEncoding: string | string[] | undefined): JsonValue | null {

@@ -5,17 +5,21 @@
  */
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { applyInput, dueWork, type MachineContext, type PaymentInput, type Transition } from '../../src/payments/payment-machine.js'
+import { applyInput, dueWork, MAX_EVENTS, type MachineContext, type PaymentInput, type Transition } from '../../src/payments/payment-machine.js'
 import { isFinal, type PaymentRecord, type PaymentState } from '../../src/payments/payment-record.js'
 import { context, IN_FLIGHT_MS, paymentFixture, SCHEDULE_MS, T0 } from './payment-fixture.js'
 
-const states: Record<PaymentState, PaymentRecord> = {
+type Row = PaymentState | 'stale, no id'
+
+const states: Record<Row, PaymentRecord> = {
   sending: paymentFixture(),
   unknown: paymentFixture({ state: 'unknown' }),
   pending: paymentFixture({ state: 'pending', transactionId: 'tx-1', transactionIdFrom: 'answer', providerStatus: 'pending' }),
-  succeeded: paymentFixture({ state: 'succeeded', transactionId: 'tx-1', transactionIdFrom: 'answer', settledAtMs: T0 + 5_000, settledBy: 'lookup', nextLookupAtMs: null }),
-  failed: paymentFixture({ state: 'failed', transactionId: 'tx-1', transactionIdFrom: 'answer', settledAtMs: T0 + 5_000, settledBy: 'lookup', nextLookupAtMs: null }),
+  succeeded: paymentFixture({ state: 'succeeded', transactionId: 'tx-1', transactionIdFrom: 'answer', settledAtMs: T0 + 5_000, settledBy: 'lookup', nextLookupAtMs: null, dueAtMs: null }),
+  failed: paymentFixture({ state: 'failed', transactionId: 'tx-1', transactionIdFrom: 'answer', settledAtMs: T0 + 5_000, settledBy: 'lookup', nextLookupAtMs: null, dueAtMs: null }),
   stale: paymentFixture({ state: 'stale', transactionId: 'tx-1', transactionIdFrom: 'answer', step: 3, nextLookupAtMs: null }),
+  // Unknown until its schedule ended: the transaction may exist, its id never came.
+  'stale, no id': paymentFixture({ state: 'stale', step: 3, nextLookupAtMs: null, dueAtMs: null }),
 }
 
 const event = (status: string, transactionId: string | null = 'tx-9'): PaymentInput => ({ kind: 'event', event: { id: `msg_${status}`, transactionId, status, receivedAtMs: T0 + 9_000 } })
@@ -43,44 +47,103 @@ const inputs: Record<string, { input: PaymentInput, nowMs?: number }> = {
   'notifications stored': { input: { kind: 'notified', types: ['payment.stale'] } },
 }
 
+/** The steps to log and count, where there are any (every other pair: none). */
+const STEPS: Partial<Record<Row, Record<string, string[]>>> = {
+  sending: {
+    'answer: 2xx pending with an id': ['followed'],
+    'answer: 2xx successful with an id': ['settled_at_once', 'settled'],
+    'answer: 2xx without an id': ['untracked'],
+    'answer: 4xx': ['dropped'],
+    'answer: 5xx or none': ['unknown'],
+    'answer: not forwarded': ['dropped'],
+    'a later forward of the reference': ['rejoined'],
+    'event: successful': ['confirming'],
+    'event: failed': ['confirming'],
+    recheck: ['rechecked'],
+    'time: a day later': ['unknown'],
+    'time: its sender gone': ['unknown'],
+  },
+  unknown: {
+    'answer: 2xx pending with an id': ['followed'],
+    'answer: 2xx successful with an id': ['settled_at_once', 'settled'],
+    'a later forward of the reference': ['rejoined'],
+    'event: pending': ['followed'],
+    'event: successful': ['followed', 'confirming'],
+    'event: failed': ['followed', 'confirming'],
+    recheck: ['rechecked'],
+    'time: a day later': ['stale'],
+  },
+  pending: {
+    'answer: 2xx successful with an id': ['settled_at_once', 'settled'],
+    'event: successful': ['confirming'],
+    'event: failed': ['confirming'],
+    'look-up: successful': ['settled'],
+    'look-up: failed status': ['settled'],
+    recheck: ['rechecked'],
+  },
+  succeeded: { 'event: failed': ['disputed'] },
+  failed: { 'event: successful': ['disputed'] },
+  stale: {
+    'answer: 2xx successful with an id': ['settled_at_once', 'settled'],
+    'event: successful': ['confirming'],
+    'event: failed': ['confirming'],
+    'look-up: successful': ['settled'],
+    'look-up: failed status': ['settled'],
+    recheck: ['rechecked'],
+  },
+  'stale, no id': {
+    'answer: 2xx pending with an id': ['followed'],
+    'answer: 2xx successful with an id': ['settled_at_once', 'settled'],
+    'a later forward of the reference': ['rejoined'],
+    'event: pending': ['followed'],
+    'event: successful': ['followed', 'confirming'],
+    'event: failed': ['followed', 'confirming'],
+    'look-up: successful': ['settled'],
+    'look-up: failed status': ['settled'],
+    recheck: ['rechecked'],
+  },
+}
+
 /** state -> input -> the state after (null: dropped), and what else must hold. */
 type Expect = PaymentState | null | [PaymentState, (t: Tap, next: PaymentRecord, step: Transition['steps']) => void]
 type Tap = Test
 
 const confirming = (t: Tap, r: PaymentRecord): void => { t.equal(r.lookupNow, true, 'a look-up is wanted at once'); t.equal(r.dueAtMs, r.state === 'sending' ? T0 + IN_FLIGHT_MS : 0) }
 const adopted = (t: Tap, r: PaymentRecord): void => { t.equal(r.transactionId, 'tx-9'); t.equal(r.transactionIdFrom, 'event') }
-const settledBy = (by: string) => (t: Tap, r: PaymentRecord): void => { t.equal(r.settledBy, by); t.equal(r.settledAtMs, T0 + 10_000); t.same(r.notify, [`payment.${r.state}`]) }
+const settledBy = (by: string) => (t: Tap, r: PaymentRecord): void => { t.equal(r.settledBy, by); t.equal(r.settledAtMs, T0 + 10_000); t.same(r.notify, [`payment.${r.state}`]); t.equal(r.lookupNow, false); t.equal(r.nextLookupAtMs, null); t.equal(r.dueAtMs, 0, 'due at once: its notification') }
 const disputed = (t: Tap, r: PaymentRecord, steps: Transition['steps']): void => {
   t.equal(r.events.at(-1)?.disputed, true, 'the event is marked disputed')
   t.match(steps, [{ kind: 'disputed' }])
   t.equal(r.settledAtMs, T0 + 5_000, 'the settlement is untouched')
 }
 const unchangedFinal = (t: Tap, r: PaymentRecord): void => { t.equal(r.settledAtMs, T0 + 5_000); t.equal(r.settledBy, 'lookup'); t.same(r.notify, []) }
+/** Exactly as it was: a final record is changed by nothing but an event (listed) and a look-up (counted). */
+const untouched = (t: Tap, r: PaymentRecord): void => { t.same(r, states[r.state]) }
 const final = (state: 'succeeded' | 'failed'): Record<string, Expect> => ({
-  'answer: 2xx pending with an id': [state, unchangedFinal],
-  'answer: 2xx successful with an id': [state, unchangedFinal],
-  'answer: 2xx without an id': state,
-  'answer: 4xx': state,
-  'answer: 5xx or none': state,
-  'answer: not forwarded': state,
-  'a later forward of the reference': state,
+  'answer: 2xx pending with an id': [state, untouched],
+  'answer: 2xx successful with an id': [state, untouched],
+  'answer: 2xx without an id': [state, untouched],
+  'answer: 4xx': [state, untouched],
+  'answer: 5xx or none': [state, untouched],
+  'answer: not forwarded': [state, untouched],
+  'a later forward of the reference': [state, untouched],
   'event: pending': [state, (t, r) => { t.equal(r.events.at(-1)?.disputed, false); t.equal(r.transactionId, 'tx-1', 'an event never changes a settled id') }],
   'event: successful': state === 'succeeded' ? [state, (t, r) => t.equal(r.events.at(-1)?.disputed, false)] : [state, disputed],
   'event: failed': state === 'failed' ? [state, (t, r) => t.equal(r.events.at(-1)?.disputed, false)] : [state, disputed],
-  'look-up: successful': [state, unchangedFinal],
+  'look-up: successful': [state, (t, r) => { unchangedFinal(t, r); t.equal(r.lookups.count, 1, 'counted'); t.equal(r.providerStatus, null, 'the status never changes once final') }],
   'look-up: failed status': [state, unchangedFinal],
   'look-up: pending': [state, unchangedFinal],
   'look-up: failed look-up': [state, unchangedFinal],
-  recheck: [state, unchangedFinal],
-  'time: early': state,
-  'time: a day later': state,
-  'time: its sender gone': state,
-  'notifications stored': [state, (t, r) => t.equal(r.dueAtMs, null, 'nothing left to do')],
+  recheck: [state, untouched],
+  'time: early': [state, untouched],
+  'time: a day later': [state, untouched],
+  'time: its sender gone': [state, untouched],
+  'notifications stored': [state, untouched],
 })
 
-const table: Record<PaymentState, Record<string, Expect>> = {
+const table: Record<Row, Record<string, Expect>> = {
   sending: {
-    'answer: 2xx pending with an id': ['pending', (t, r) => { t.equal(r.transactionId, 'tx-2'); t.equal(r.nextLookupAtMs, T0 + 60_000); t.equal(r.dueAtMs, T0 + 60_000) }],
+    'answer: 2xx pending with an id': ['pending', (t, r) => { t.equal(r.transactionId, 'tx-2'); t.equal(r.transactionIdFrom, 'answer'); t.equal(r.providerStatus, 'pending'); t.equal(r.nextLookupAtMs, T0 + 60_000); t.equal(r.dueAtMs, T0 + 60_000) }],
     'answer: 2xx successful with an id': ['succeeded', settledBy('answer')],
     'answer: 2xx without an id': null,
     'answer: 4xx': null,
@@ -165,14 +228,36 @@ const table: Record<PaymentState, Record<string, Expect>> = {
     'time: its sender gone': 'stale',
     'notifications stored': 'stale',
   },
+  'stale, no id': {
+    'answer: 2xx pending with an id': ['pending', (t, r) => { t.equal(r.transactionId, 'tx-2'); t.equal(r.lookupNow, false) }],
+    'answer: 2xx successful with an id': ['succeeded', settledBy('answer')],
+    'answer: 2xx without an id': 'stale',
+    'answer: 4xx': 'stale',
+    'answer: 5xx or none': 'stale',
+    'answer: not forwarded': 'stale',
+    'a later forward of the reference': ['sending', (t, r) => t.equal(r.rejoined, true)],
+    'event: pending': ['pending', adopted],
+    'event: successful': ['pending', (t, r) => { adopted(t, r); confirming(t, r) }],
+    'event: failed': ['pending', confirming],
+    'look-up: successful': ['succeeded', settledBy('lookup')],
+    'look-up: failed status': ['failed', settledBy('lookup')],
+    'look-up: pending': 'stale',
+    'look-up: failed look-up': 'stale',
+    recheck: ['unknown', (t, r) => { t.equal(r.scheduleFromMs, T0 + 10_000); t.equal(r.dueAtMs, T0 + 10_000 + 86_400_000, 'stale again a schedule from now') }],
+    'time: early': 'stale',
+    'time: a day later': 'stale',
+    'time: its sender gone': 'stale',
+    'notifications stored': 'stale',
+  },
 }
 
 t.test('every state against every input', async (t) => {
-  for (const [state, record] of Object.entries(states) as Array<[PaymentState, PaymentRecord]>) {
+  for (const [state, record] of Object.entries(states) as Array<[Row, PaymentRecord]>) {
     for (const [name, { input, nowMs }] of Object.entries(inputs)) {
       const expect = table[state][name]
       if (expect === undefined) { t.fail(`${state} × ${name} missing from the table`); continue }
       const { record: next, steps } = applyInput(record, input, context(nowMs === undefined ? {} : { nowMs }))
+      t.same(steps.map((step) => step.kind), STEPS[state]?.[name] ?? [], `${state} × ${name}: steps`)
       const [after, check] = Array.isArray(expect) ? expect : [expect, null]
       if (after === null) {
         t.equal(next, null, `${state} × ${name}: dropped`)
@@ -182,7 +267,7 @@ t.test('every state against every input', async (t) => {
       if (next !== null && check !== null) await t.test(`${state} × ${name}`, async (t) => { check(t, next, steps) })
     }
   }
-  t.equal(Object.keys(inputs).length * Object.keys(states).length, 114)
+  t.equal(Object.keys(inputs).length * Object.keys(states).length, 133)
 })
 
 t.test('a final event waits for a look-up: one that agrees settles it as settled by the event; one that disagrees stands, and the event is disputed', async (t) => {
@@ -331,4 +416,69 @@ t.test('the in-flight time: a sending record is unknown once no forward can stil
   t.equal(after.record?.state, 'unknown')
   t.match(after.steps, [{ kind: 'unknown' }])
   t.equal(SCHEDULE_MS.length, 3)
+})
+
+t.test('the edges of each rule', async (t) => {
+  const ctx = context()
+  const apply = (r: PaymentRecord, input: PaymentInput, c: MachineContext = ctx): PaymentRecord => applyInput(r, input, c).record as PaymentRecord
+
+  t.same(apply({ ...states.succeeded, notify: ['payment.stale', 'payment.succeeded'] }, { kind: 'notified', types: ['payment.stale'] }).notify, ['payment.succeeded'], 'only the stored notifications are crossed off')
+
+  const named = apply(states.sending, event('pending', 'tx-9'))
+  t.equal(apply(named, { kind: 'answer', answer: { kind: 'lost' } }).state, 'pending', 'no answer, but an event gave its id: pending')
+  t.equal(apply(named, { kind: 'answer', answer: { kind: 'refused', status: 409 } }).state, 'pending', 'nor is it dropped by a 4xx')
+  t.equal(apply({ ...states.pending, providerStatus: 'queued' }, { kind: 'answer', answer: { kind: 'followed', transactionId: 'tx-1', providerStatus: null } }).providerStatus, 'queued', 'an answer without a status keeps the last one seen')
+
+  const twice = apply(apply(states.pending, event('pending', 'tx-1')), { kind: 'event', event: { id: 'msg_other', transactionId: 'tx-1', status: 'processing', receivedAtMs: T0 } })
+  t.same(twice.events.map((e) => e.id), ['msg_pending', 'msg_other'], 'two events, both listed')
+  const full = { ...states.pending, events: Array.from({ length: MAX_EVENTS - 1 }, (_, i) => ({ id: `e${i}`, status: 'pending', receivedAtMs: T0, disputed: false })) }
+  const hundredth = apply(full, event('processing', 'tx-1'))
+  t.equal(hundredth.events.length, MAX_EVENTS, `the ${MAX_EVENTS}th is listed`)
+  const past = apply(hundredth, event('successful', 'tx-1'), context({ confirmByLookup: () => false }))
+  t.equal(past.events.length, MAX_EVENTS, 'one past the bound is not listed')
+  t.equal(past.state, 'succeeded', 'but it settles all the same')
+
+  const unknownByReference = applyInput(states.unknown, event('processing', null), ctx)
+  t.match(unknownByReference, { record: { state: 'unknown', transactionId: null, transactionIdFrom: null }, steps: [] }, 'an event without an id leaves it unknown')
+
+  // Jitter drawn again at each step: the step looked up is never due again, however the next jitter falls.
+  const first = apply(states.sending, { kind: 'answer', answer: { kind: 'followed', transactionId: 'tx-2', providerStatus: 'pending' } })
+  const looked = apply(first, { kind: 'lookup', result: { kind: 'pending', status: 'pending' }, startedAtMs: T0 + 60_001 }, context({ nowMs: T0 + 60_001, random: 0.99 }))
+  t.match(looked, { step: 1, nextLookupAtMs: T0 + Math.round(300_000 * 1.099) })
+  t.match(apply(states.sending, { kind: 'answer', answer: { kind: 'followed', transactionId: 'tx-2', providerStatus: 'pending' } }, context({ nowMs: T0 + 60_000 })), { step: 1, nextLookupAtMs: T0 + 300_000 }, 'a step due this very moment is not ahead: the next one is')
+
+  t.equal(apply(states.unknown, { kind: 'time', orphaned: false }, context({ nowMs: T0 + 86_400_000 })).state, 'stale', 'stale at the schedule\'s last time to the millisecond')
+  t.equal(apply(states.unknown, { kind: 'time', orphaned: false }, context({ nowMs: T0 + 86_399_999 })).state, 'unknown')
+  const noStepLeft = { ...states.pending, step: 3, nextLookupAtMs: null }
+  t.equal(apply(noStepLeft, { kind: 'time', orphaned: false }).state, 'stale', 'a followed payment with no step left is stale')
+  t.equal(apply({ ...noStepLeft, lookupNow: true }, { kind: 'time', orphaned: false }).state, 'pending', 'unless a look-up is wanted first')
+
+  const mixed = { ...states.pending, events: [{ id: 'e-pending', status: 'processing', receivedAtMs: T0, disputed: false }, { id: 'e-final', status: 'successful', receivedAtMs: T0, disputed: false }] }
+  const disputed = applyInput(mixed, { kind: 'lookup', result: { kind: 'final', state: 'failed', status: 'failed' }, startedAtMs: T0 }, ctx)
+  t.same(disputed.record?.events.map((e) => e.disputed), [false, true], 'a pending event is never disputed')
+  t.same(disputed.steps.map((s) => s.kind), ['settled', 'disputed'])
+
+  const staleUnnotified = { ...states.stale, notify: ['payment.stale' as const], dueAtMs: 0 }
+  const againStale = apply(apply(staleUnnotified, { kind: 'recheck' }), { kind: 'lookup', result: { kind: 'pending', status: 'pending' }, startedAtMs: T0 + 10_000 + 86_400_000 }, context({ nowMs: T0 + 10_000 + 86_400_000 }))
+  t.equal(againStale.state, 'stale')
+  t.same(againStale.notify, ['payment.stale'], 'a notification decided twice is stored once')
+
+  t.equal(applyInput(states.unknown, { kind: 'time', orphaned: false }, context({ canLookUp: () => true })).record?.dueAtMs, T0 + 86_400_000, 'an unknown payment is due at its staleness, even where a look-up would be possible')
+})
+
+t.test('what is due of a record whose time has come', async (t) => {
+  const at = T0 + 100_000
+  const cases: Array<[string, PaymentRecord, string, Partial<MachineContext>?]> = [
+    ['notifications to store', { ...states.succeeded, notify: ['payment.succeeded'] }, 'notify'],
+    ['a step reached', states.pending, 'lookup'],
+    ['a look-up wanted now', { ...states.pending, nextLookupAtMs: T0 + 900_000, lookupNow: true }, 'lookup'],
+    ['a stale one wanted now', { ...states.stale, lookupNow: true }, 'lookup'],
+    ['a step not yet reached', { ...states.pending, nextLookupAtMs: T0 + 900_000 }, 'time'],
+    ['a stale one not wanted', states.stale, 'time'],
+    ['a pending one that cannot be looked up', states.pending, 'time', { canLookUp: () => false }],
+    ['sending', states.sending, 'time', { canLookUp: () => true }],
+    ['unknown', { ...states.unknown, lookupNow: true }, 'time', { canLookUp: () => true }],
+    ['final', { ...states.succeeded, lookupNow: true }, 'time', { canLookUp: () => true }],
+  ]
+  for (const [name, record, work, ctx] of cases) t.equal(dueWork(record, context({ nowMs: at, ...ctx })), work, name)
 })
