@@ -290,6 +290,8 @@ t.test('with confirmation by events (or no look-up path), a final event settles 
   for (const ctx of [context({ confirmByLookup: () => false })]) {
     const settled = applyInput(states.pending, event('failed', 'tx-1'), ctx)
     t.match(settled.record, { state: 'failed', settledBy: 'event', notify: ['payment.failed'] })
+    t.same(settled.steps.map((s) => s.kind), ['settled'])
+    t.same(applyInput(states.unknown, event('failed', 'tx-1'), ctx).steps.map((s) => s.kind), ['followed', 'settled'])
     const unknownByReference = applyInput(states.unknown, event('successful', null), ctx)
     t.match(unknownByReference.record, { state: 'succeeded', settledBy: 'event', transactionId: null })
   }
@@ -424,6 +426,10 @@ t.test('the edges of each rule', async (t) => {
 
   t.same(apply({ ...states.succeeded, notify: ['payment.stale', 'payment.succeeded'] }, { kind: 'notified', types: ['payment.stale'] }).notify, ['payment.succeeded'], 'only the stored notifications are crossed off')
 
+  t.match(applyInput(states.sending, { kind: 'answer', answer: { kind: 'refused', status: 422 } }, ctx).steps, [{ kind: 'dropped', reason: 'the provider answered 422' }])
+  t.match(applyInput(states.sending, { kind: 'answer', answer: { kind: 'not-forwarded' } }, ctx).steps, [{ kind: 'dropped', reason: 'not forwarded' }])
+  t.match(applyInput(states.sending, { kind: 'answer', answer: { kind: 'untracked', reason: 'no id here' } }, ctx).steps, [{ kind: 'untracked', reason: 'no id here' }])
+  t.equal(apply({ ...states.sending, transactionId: 'tx-by-hand' }, { kind: 'answer', answer: { kind: 'refused', status: 400 } }).state, 'pending', 'a record that holds a transaction id is never dropped')
   const named = apply(states.sending, event('pending', 'tx-9'))
   t.equal(apply(named, { kind: 'answer', answer: { kind: 'lost' } }).state, 'pending', 'no answer, but an event gave its id: pending')
   t.equal(apply(named, { kind: 'answer', answer: { kind: 'refused', status: 409 } }).state, 'pending', 'nor is it dropped by a 4xx')

@@ -59,7 +59,11 @@ t.test('a compressed answer is decoded, within the bound', async (t) => {
   t.match(readAnswer(200, body(text), 'constructor', settings), { kind: 'untracked' }, 'a coding named like an object\'s own property')
   const bound = Buffer.alloc(MAX_PROVIDER_BODY_BYTES, 32)
   t.equal(decodedBody(bound, undefined), bound, 'a body of the bound is read')
-  t.equal(decodedBody(gzipSync(Buffer.alloc(MAX_PROVIDER_BODY_BYTES + 1, 32)), 'gzip'), null, 'a bomb stops at the bound')
+  const past = Buffer.alloc(MAX_PROVIDER_BODY_BYTES + 1, 32)
+  for (const [coding, packed] of [['gzip', gzipSync(past)], ['x-gzip', gzipSync(past)], ['deflate', deflateSync(past)], ['br', brotliCompressSync(past)]] as const) {
+    t.equal(decodedBody(packed, coding), null, `a ${coding} bomb stops at the bound`)
+  }
+  t.equal(decodedBody(gzipSync('{}'), ['', 'gzip']), null, 'a list of codings is not read, empty members included')
   t.equal(decodedBody(Buffer.alloc(MAX_PROVIDER_BODY_BYTES + 1), undefined), null)
 })
 
