@@ -32,7 +32,7 @@ const quantile = (values, q) => { const s = [...values].sort((a, b) => a - b); r
 
 const { createSqliteApprovalStore } = await import(`${ROOT_DIR}dist/approvals/sqlite-approval-store.js`)
 const { deriveSealKey, sealHold } = await import(`${ROOT_DIR}dist/approvals/approval-seal.js`)
-const { createSqliteStore } = await import(`${ROOT_DIR}dist/webhooks/sqlite-store.js`)
+const { createSqliteStore } = await import(`${ROOT_DIR}dist/outbox/sqlite-store.js`)
 
 async function fill (path) {
   const started = performance.now()

@@ -7,7 +7,7 @@
  * Writes bench/results/profile-<stamp>.md and the .cpuprofile (open it in Chrome DevTools or
  * speedscope for a flame graph).
  *
- *   node bench/profile.mjs [--workload small|large|post|idem] [--duration S (15)] [--interval US (250)]
+ *   node bench/profile.mjs [--workload small|large|post|idem|followed] [--duration S (15)] [--interval US (250)]
  *                          [--cli PATH (dist-bundle/cli.mjs)] [--log-level L (info)] [--target ours|bare]
  *                          [--callers N (a callers file of N callers x 10 rules, as in npm run bench)]
  *                          [--env NAME=VALUE,... (settings added to our proxy's, e.g. PROXY_IDEMPOTENCY=off)]
@@ -41,9 +41,11 @@ const WORKLOADS = {
   post: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ amount: 1500, currency: 'KES', narration: 'n'.repeat(1950) }) },
   // `[<id>]` becomes a new id per request: every request a new transaction, claimed and recorded.
   idem: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ externalReference: 'bench-[<id>]', amount: 1500, currency: 'KES', narration: 'n'.repeat(1920) }), uniqueIds: true },
+  // The same as a payout answered pending with a transaction id: followed with PROXY_PAYMENTS=on (SPEC §12).
+  followed: { method: 'POST', path: '/bench/payout', body: JSON.stringify({ externalReference: 'bench-[<id>]', amount: 1500, currency: 'KES', narration: 'n'.repeat(1920) }), uniqueIds: true },
 }
 const workload = WORKLOADS[argv.workload]
-if (workload === undefined) throw new Error('--workload must be small, large, post or idem')
+if (workload === undefined) throw new Error('--workload must be small, large, post, idem or followed')
 if (argv.target !== 'ours' && argv.target !== 'bare') throw new Error('--target must be ours or bare')
 const tool = argv.tool ?? (wrkVersion() !== null ? 'wrk' : 'autocannon')
 const layout = cpuLayout()

@@ -38,11 +38,14 @@
  * --approvals (issue 37: (c) and (e) both this build with one key-less caller and an amount limit;
  * (e) also has approveAbove, above every bench amount, so nothing is held: paired against (c), what
  * approvals configured but not triggered cost per request. With --redis, (e) is in Redis too)
+ * --payments (issue 44: (c) with payments off, (e) this build with PROXY_PAYMENTS=on, its store in SQLite,
+ * or in the local Redis with --redis; on the `followed` workload, what following a payout costs per POST)
+ * --workloads payments runs bench/payments.mjs instead (event arrival -> settled, 100,000 pending);
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
  * --workloads webhooks-memory runs bench/webhooks-memory.mjs (its memory with 1,000,000 events stored).
  * --workloads console runs bench/console.mjs (the console's pending page, 10,000 pending approvals, 1,000,000 events).
  * --workloads mcp runs bench/mcp.mjs (a tool call over MCP against the same request over HTTP).
- * --workloads small,large,post,idem --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
+ * --workloads small,large,post,idem,followed --targets direct,bare,ours,plain,variant (subsets, for quick A/B runs;
  * our proxy and the --compare-cli build are always measured).
  */
 import { mkdtempSync, mkdirSync, rmSync, statSync, writeFileSync, existsSync, createReadStream, readFileSync } from 'node:fs'
@@ -79,6 +82,7 @@ const { values: argv } = parseArgs({
     'variant-env': { type: 'string' },
     redis: { type: 'boolean', default: false },
     approvals: { type: 'boolean', default: false },
+    payments: { type: 'boolean', default: false },
     'restart-each-round': { type: 'boolean', default: false },
     // bench/webhooks.mjs's own (with --workloads webhooks).
     'e2e-rate': { type: 'string' },
@@ -87,9 +91,11 @@ const { values: argv } = parseArgs({
     // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).
     events: { type: 'string' },
     watch: { type: 'string' },
-    // bench/console.mjs's own (with --workloads console; --events too).
+    // bench/console.mjs's own (with --workloads console; --events too) and bench/payments.mjs's
+    // (with --workloads payments: --pending too).
     pending: { type: 'string' },
     requests: { type: 'string' },
+    parts: { type: 'string' },
   },
 })
 // The webhook inbox's figures are a script of their own (bench/webhooks.mjs): other targets, other loads.
@@ -111,6 +117,11 @@ if (argv.workloads === 'mcp') {
   await import('./mcp.mjs')
   process.exit(0)
 }
+// Payments followed (issue 44): event arrival -> settled, 100,000 pending (bench/payments.mjs).
+if (argv.workloads === 'payments') {
+  await import('./payments.mjs')
+  process.exit(0)
+}
 const positive = (name, value) => {
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`)
@@ -130,6 +141,10 @@ function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
   const env = argv['variant-env'] === undefined ? null : parseSettings('--variant-env', argv['variant-env'])
+  if (argv.payments) {
+    if (cli !== undefined || options !== undefined || env !== null || argv.callers !== undefined || argv.approvals) throw new Error('--payments measures this build as (e): it does not combine with --compare-cli, --compare-node-options, --variant-env, --callers or --approvals')
+    return { cli: CLI, nodeArgs: OUR_NODE_ARGS, env: PAYMENTS_ON, payments: true, label: `(e) this build, PROXY_PAYMENTS=on (each payout followed${argv.redis ? ', in Redis' : ', in SQLite'})` }
+  }
   if (argv.approvals) {
     if (cli !== undefined || options !== undefined || env !== null || argv.callers !== undefined) throw new Error('--approvals measures this build as (e): it does not combine with --compare-cli, --compare-node-options, --variant-env or --callers')
     return { cli: CLI, nodeArgs: OUR_NODE_ARGS, env: {}, approvals: true, label: '(e) this build, approveAbove configured above every amount (nothing held)' }
@@ -146,6 +161,12 @@ function variantTarget () {
   return { cli: cli ?? CLI, nodeArgs, env: env ?? {}, label: `(e) ${build}${options === undefined ? '' : nodeArgs.length === 0 ? ' without Node options' : ` with ${nodeArgs.join(' ')}`}${settings}` }
 }
 
+/**
+ * --payments: (e) follows every payout. From a payment's first minute on it is looked up at 5/s (the
+ * bench upstream answers 404: a failed look-up, the next step), and nothing settles, so no
+ * notification is sent: what is measured is the follow on the request path.
+ */
+const PAYMENTS_ON = { PROXY_PAYMENTS: 'on', PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/notifications', PROXY_WEBHOOK_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 44).toString('base64')}`, PROXY_WEBHOOK_STORE_PATH: './payments/webhooks.db' }
 const VARIANT = variantTarget()
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
 const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))
@@ -190,6 +211,8 @@ const ALL_WORKLOADS = [
   { name: 'post', label: 'POST 2 KiB JSON', method: 'POST', path: '/bench/echo', body: postBody, bodyFile: postBodyFile },
   // Every request a new transaction: a claim and a recorded answer each (SPEC §8, memory store).
   { name: 'idem', label: 'POST 2 KiB JSON, a new externalReference each', method: 'POST', path: '/bench/echo', body: idemBody, bodyFile: idemBodyFile, uniqueIds: true },
+  // The same, to a payout answered pending with a transaction id: with payments on, each one followed (SPEC §12).
+  { name: 'followed', label: 'POST 2 KiB JSON payout, a new externalReference each, answered pending with a transaction id', method: 'POST', path: '/bench/payout', body: idemBody, bodyFile: idemBodyFile, uniqueIds: true },
 ]
 const WORKLOADS = argv.workloads.split(',').map((name) => {
   const workload = ALL_WORKLOADS.find((w) => w.name === name.trim())
@@ -248,7 +271,7 @@ async function main () {
   const callerKey = VARIANT?.callers === undefined ? undefined : writeCallersFile(callersFile, VARIANT.callers)
   const startVariant = () => startOurProxy({
     name: 'variant proxy', cli: VARIANT.cli, nodeArgs: VARIANT.nodeArgs, core: TARGET_CORE, upstreamOrigin: variantUpstream.origin, logFile: join(scratch, 'variant.log'), cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
-    extraEnv: { ...VARIANT.env, ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile }), ...(approvalsEnv === null ? {} : { ...redisEnv, ...approvalsEnv.variant }) },
+    extraEnv: { ...VARIANT.env, ...(callerKey === undefined ? {} : { PROXY_CALLERS_FILE: callersFile }), ...(approvalsEnv === null ? {} : { ...redisEnv, ...approvalsEnv.variant }), ...(VARIANT.payments === true ? redisEnv : {}) },
   })
   let variant = variantUpstream === null ? null : await startVariant()
 

@@ -7,8 +7,10 @@
  *   a new token). Every call is recorded per environment, so the benchmark can check that the proxy
  *   asked exactly once per refresh window.
  * - `GET …/bench/small` (~200 B JSON), `GET …/bench/large` (64 KiB JSON), `POST …/bench/echo` (reads
- *   the body, answers ~200 B JSON): need an `Authorization` header; a Bearer token this server
- *   issued must not be expired (else 401), `Bearer bench-static` is what the direct and bare targets send.
+ *   the body, answers ~200 B JSON), `POST …/bench/payout` (the same, as a payout answered `pending`
+ *   with a new transaction id at `/data/transactionId`, as SPEC §12 follows it): need an
+ *   `Authorization` header; a Bearer token this server issued must not be expired (else 401),
+ *   `Bearer bench-static` is what the direct and bare targets send.
  * - `GET /__bench/stats`: the counters, as JSON.
  * Prints `{"port": N}` when listening. Env: BENCH_UPSTREAM_PORT (default 0), BENCH_TOKEN_LIFETIME_S
  * (default 60), BENCH_CREDENTIALS (JSON {production|sandbox: {apiKey, publicKey}}).
@@ -44,6 +46,7 @@ const stats = {
 /** token -> expiresAt (ms) */
 const issued = new Map()
 let serial = 0
+let payouts = 0
 
 function environmentOf (path) {
   return path.includes('/sandbox/') ? 'sandbox' : 'production'
@@ -111,6 +114,13 @@ const server = createServer((req, res) => {
       if (size < stats.postBytes.min) stats.postBytes.min = size
       if (size > stats.postBytes.max) stats.postBytes.max = size
       res.writeHead(200, HEADERS_SMALL).end(SMALL)
+    })
+  } else if (path.endsWith('/bench/payout') && req.method === 'POST') {
+    if (!authorized(req, res)) return
+    req.resume()
+    req.on('end', () => {
+      const body = json({ success: true, data: { transactionId: `txn_${String(++payouts).padStart(12, '0')}`, status: 'pending', amount: 1500, currency: 'KES' } }, 200)
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) }).end(body)
     })
   } else if (path.endsWith(TOKEN_SUFFIX) && req.method === 'POST') {
     issueToken(req, res, path)

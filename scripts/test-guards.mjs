@@ -184,6 +184,27 @@ const MUTATIONS = [
     edits: [{ search: "  return request.toolCall === null ? null : { via: 'mcp', tool: request.toolCall.tool }", replace: '  return null' }],
     tests: ['test/mcp/payments-request.test.ts'],
   },
+  {
+    name: 'payment-forwarded-without-its-intent',
+    rule: 'a followed POST whose intent cannot be stored is 503 STATE_UNAVAILABLE, never forwarded (§12)',
+    file: 'src/payments/payment-follow-plugin.ts',
+    edits: [{ search: 'done(err instanceof StateUnavailableError ? err : new StateUnavailableError(err))', replace: 'done()' }],
+    tests: ['test/payments/bad-provider.test.ts'],
+  },
+  {
+    name: 'payment-settled-by-an-unconfirmed-event',
+    rule: 'a final event settles a payment only once a look-up agrees, by default (§12)',
+    file: 'src/payments/payment-context.ts',
+    edits: [{ search: "(record) => config.confirm === 'lookup' && ", replace: "(record) => false && config.confirm === 'lookup' && " }],
+    tests: ['test/payments/bad-events.test.ts'],
+  },
+  {
+    name: 'payment-looked-up-by-an-event-id-alone',
+    rule: 'a transaction id named by an event settles nothing unless the look-up names the payment\'s reference (docs/payments.md)',
+    file: 'src/payments/provider-reading.ts',
+    edits: [{ search: "reference.kind === 'missing' && record.transactionIdFrom === 'event'", replace: 'false' }],
+    tests: ['test/payments/provider-reading.test.ts'],
+  },
 ]
 
 const selected = process.argv.slice(2)

@@ -3,7 +3,8 @@
  * configuration and the listen address, fetches one token per enabled environment (prints
  * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
  * when a caller uses approveAbove, the approvals' store, with the webhook inbox on everything its
- * start needs, and the MCP tools file when MCP is on; exits non-zero with a reason when anything
+ * start needs, with payments on their look-up paths and store, and the MCP tools file when MCP is
+ * on; exits non-zero with a reason when anything
  * would stop `serve` or is wrong.
  */
 import { readCallersFile } from './callers/callers-file.js'
@@ -80,6 +81,12 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     out(store.line)
     // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set.
     if (config.console !== null) for (const line of await (await import('./console/check-console.js')).checkConsole(config.console)) out(line)
+    if (config.payments !== null) {
+      // Loaded only when payments are on.
+      const payments = await (await import('./payments/check-payments.js')).checkPayments({ ...config, payments: config.payments }, log)
+      if (!payments.ok) ok = false
+      for (const line of payments.lines) out(line)
+    }
   } finally {
     await outbound.close()
   }

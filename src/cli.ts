@@ -94,10 +94,12 @@ async function serve (): Promise<void> {
   let inbox: Inbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
   const proxy = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
-  const { app, sources, rotation, callers, restart, metrics, mcpTools } = proxy
+  const { app, sources, rotation, callers, restart, metrics, mcpTools, payments } = proxy
   if (config.webhooks !== null) {
     const { buildInbox } = await import('./webhooks/inbox-server.js')
-    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry })
+    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry, onStored: payments?.wake })
+    // Payments (SPEC §12) read every stored event through the inbox's store, after a cursor of their own.
+    await payments?.readEvents(inbox.store)
   }
   // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set: a proxy without it starts as before.
   const consoleApp = config.console === null ? null : (await (await import('./console/console-setup.js')).setUpConsole(config.console, config.state, { logger: log, proxy, inbox })).app
@@ -239,6 +241,17 @@ async function approvals (): Promise<void> {
   })
 }
 
+/** Followed payments (SPEC §12), on the store the configuration names. */
+async function payments (): Promise<void> {
+  const { config } = loadOrExit()
+  const [{ runPaymentsCommand }, { systemClock }] = await Promise.all([import('./payments/payments-command.js'), import('./clock.js')])
+  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  process.exitCode = await runPaymentsCommand(process.argv.slice(3), config, log, {
+    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), clock: systemClock,
+  })
+}
+
 /**
  * The commands: what the main usage lists, and what `<command> --help` (or `-h`) prints, its own
  * usage when it has one, without reading the configuration. A new command is one entry here.
@@ -270,6 +283,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
     usage: async () => (await import('./approvals/approvals-command.js')).APPROVALS_USAGE,
     run: approvals,
+  },
+  payments: {
+    summary: 'list, show or recheck followed payments (payments-auth-proxy payments --help)',
+    usage: async () => (await import('./payments/payments-command.js')).PAYMENTS_USAGE,
+    run: payments,
   },
   'console-link': {
     summary: 'print a single-use sign-in link for the console: console-link --as <email>',

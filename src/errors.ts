@@ -48,6 +48,8 @@ export const ERROR_STATUS = {
   APPROVAL_ALREADY_DECIDED: 409,
   // Agents over MCP (SPEC §13): a tool's arguments refused before any request is made.
   MCP_INVALID_ARGUMENTS: 400,
+  // Payments followed to their final state (SPEC §12).
+  PAYMENT_NOT_FOUND: 404,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -285,6 +287,13 @@ export class McpMethodNotAllowedError extends ProxyError {
 export class McpInvalidArgumentsError extends ProxyError {
   constructor (place: string, problem: string) {
     super('MCP_INVALID_ARGUMENTS', `Invalid arguments: ${place} ${problem}`)
+  }
+}
+
+/** SPEC §12: another caller's payment is as absent as one that does not exist. */
+export class PaymentNotFoundError extends ProxyError {
+  constructor () {
+    super('PAYMENT_NOT_FOUND', 'No such payment')
   }
 }
 

@@ -4,7 +4,7 @@
  * This module wires; the decisions live in the plugins it registers, in this order for every
  * proxied request: refusals (draining, a path outside the routes, headers) -> client access ->
  * [caller identity] -> path guard -> [caller rules, idempotency, approval retries, amount limits,
- * approval holds] -> the route (body, token) -> upstream. With PROXY_MCP=on, `/mcp` (SPEC §13) turns
+ * approval holds, payments' intent] -> the route (body, token) -> upstream. With PROXY_MCP=on, `/mcp` (SPEC §13) turns
  * each tool call into a request that meets this same order (mcp/inner-request.ts), marked first.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
@@ -45,6 +45,7 @@ import type { UpstreamResponseTap } from './routing/upstream-response.js'
 import type { approvalHolds, approvalRetries } from './approvals/approvals-plugin.js'
 import type { ApprovalsInUse } from './approvals/approvals-setup.js'
 import type { ToolsHolder } from './mcp/tools-holder.js'
+import type { Payments, RunningPayments } from './payments/payments-setup.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
@@ -85,6 +86,8 @@ export interface ProxyServer {
   approvals: ApprovalsHandle | null
   /** The MCP tools in force (SPEC §13), null with PROXY_MCP off; cli.ts reloads them as it reloads callers. */
   mcpTools: ToolsHolder | null
+  /** Payments followed (SPEC §12), null when off; cli.ts hands them the inbox's events. */
+  payments: RunningPayments | null
 }
 
 export interface ApprovalsHandle { store: ApprovalsInUse['store'], verifier: ApprovalsInUse['verifier'], metrics: ApprovalsInUse['metrics'], nudge: () => void }
@@ -123,6 +126,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
   const approvals = held === null || approvalMetrics === null || setup === null ? null : setup.approvalsInUse(held, approvalMetrics.createApprovalMetrics(metrics.registry, METRIC_PREFIX), clock, log)
+  // Payments (SPEC §12), loaded only when on: a start without them loads none of their modules.
+  const payments = config.payments === null ? null : await (await import('./payments/payments-setup.js')).preparePayments({ ...config, payments: config.payments }, { log, clock, registry: metrics.registry })
   const ownsStore = deps.store === undefined
   const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
@@ -152,8 +157,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
-  const recorder = await registerTransactionChecks(app, config, { callers, refuse, store, clock, metrics, via: mcp?.viaOf, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins } })
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks })
+  const recorder = await registerTransactionChecks(app, config, { callers, refuse, store, clock, metrics, via: mcp?.viaOf, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins }, payments })
+  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks, payments: payments?.readiness })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes,
@@ -162,12 +167,15 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     bodyLimitBytes: config.bodyLimitBytes,
     observer: createIpNotAllowedDiagnosis(egress, (environment, iface) => { metrics.ipNotAllowed(environment, iface) }),
     referencePointer: config.idempotency.keyPointer,
-    tap: recorder,
+    tap: payments === null ? recorder : payments.tap(recorder),
   })
 
   const approvalWorker = approvals === null || callers === null || setup === null
     ? null
-    : await setup.registerApprovals(app, approvals, { config, callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000 })
+    : await setup.registerApprovals(app, approvals, { config, callers: callers.current, access: createClientAccess(config), state: store, sources, dispatcher: outbound.upstream, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000, follow: payments?.approvedSends ?? null })
+  const followed = payments === null
+    ? null
+    : await payments.register(app, { callers: callers === null ? null : callers.current, access: createClientAccess(config), sources, dispatcher: outbound.upstream, state: store })
   if (mcp !== null && mcpTools !== null && callers !== null && refuse !== null) {
     await mcp.registerMcp(app, config, {
       tools: mcpTools, callers: callers.current, access: createClientAccess(config), refuse, approvals: approvals === null ? null : { store: approvals.store, verifier: approvals.verifier, clock }, registry: metrics.registry, metricPrefix: METRIC_PREFIX, log,
@@ -178,6 +186,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     for (const source of sources.values()) source.start()
     egress.start()
     approvalWorker?.start()
+    followed?.start()
   })
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onClose', async () => {
@@ -185,12 +194,14 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     egress.close()
     await approvalWorker?.close()
     await approvals?.store.close()
+    await followed?.close()
+    await payments?.close()
     if (ownsOutbound) await outbound.destroy()
     if (ownsStore) await store.close()
   })
 
   const approvalsHandle = approvals === null || approvalWorker === null ? null : { store: approvals.store, verifier: approvals.verifier, metrics: approvals.metrics, nudge: approvalWorker.nudge }
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, approvals: approvalsHandle, mcpTools }
+  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, approvals: approvalsHandle, mcpTools, payments: followed }
 }
 
 function createApp (config: Config, log: Logger, httpEdges: HttpEdgeSettings, routes: readonly RouteSpec[], answered: AnswerObserver, toolCallTarget?: (req: IncomingMessage) => string | undefined): FastifyInstance {
@@ -222,14 +233,15 @@ interface ApprovalPlugins { inUse: ApprovalsInUse, approvalRetries: typeof appro
  * SPEC §7–§8 in their order: callers' identity, the path guard (SPEC §3: after identity, before
  * any rule judges the path), callers' rules (allow, rate, reference), the audit line, then
  * idempotency, then a held request's retry (SPEC §11), then amount limits, so a replay, 409 or 422
- * costs no amount, then the hold of a request above approveAbove. Each is registered only
- * when configured. Returns the idempotency layer's recorder for the proxy routes, if it is on.
+ * costs no amount, then the hold of a request above approveAbove, then a followed payment's intent
+ * (SPEC §12), so nothing refused or held is followed. Each is registered only when configured.
+ * Returns the idempotency layer's recorder for the proxy routes, if it is on.
  */
 async function registerTransactionChecks (
   app: FastifyInstance, config: Config,
-  deps: { callers: CallersHolder | null, refuse: RefuseCaller | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, via: RequestAuditOptions['via'], approvals: ApprovalPlugins | null },
+  deps: { callers: CallersHolder | null, refuse: RefuseCaller | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, via: RequestAuditOptions['via'], approvals: ApprovalPlugins | null, payments: Payments | null },
 ): Promise<UpstreamResponseTap | undefined> {
-  const { callers, refuse, store, clock, metrics, approvals } = deps
+  const { callers, refuse, store, clock, metrics, approvals, payments } = deps
   const callerOptions = callers === null || refuse === null
     ? null
     : { callers: callers.current, store, keyPointer: config.idempotency.keyPointer, refuse }
@@ -249,5 +261,6 @@ async function registerTransactionChecks (
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalRetries, approvalOptions)
   if (refuse !== null) await app.register(amountLimitsPlugin, { store, clock, refuse })
   if (approvals !== null && approvalOptions !== null) await app.register(approvals.approvalHolds, approvalOptions)
+  await payments?.follow(app, config.idempotency.keyPointer)
   return recorder
 }

@@ -39,12 +39,27 @@ export interface ForwarderOptions {
   /** §8: how long the answer is kept for retries, and how long a claim may be held. */
   recordTtlMs: number
   inFlightTtlMs: number
+  /** What follows a forwarded request (SPEC §12's payments, when on); none by default. */
+  follow?: SendFollower | null | undefined
 }
+
+/** The provider's answer as the forwarder read it. */
+export interface SentAnswer { status: number, body: Buffer, headers: Record<string, string | string[] | undefined> }
+
+/**
+ * Told of a request before it is sent (SPEC §12: a payment's intent is stored first, and the promise
+ * rejects when it cannot be, so nothing is sent unrecorded); resolves what it is told of the answer
+ * (null: none came), which resolves headers to record with that answer.
+ */
+export type SendFollower = (approval: ApprovalRecord) => Promise<(answer: SentAnswer | null) => Promise<Record<string, string>>>
+
+const notFollowed: SendFollower = async () => async () => ({})
 
 export type ForwardApproval = (approval: ApprovalRecord) => Promise<void>
 
 export function createApprovalForwarder (options: ForwarderOptions): ForwardApproval {
   const { approvals, state, sources, dispatcher, verifier, log, metrics } = options
+  const follow = options.follow ?? notFollowed
   // Logged once per record and process, not once per look.
   const misdirected = new Set<string>()
 
@@ -87,6 +102,13 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       await state.abort(approval.key, claim.owner)
       return
     }
+    // SPEC §12: nothing is sent before its payment intent is stored; the next look tries again.
+    const answered = await follow(approval).catch(() => undefined)
+    if (answered === undefined) {
+      log.warn(fields, 'approved request waits: its payment intent cannot be stored')
+      await state.abort(approval.key, claim.owner)
+      return
+    }
     const resend = approval.forward === 'sending'
     if (!resend && !await move(approval, 'none', 'sending')) {
       await state.abort(approval.key, claim.owner)
@@ -112,8 +134,9 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       })
       const body = Buffer.from(await answer.body.arrayBuffer())
       const status = answer.statusCode
+      const followHeaders = await answered({ status, body, headers: answer.headers })
       if (isRecordable(status)) {
-        const headers = headersToRecord(buildClientResponseHeaders(answer.headers))
+        const headers = { ...headersToRecord(buildClientResponseHeaders(answer.headers)), ...followHeaders }
         await state.finish(approval.key, claim.owner, { fingerprint: approval.fingerprint, status, headers, body }, options.recordTtlMs)
       } else {
         await state.abort(approval.key, claim.owner)
@@ -126,6 +149,7 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       // No answer (or none readable): the transaction may have happened, so the amount stays counted
       // and the request is not sent again by us; the agent's retry is held for a new decision.
       log.warn({ ...fields, err }, 'approved request got no answer; not sent again')
+      await answered(null)
       await state.abort(approval.key, claim.owner).catch(() => undefined)
     }
     await move(approval, 'sending', 'answered')

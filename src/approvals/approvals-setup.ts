@@ -14,7 +14,7 @@ import { ConfigError } from '../config/load-config.js'
 import { buildRouteTable } from '../routing/route-table.js'
 import type { StateStore } from '../state/state-store.js'
 import type { TokenSource } from '../tokens/token-source.js'
-import { createApprovalForwarder } from './approval-forwarder.js'
+import { createApprovalForwarder, type SendFollower } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import { approvalRoutes } from './approval-routes.js'
 import { deriveSealKey, type SealKey } from './approval-seal.js'
@@ -66,6 +66,8 @@ export interface RegisterDeps {
   log: Logger
   inFlightTtlMs: number
   recordTtlMs: number
+  /** Payments (SPEC §12), when on: an approved request is followed once it is forwarded. */
+  follow?: SendFollower | null
 }
 
 /** The routes, and the worker (started by server.ts once the proxy is ready). */
@@ -78,7 +80,7 @@ export async function registerApprovals (app: FastifyInstance, approvals: Approv
     return upstream === undefined || upstream === null ? null : `${upstream.origin}${upstream.basePath}`
   }
   const forward = createApprovalForwarder({
-    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, verifier, upstreamOf, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs,
+    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, verifier, upstreamOf, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs, follow: deps.follow,
   })
   const worker = createApprovalWorker({
     approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, verifier, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,

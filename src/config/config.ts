@@ -4,6 +4,7 @@
  */
 import type { ConsoleConfig } from './console-settings.js'
 import type { Cidr } from './network-lists.js'
+import type { PaymentsConfig } from './payment-config.js'
 import type { WebhookConfig } from './webhook-config.js'
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const
@@ -69,6 +70,8 @@ export interface Config {
   console: ConsoleConfig | null
   /** SPEC §13: `/mcp` on the proxy listener; `toolsFile` holds the operator's tools (null: built-in tools only). */
   mcp: { enabled: boolean, toolsFile: string | null }
+  /** SPEC §12: null unless `PROXY_PAYMENTS=on`. */
+  payments: PaymentsConfig | null
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

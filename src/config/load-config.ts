@@ -17,6 +17,7 @@ import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
 import { resolveConsole } from './console-settings.js'
 import { sameSecretProblems } from './distinct-secrets.js'
+import { resolvePayments } from './payment-settings.js'
 import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
@@ -89,6 +90,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const consoleConfig = resolveConsole(settings, problems, warnings)
   problems.push(...sameSecretProblems(settings, redisPassword(redis.url)))
   const mcp = resolveMcp(settings, problems, warnings)
+  const payments = resolvePayments(settings, variables, problems, warnings)
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {
@@ -125,6 +127,7 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
     approvals,
     console: consoleConfig,
     mcp,
+    payments,
     secretFiles: secrets.files,
   }
   if (!isLoopbackBind(config.listen.host) && access.allowedClients.every(isLoopbackCidr)) {

@@ -39,6 +39,21 @@ export const DEFAULT_APPROVAL_TTL_S = 86400
 // The console (SPEC §14).
 export const DEFAULT_CONSOLE_ALLOWED_CLIENTS = DEFAULT_ALLOWED_CLIENTS
 export const DEFAULT_CONSOLE_USER_HEADER = 'x-forwarded-email'
+// Payments followed to their final state (SPEC §12).
+export const DEFAULT_PAYMENTS_PATHS = '/**'
+export const DEFAULT_PAYMENTS_TRANSACTION_ID_POINTER = '/data/transactionId'
+export const DEFAULT_PAYMENTS_STATUS_POINTER = '/data/status'
+export const DEFAULT_PAYMENTS_SUCCEEDED_STATUSES = 'successful,success,completed'
+export const DEFAULT_PAYMENTS_FAILED_STATUSES = 'failed,cancelled,canceled,reversed,rejected,expired'
+export const DEFAULT_PAYMENTS_AMOUNT_POINTER = '/amount'
+export const DEFAULT_PAYMENTS_CURRENCY_POINTER = '/currency'
+export const DEFAULT_PAYMENTS_EVENT_TRANSACTION_ID_POINTER = '/data/transactionId'
+export const DEFAULT_PAYMENTS_EVENT_REFERENCE_POINTER = '/data/externalReference'
+export const DEFAULT_PAYMENTS_LOOKUP_PATH = '/transactions/{transactionId}'
+export const DEFAULT_PAYMENTS_LOOKUP_SCHEDULE = '1m,5m,15m,1h,3h,6h,12h,24h'
+export const DEFAULT_PAYMENTS_LOOKUP_CONCURRENCY = 2
+export const DEFAULT_PAYMENTS_LOOKUPS_PER_SECOND = 5
+export const DEFAULT_PAYMENTS_RETENTION_S = 30 * 86400
 
 /** The secrets that may also come from a file named by `<NAME>_FILE`. */
 export const SECRET_VARIABLES = [
@@ -102,7 +117,7 @@ const coreProperties = {
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 }
 
-/** The inbox's (SPEC §10), approvals' (SPEC §11), MCP's (SPEC §13) and the console's (SPEC §14) variables, all named with one of FEATURE_PREFIXES. */
+/** The inbox's (SPEC §10), approvals' (SPEC §11), payments' (SPEC §12), MCP's (SPEC §13) and the console's (SPEC §14) variables, all named with one of FEATURE_PREFIXES. */
 const featureProperties = {
   PROXY_WEBHOOK_LISTEN: optionalString,
   PROXY_WEBHOOK_PATH_TOKEN: optionalString,
@@ -148,18 +163,36 @@ const featureProperties = {
   // Agents over MCP (SPEC §13).
   PROXY_MCP: stringEnum(['on', 'off'], { default: 'off' }),
   PROXY_MCP_TOOLS_FILE: optionalString,
+  PROXY_PAYMENTS: stringEnum(['on', 'off'], { default: 'off' }),
+  PROXY_PAYMENTS_PATHS: Type.String({ default: DEFAULT_PAYMENTS_PATHS }),
+  PROXY_PAYMENTS_TRANSACTION_ID_POINTER: Type.String({ default: DEFAULT_PAYMENTS_TRANSACTION_ID_POINTER }),
+  PROXY_PAYMENTS_STATUS_POINTER: Type.String({ default: DEFAULT_PAYMENTS_STATUS_POINTER }),
+  PROXY_PAYMENTS_SUCCEEDED_STATUSES: Type.String({ default: DEFAULT_PAYMENTS_SUCCEEDED_STATUSES }),
+  PROXY_PAYMENTS_FAILED_STATUSES: Type.String({ default: DEFAULT_PAYMENTS_FAILED_STATUSES }),
+  PROXY_PAYMENTS_AMOUNT_POINTER: Type.String({ default: DEFAULT_PAYMENTS_AMOUNT_POINTER }),
+  PROXY_PAYMENTS_CURRENCY_POINTER: Type.String({ default: DEFAULT_PAYMENTS_CURRENCY_POINTER }),
+  PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER: Type.String({ default: DEFAULT_PAYMENTS_EVENT_TRANSACTION_ID_POINTER }),
+  PROXY_PAYMENTS_EVENT_REFERENCE_POINTER: Type.String({ default: DEFAULT_PAYMENTS_EVENT_REFERENCE_POINTER }),
+  PROXY_PAYMENTS_CONFIRM: stringEnum(['lookup', 'event'], { default: 'lookup' }),
+  PROXY_PAYMENTS_LOOKUP_PATH: Type.String({ minLength: 1, default: DEFAULT_PAYMENTS_LOOKUP_PATH }),
+  PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH: optionalString,
+  PROXY_PAYMENTS_LOOKUP_SCHEDULE: Type.String({ default: DEFAULT_PAYMENTS_LOOKUP_SCHEDULE }),
+  PROXY_PAYMENTS_LOOKUP_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: DEFAULT_PAYMENTS_LOOKUP_CONCURRENCY }),
+  PROXY_PAYMENTS_LOOKUPS_PER_SECOND: Type.Integer({ minimum: 1, maximum: 1000, default: DEFAULT_PAYMENTS_LOOKUPS_PER_SECOND }),
+  PROXY_PAYMENTS_NOTIFY_URL: optionalString,
+  PROXY_PAYMENTS_RETENTION_SECONDS: seconds(DEFAULT_PAYMENTS_RETENTION_S, 3600, 365 * 86400),
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })
 
 /**
  * Ajv compiles a schema to code before its first use, at a cost that grows with its properties (a
- * third of the variables added 20 ms to a start). Most deployments set none of the inbox's or
- * approvals' variables: they are validated with CORE_SCHEMA and get FEATURE_DEFAULTS, which are the
+ * third of the variables added 20 ms to a start). Most deployments set none of the inbox's,
+ * approvals' or payments' variables: they are validated with CORE_SCHEMA and get FEATURE_DEFAULTS, which are the
  * values the full schema would have filled in (a test compares the two readings).
  */
 export const CORE_SCHEMA = Type.Object(coreProperties)
-export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_MCP', 'PROXY_CONSOLE_']
+export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_PAYMENTS', 'PROXY_MCP', 'PROXY_CONSOLE_']
 export const FEATURE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze(Object.fromEntries(
   Object.entries(featureProperties).flatMap(([name, property]) => 'default' in property ? [[name, property.default as unknown]] : []),
 ))

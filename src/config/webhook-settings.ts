@@ -18,12 +18,15 @@ const STEP = /^(\d+)(ms|s|m|h|d)$/
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 const JSON_POINTER = new RegExp(JSON_POINTER_PATTERN)
 const SHARED_WITH_APPROVALS = new Set(['PROXY_WEBHOOK_STORE_PATH', 'PROXY_WEBHOOK_RETRY_SCHEDULE'])
+/** Payments (SPEC §12) sign their notifications with the inbox's secret and send them to its application by default. */
+const SHARED_WITH_PAYMENTS = new Set([...SHARED_WITH_APPROVALS, 'PROXY_WEBHOOK_SIGNING_SECRET', 'PROXY_WEBHOOK_SIGNING_SECRET_FILE', 'PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS', 'PROXY_WEBHOOK_DELIVER_TO'])
 
 /** `variables` are the raw ones, to tell a setting given from a schema default. */
 export function resolveWebhooks (settings: RawSettings, variables: Readonly<Record<string, string | undefined>>, problems: string[], warnings: string[]): WebhookConfig | null {
   if (settings.PROXY_WEBHOOK_LISTEN === undefined) {
-    // The store path and the retry schedule also serve approvals (SPEC §11), and the image sets the path.
-    const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_WEBHOOK_') && variables[name] !== '' && !SHARED_WITH_APPROVALS.has(name))
+    // The store path and the retry schedule also serve approvals (SPEC §11) and payments (§12), and the image sets the path.
+    const shared = settings.PROXY_PAYMENTS === 'on' ? SHARED_WITH_PAYMENTS : SHARED_WITH_APPROVALS
+    const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_WEBHOOK_') && variables[name] !== '' && !shared.has(name))
     if (given.length > 0) warnings.push(`${given.join(', ')} set but PROXY_WEBHOOK_LISTEN is not: the webhook inbox is off`)
     return null
   }
@@ -115,13 +118,13 @@ function pointer (text: string | undefined, name: string, problems: string[]): s
 }
 
 /** `5s,5m,30m,2h` -> milliseconds; each a positive whole number with a unit (ms, s, m, h, d). */
-export function parseSchedule (text: string, problems: string[]): number[] {
+export function parseSchedule (text: string, problems: string[], name = 'PROXY_WEBHOOK_RETRY_SCHEDULE'): number[] {
   const steps = splitList(text).map((step) => {
     const match = STEP.exec(step)
     return match === null ? Number.NaN : Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]
   })
   if (steps.length === 0 || steps.some((ms) => !(ms > 0))) {
-    problems.push('PROXY_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of waits such as 5s,5m,30m,2h (units ms, s, m, h, d)')
+    problems.push(`${name} must be a comma-separated list of waits such as 5s,5m,30m,2h (units ms, s, m, h, d)`)
   }
   return steps
 }

@@ -1,6 +1,7 @@
 /**
- * Request handling of the fiat and crypto servers: the token endpoint (fiat only) and an
- * authenticated echo standing in for every real API operation. The echo reports exactly what
+ * Request handling of the fiat and crypto servers: the token endpoint (fiat only), payouts and
+ * look-ups when transactions are on (transactions.ts), and an authenticated echo standing in for
+ * every other API operation. The echo reports exactly what
  * arrived (raw path and query, headers, body digest) so tests can check what the proxy forwarded.
  */
 
@@ -12,7 +13,7 @@ import { resolveTarget, TOKEN_PATH } from './paths.js'
 import type { RequestTarget } from './paths.js'
 import type { TokenIssuer } from './token-issuer.js'
 import type {
-  ProviderCredentials, ProviderEnvironment, ProviderInterface, TokenHandler, TokenRequestRecord,
+  ProviderCredentials, ProviderEnvironment, ProviderInterface, TokenHandler, TokenRequestRecord, Transactions,
   UpstreamHandler, UpstreamRequestRecord,
 } from './types.js'
 
@@ -29,6 +30,8 @@ export interface ApiState {
   ipAllowlistEnforced: boolean
   tokenHandler: TokenHandler | null
   upstreamHandler: UpstreamHandler | null
+  /** Payouts and look-ups, when turned on (transactions.ts); otherwise the echo answers them. */
+  transactions: Transactions
 }
 
 export function createApiHandler (server: ProviderInterface, state: ApiState): RequestHandler {
@@ -90,6 +93,7 @@ async function handleApiRequest (
     sendJson(res, 403, { success: false, code: 'IP_NOT_ALLOWED', message: 'Request IP is not in the allowlist' })
     return
   }
+  if (state.transactions.handle(server, environment, req.method ?? '', path, body, res)) return
   sendJson(res, 200, {
     success: true,
     environment,

@@ -7,7 +7,8 @@
  * header and `{"publicKey"}` body returns an HS256 JWT and an integer `expiresAt`. Like the real
  * endpoint it "generates or retrieves": while the current token has more than half of its lifetime
  * left, the same token and expiresAt come back (see token-issuer.ts). Every other path under a base
- * needs that environment's bearer token and answers with an echo of the request.
+ * needs that environment's bearer token and answers with an echo of the request, except payouts and
+ * transaction look-ups when transactions are on (transactions.ts: the payments of SPEC §12).
  *
  * Times, including every response's `Date` header, come from the `now` option, so a test can give
  * the provider a skewed or fake clock. Request bodies are recorded for tests, never logged.
@@ -20,6 +21,7 @@ import { createIpEchoHandler } from './ip-echo.js'
 import type { IpEchoState } from './ip-echo.js'
 import { BASE_PATHS } from './paths.js'
 import { TokenIssuer } from './token-issuer.js'
+import { createTransactions } from './transactions.js'
 import type { FakeProvider, FakeProviderOptions } from './types.js'
 
 export type {
@@ -52,7 +54,9 @@ export async function startFakeProvider (opts: FakeProviderOptions = {}): Promis
     ipAllowlistEnforced: false,
     tokenHandler: null,
     upstreamHandler: null,
+    transactions: createTransactions(now),
   }
+  api.transactions.configure(opts.transactions ?? null)
   const ipEcho: IpEchoState = { egressIp: defaultEgressIp, requests: 0 }
 
   const servers = [
@@ -60,7 +64,10 @@ export async function startFakeProvider (opts: FakeProviderOptions = {}): Promis
     createServer(createApiHandler('crypto', api), now),
     createServer(createIpEchoHandler(ipEcho), now),
   ] as const
-  const close = async (): Promise<void> => { await Promise.all(servers.map(closeServer)) }
+  const close = async (): Promise<void> => {
+    api.transactions.close()
+    await Promise.all(servers.map(closeServer))
+  }
 
   let ports: number[]
   try {
@@ -97,6 +104,7 @@ export async function startFakeProvider (opts: FakeProviderOptions = {}): Promis
     revokeAllTokens () { issuer.revokeAll() },
     setTokenHandler (fn) { api.tokenHandler = fn },
     setUpstreamHandler (fn) { api.upstreamHandler = fn },
+    transactions: api.transactions,
     reset () {
       // Emptied in place: tests may hold references to these arrays.
       api.tokenRequests.length = 0
@@ -106,6 +114,7 @@ export async function startFakeProvider (opts: FakeProviderOptions = {}): Promis
       api.ipAllowlistEnforced = false
       api.tokenHandler = null
       api.upstreamHandler = null
+      api.transactions.configure(opts.transactions ?? null)
       issuer.setLifetime(defaultLifetime)
     },
     close,

@@ -8,3 +8,4 @@ export type {
 export { signJwt, verifyJwt } from './jwt.js'
 export { PROVIDER_PORT_VARIABLES, providerPorts, type ProviderPorts } from './provider-ports.js'
 export { proxyEnvFor } from './proxy-env.js'
+export type { FakeTransaction, TransactionOptions } from './types.js'

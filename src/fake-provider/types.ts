@@ -27,6 +27,8 @@ export interface FakeProviderOptions {
   egressIp?: string
   /** Host put in the URLs handed out; default = host (set it when listening on 0.0.0.0). */
   advertisedHost?: string
+  /** Payouts answered pending with a transaction id, look-ups, statuses that settle on their own; off by default. */
+  transactions?: TransactionOptions
 }
 
 export interface TokenRequestRecord {
@@ -87,8 +89,46 @@ export interface FakeProvider {
   setTokenHandler(fn: TokenHandler | null): void
   /** Same for the fiat/crypto API endpoints (not the token endpoint). */
   setUpstreamHandler(fn: UpstreamHandler | null): void
+  /** Payouts and look-ups (SPEC §12); `configure(null)` turns them off (the echo answers again). */
+  transactions: Transactions
   /** Clears the request records and restores handlers and settings to the construction defaults. */
   reset(): void
   /** Closes all three servers, destroying open sockets so tests never hang. */
   close(): Promise<void>
+}
+
+/** Payouts and look-ups of the fake provider (transactions.ts; SPEC §12). */
+export interface TransactionOptions {
+  /** When a pending transaction turns final on its own; default 3 s. */
+  settleAfterMs?: number
+  /** The status it turns to; default `successful`. */
+  finalStatus?: string
+  /** Where status changes are sent (the sidecar's inbox), with the dashboard's static secret. */
+  webhook?: { url: string, secret: string } | null
+}
+
+export interface FakeTransaction {
+  transactionId: string
+  environment: ProviderEnvironment
+  interface: ProviderInterface
+  externalReference: string
+  amount: unknown
+  currency: unknown
+  status: string
+  createdAtMs: number
+}
+
+export interface Transactions {
+  readonly enabled: boolean
+  configure: (options: TransactionOptions | null) => void
+  /** Handles a payout or a look-up; false for anything else (the echo answers it). */
+  handle: (server: ProviderInterface, environment: ProviderEnvironment, method: string, path: string, body: Buffer, res: http.ServerResponse) => boolean
+  list: () => FakeTransaction[]
+  /** Sets a status now (and sends the webhook, when set). */
+  setStatus: (transactionId: string, status: string) => void
+  /** Look-ups answered, per transaction id. */
+  lookups: Map<string, number>
+  /** Sends an event as the provider would (or as a forger would). */
+  sendEvent: (body: unknown) => Promise<number>
+  close: () => void
 }

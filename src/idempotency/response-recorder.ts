@@ -37,13 +37,15 @@ export function createResponseRecorder (options: RecorderOptions): UpstreamRespo
       abort(request, claim, store)
       return null
     }
+    // A streamed answer's headers are sent now; a whole one's are read again when it is complete,
+    // just before it is sent, so a change made meanwhile (payments' Payment-Id) is replayed as sent.
     const headers = headersToRecord(reply.getHeaders())
 
     const notRecorded = (): void => {
       observer.outcome('not_recorded')
       abort(request, claim, store)
     }
-    const save = async (body: Buffer): Promise<void> => {
+    const save = async (body: Buffer, headers: Record<string, string | string[]>): Promise<void> => {
       if (body.length > maxBodyBytes) {
         request.log.warn({ status, maxBodyBytes }, 'answer too large to record; a retry is forwarded again')
         notRecorded()
@@ -60,7 +62,7 @@ export function createResponseRecorder (options: RecorderOptions): UpstreamRespo
     }
 
     return {
-      whole: save,
+      whole: async (body) => { await save(body, headersToRecord(reply.getHeaders())) },
       failed: notRecorded,
       stream (upstream) {
         const out = new PassThrough()
@@ -84,7 +86,7 @@ export function createResponseRecorder (options: RecorderOptions): UpstreamRespo
         })
         upstream.once('end', () => {
           const body = size > maxBodyBytes ? Buffer.alloc(maxBodyBytes + 1) : Buffer.concat(chunks, size)
-          void save(body).finally(() => { out.end() })
+          void save(body, headers).finally(() => { out.end() })
         })
         return out
       },

@@ -21,9 +21,12 @@ export interface HealthRoutesOptions {
   restartRequired?: () => readonly string[]
   /** The webhook inbox (SPEC §10): shown, never a reason to report not ready. */
   webhooks?: (() => Promise<WebhooksSection | null>) | undefined
+  /** Payments followed (SPEC §12): shown, never a reason to report not ready. */
+  payments?: (() => Promise<PaymentsSection>) | undefined
 }
 
 export interface WebhooksSection { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
+export interface PaymentsSection { ready: boolean, pending: number, stale: number }
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }))
@@ -45,6 +48,7 @@ export async function healthRoutes (app: FastifyInstance, options: HealthRoutesO
     const restartRequired = options.restartRequired?.() ?? []
     if (restartRequired.length > 0) body['restartRequired'] = restartRequired
     if (options.webhooks !== undefined) body['webhooks'] = await webhooksSection(options.webhooks)
+    if (options.payments !== undefined) body['payments'] = await options.payments().catch((): PaymentsSection => ({ ready: false, pending: 0, stale: 0 }))
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
     return body
   })

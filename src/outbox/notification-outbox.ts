@@ -15,8 +15,8 @@ import { DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S, D
 import { createDeliverer, noDeliveryObserver, type DeliveryObserver } from './deliverer.js'
 import { openOutboxStore } from './open-outbox-store.js'
 
-/** Delivered and failed notifications are kept this long (listed, and not sent twice). */
-const RETENTION_S = 7 * 86400
+/** Delivered and failed notifications are kept this long (listed, and not sent twice) unless told otherwise. */
+const DEFAULT_RETENTION_S = 7 * 86400
 const CONCURRENCY = 4
 
 export interface NotificationOutboxOptions {
@@ -28,6 +28,8 @@ export interface NotificationOutboxOptions {
   signingSecrets: readonly string[]
   /** Waits after each failed attempt, in milliseconds. */
   retryScheduleMs: readonly number[]
+  /** How long delivered and failed notifications are kept, in seconds; 7 days by default. */
+  retentionS?: number
   /** Its own key prefix in Redis (with PROXY_REDIS_URL), else its own SQLite file. */
   store: { redisUrl: string, keyPrefix: string } | { path: string }
   log: Logger
@@ -50,10 +52,11 @@ export interface NotificationOutbox {
 
 export async function openNotificationOutbox (options: NotificationOutboxOptions): Promise<NotificationOutbox> {
   const { log, clock } = options
-  const bounds = { retentionMs: RETENTION_S * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES, orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000 }
+  const retentionS = options.retentionS ?? DEFAULT_RETENTION_S
+  const bounds = { retentionMs: retentionS * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES, orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000 }
   const store = await openOutboxStore('redisUrl' in options.store ? { ...options.store, log } : options.store, bounds)
   const deliverer = createDeliverer({
-    settings: { deliverTo: options.url, signingSecrets: options.signingSecrets, deliveryTimeoutS: DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, concurrency: CONCURRENCY, retryScheduleMs: options.retryScheduleMs, retentionS: RETENTION_S },
+    settings: { deliverTo: options.url, signingSecrets: options.signingSecrets, deliveryTimeoutS: DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, concurrency: CONCURRENCY, retryScheduleMs: options.retryScheduleMs, retentionS },
     store,
     log,
     clock,

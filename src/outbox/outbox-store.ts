@@ -79,6 +79,9 @@ export interface OutboxStats {
   full: boolean
 }
 
+/** An event with its place in the order the store took events in (every status). */
+export interface SequencedEvent { seq: number, id: string, body: Buffer, receivedAtMs: number }
+
 export interface ListQuery { status?: EventStatus, sinceMs?: number, limit?: number }
 
 export interface OutboxStore {
@@ -98,6 +101,14 @@ export interface OutboxStore {
   stats: () => Promise<OutboxStats>
   /** Removes delivered and failed events received before `beforeMs`; pending ones never. */
   removeSettledBefore: (beforeMs: number) => Promise<number>
+  /**
+   * Events stored after sequence number `seq`, in the order stored, at most `limit`: what a reader
+   * outside the inbox (payments, SPEC §12) follows with a durable cursor of its own, so that an event
+   * answered 200 reaches it after a crash too. Sequence numbers grow with every event stored.
+   */
+  eventsAfter: (seq: number, limit: number) => Promise<SequencedEvent[]>
+  /** The latest event's sequence number (0 when none was ever stored). */
+  lastEventSeq: () => Promise<number>
   /** Whether the store takes writes now. */
   ready: () => boolean
   close: () => Promise<void>

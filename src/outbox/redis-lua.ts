@@ -5,7 +5,8 @@
  * Keys: `wh:ev:<id>` (hash: the event), `wh:att:<id>` (list of attempts), `wh:key:<key>` (dedupe),
  * `wh:order:<order key>` (pending ids in the order received), sorted sets `wh:due` (claimable, by
  * next attempt), `wh:leases` (in flight, by lease end), `wh:all`, `wh:pending`, `wh:settled`,
- * `wh:failed`, `wh:delivered` (by receipt time), `wh:waiting` (later events of an order key, not its
+ * `wh:failed`, `wh:delivered` (by receipt time), `wh:byseq` (by sequence number, `wh:seq` the
+ * counter: what payments read after a cursor of their own), `wh:waiting` (later events of an order key, not its
  * head, by receipt time: released into `wh:due` once they have waited long enough, order-wait.ts),
  * the bounds' counters `wh:count`, `wh:bytes` (every event) and `wh:dbytes` (delivered ones), and
  * `wh:schema`, the version of this layout.
@@ -60,6 +61,7 @@ local function evict(P, id)
   redis.call('ZREM', P .. 'wh:delivered', id)
   redis.call('ZREM', P .. 'wh:settled', id)
   redis.call('ZREM', P .. 'wh:all', id)
+  redis.call('ZREM', P .. 'wh:byseq', id)
   if f[1] then
     local dk = P .. 'wh:key:' .. f[1]
     if redis.call('HGET', dk, 's:' .. f[2]) == id then redis.call('HDEL', dk, 's:' .. f[2], 'a:' .. f[2]) end
@@ -130,6 +132,7 @@ local id = ARGV[9]
 local seq = redis.call('INCR', P .. 'wh:seq')
 redis.call('HSET', P .. 'wh:ev:' .. id, 'key', ARGV[2], 'sha', sha, 'order', ARGV[4], 'body', ARGV[5], 'headers', ARGV[6], 'source', ARGV[7],
   'at', ARGV[8], 'status', 'pending', 'attempts', 0, 'next', ARGV[8], 'conflict', conflict, 'seq', seq, 'owner', '')
+redis.call('ZADD', P .. 'wh:byseq', seq, id)
 if conflict == '' then redis.call('HSET', dk, 'first', id, 'firstAt', ARGV[8]) end
 redis.call('HSET', dk, 's:' .. sha, id, 'a:' .. sha, ARGV[8])
 redis.call('PEXPIRE', dk, tonumber(ARGV[10]) + 3600000)
@@ -300,6 +303,7 @@ for _, id in ipairs(ids) do
   redis.call('ZREM', P .. 'wh:settled', id)
   redis.call('ZREM', P .. 'wh:failed', id)
   redis.call('ZREM', P .. 'wh:all', id)
+  redis.call('ZREM', P .. 'wh:byseq', id)
 end
 return #ids
 `

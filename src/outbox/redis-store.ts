@@ -189,6 +189,20 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
         if (n < REMOVE_BATCH) return removed
       }
     },
+    async eventsAfter (seq, limit) {
+      const ids = await client.zrangebyscore(`${P}wh:byseq`, `(${seq}`, '+inf', 'LIMIT', 0, limit)
+      if (ids.length === 0) return []
+      const pipeline = client.pipeline()
+      for (const id of ids) pipeline.hmgetBuffer(`${P}wh:ev:${id}`, 'seq', 'body', 'at')
+      return (await pipeline.exec() ?? []).flatMap(([err, fields], i) => {
+        if (err !== null) throw err
+        const [seqText, body, receivedAt] = fields as Array<Buffer | null | undefined>
+        // Removed between the two reads: past its retention, nothing to follow any more.
+        if (seqText == null || body == null || receivedAt == null) return []
+        return [{ seq: Number(seqText.toString()), id: ids[i] as string, body, receivedAtMs: Number(receivedAt.toString()) }]
+      })
+    },
+    lastEventSeq: async () => Number(await client.get(`${P}wh:seq`) ?? '0'),
     ready: () => client.status === 'ready',
     async close () { client.disconnect() },
   }

@@ -1,6 +1,6 @@
 /**
  * The embedded OutboxStore (SPEC §10): one SQLite file per outbox, synced commits for intakes, and every write of a turn of
- * the event loop (intakes and recorded attempts) grouped into one transaction (group-commit.ts).
+ * the event loop (intakes and recorded attempts) grouped into one transaction (sqlite/group-commit.ts).
  * SQLite calls are synchronous and short. What the bounds judge (every event, and the pending and
  * failed ones, in events and bytes) is kept in memory from one count at open, so a store that has
  * room, or none, answers without a query; delivered events are removed to make room (store-room.ts),
@@ -12,7 +12,7 @@
  */
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
-import { createGroupCommit } from './group-commit.js'
+import { createGroupCommit } from '../sqlite/group-commit.js'
 import type { AttemptRecord, ClaimedEvent, IntakeOutcome, NewEvent, OutboxStore, Settlement } from './outbox-store.js'
 import { attemptableAtMs } from './order-wait.js'
 import { DUE_EVENTS, MARK_HEAD, openOutboxDatabase, WAITED_EVENTS } from './sqlite-schema.js'
@@ -279,6 +279,12 @@ export async function createSqliteStore (options: SqliteStoreOptions): Promise<O
       }
       return gone.reduce((sum, g) => sum + g.n, 0)
     },
+    async eventsAfter (seq, limit) {
+      const rows = db.prepare('SELECT seq, id, body, received_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(seq, limit) as Array<{ seq: number, id: string, body: Buffer, received_at: number }>
+      return rows.map((r) => ({ seq: r.seq, id: r.id, body: r.body, receivedAtMs: r.received_at }))
+    },
+    // AUTOINCREMENT: a removed event's number is never given again, so the latest is the table's counter.
+    lastEventSeq: async () => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = \'events\'').get() as { seq: number } | undefined)?.seq ?? 0,
     ready: () => writable,
     async close () {
       await commits.drain()

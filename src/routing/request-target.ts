@@ -52,6 +52,11 @@ export type TargetReading =
 const QUERY = /^[\x21-\x22\x24-\x7e]*$/
 /** Outside the routes only plain paths reach the router, which would otherwise decode them its own way. */
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)*\/?$/
+/**
+ * SPEC §12's `/payments/<reference>`: a reference is any text a caller chose, so its one segment may
+ * hold RFC 3986's path characters and percent-encodings; the router decodes it into the parameter.
+ */
+const REFERENCE_PATH = /^\/payments\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+$/
 
 export function readTarget (target: string, prefixes: readonly string[], options: PathOptions): TargetReading {
   if (target.charCodeAt(0) !== 47 /* / */) return { kind: 'refused', reason: 'the request target must be a path' }
@@ -64,7 +69,7 @@ export function readTarget (target: string, prefixes: readonly string[], options
       return { kind: 'route', prefix, rest: readRestPath(path.slice(prefix.length), options), query }
     }
   }
-  if (PLAIN_PATH.test(path)) return { kind: 'other', path, query }
+  if (PLAIN_PATH.test(path) || REFERENCE_PATH.test(path)) return { kind: 'other', path, query }
   // No route takes it; a traversal is still refused as one, anything else is a plain 404.
   const reading = readRestPath(path, { allowDots: false })
   if (!reading.ok && reading.problem.kind === 'traversal') return { kind: 'refused', reason: reading.problem.reason }

@@ -41,6 +41,8 @@ export interface InboxDeps {
   /** Slow-sender bounds (headers, whole request); tests shorten them. */
   timeouts?: { headersMs: number, requestMs: number }
   random?: () => number
+  /** Told of every event stored, after the deliverer (payments, SPEC §12, then read the store). */
+  onStored?: (() => void) | undefined
 }
 
 export interface WebhooksReadiness { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
@@ -90,7 +92,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     allowed: settings.allowedSources.length === 0 ? null : blockListOf(settings.allowedSources),
     observer,
     clock,
-    onStored: deliverer.wake,
+    onStored: deps.onStored === undefined ? deliverer.wake : () => { deliverer.wake(); deps.onStored?.() },
     awaitsContinue: (req) => awaitingContinue.delete(req),
   })
   app.addHook('onReady', async () => { deliverer.start() })

@@ -9,7 +9,7 @@ t.test('--help prints the usage with every description starting in one column', 
   t.ok(commands.length >= 3, commands.join('\n'))
   const columns = new Set(commands.map((l) => /^ {2}\S+ +/.exec(l)?.[0].length))
   t.equal(columns.size, 1, `one description column: ${[...columns].join(', ')}`)
-  t.match(child.stdout(), /^usage: payments-auth-proxy \[serve \| check \| caller-key \| webhooks \| webhook-secrets \| approvals \| console-link \| --help\]$/m)
+  t.match(child.stdout(), /^usage: payments-auth-proxy \[serve \| check \| caller-key \| webhooks \| webhook-secrets \| approvals \| payments \| console-link \| --help\]$/m)
 })
 
 // Issue 43 item 13: `<command> --help` (or -h) prints that command's usage and exits 0 without
@@ -40,6 +40,7 @@ t.test('the inbox\'s and approvals\' --help give their verbs, also after a verb'
     [['webhooks', 'list', '--help'], ['list', 'show', 'replay']],
     [['approvals', '--help'], ['list', 'show', 'approve', 'reject']],
     [['approvals', 'approve', 'apr_x', '-h'], ['list', 'show', 'approve', 'reject']],
+    [['payments', '--help'], ['list', 'show', 'recheck']],
   ] as const) {
     const child = runCli(t, [...args], {})
     t.equal((await child.exited).code, 0, args.join(' '))

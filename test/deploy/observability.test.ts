@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { parse } from 'yaml'
 import { loadConfig } from '../../src/config/load-config.js'
 import { buildInbox } from '../../src/webhooks/inbox-server.js'
 import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
@@ -28,6 +29,9 @@ t.test('every metric the dashboard and the alert rules use is one the proxy expo
     PROXY_WEBHOOK_STORE_PATH: join(dir, 'approvals.db'),
     PROXY_EGRESS_IP_URL: provider.ipEchoUrl,
     PROXY_EXPECTED_EGRESS_IPS: '203.0.113.7',
+    PROXY_PAYMENTS: 'on',
+    PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/notifications',
+    PROXY_WEBHOOK_SIGNING_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   }))
   await waitReady(proxy)
   // The webhook inbox registers its metrics on the proxy's registry when it is on.
@@ -51,4 +55,15 @@ t.test('every metric the dashboard and the alert rules use is one the proxy expo
     }
   }
   t.doesNotThrow(() => JSON.parse(sources['deploy/grafana/payments-auth-proxy.json']) as unknown, 'the dashboard is JSON')
+})
+
+t.test('the alert rules and the dashboard cover stale payments, disputed events and failing look-ups (SPEC §12)', async (t) => {
+  const rules = (parse(read('deploy/prometheus/alerts.yml')) as { groups: Array<{ rules: Array<{ alert: string, expr: string }> }> }).groups.flatMap((g) => g.rules)
+  const dashboard = read('deploy/grafana/payments-auth-proxy.json')
+  for (const [what, used] of [['stale payments', /payments_auth_proxy_payments_stale\b/], ['disputed events', /payment_events_total\{outcome="disputed"\}/], ['failing look-ups', /payment_lookups_total\{outcome="failed"\}/]] as const) {
+    t.ok(rules.some((rule) => used.test(rule.expr)), `an alert on ${what}`)
+  }
+  for (const name of ['payments_pending', 'payments_stale', 'payment_lookups_total', 'payment_events_total', 'payments_tracked_total', 'payment_settle_seconds']) {
+    t.ok(dashboard.includes(`payments_auth_proxy_${name}`), `a panel shows ${name}`)
+  }
 })

@@ -1,0 +1,48 @@
+/**
+ * Notifications of payments (SPEC §12) to PROXY_PAYMENTS_NOTIFY_URL (default the inbox's
+ * application): `payment.succeeded`, `payment.failed`, `payment.stale`, each stored and delivered by
+ * a notification outbox of their own (outbox/: its own file or Redis prefix), so they are signed the
+ * Standard Webhooks way with PROXY_WEBHOOK_SIGNING_SECRET and retried on §10's schedule across
+ * restarts. A notification's key is its type and the payment's id, so telling the outbox twice (a
+ * crash between storing it and recording that on the payment) delivers it once; `webhook-id` is the
+ * notification's own id. Kept as long as settled payments are.
+ */
+import { dirname, join } from 'node:path'
+import type { Logger } from 'pino'
+import type { Clock } from '../clock.js'
+import type { Config } from '../config/config.js'
+import type { PaymentsConfig } from '../config/payment-config.js'
+import type { NotificationType } from './payment-record.js'
+import type { PaymentView } from './payment-view.js'
+
+export interface PaymentNotifier {
+  /** Resolves once the notification is stored (durably); true when newly stored, false when it was already. */
+  notify: (type: NotificationType, payment: PaymentView) => Promise<boolean>
+  start: () => void
+  stop: () => Promise<void>
+}
+
+export async function openPaymentNotifier (config: PaymentsConfig, state: Config['state'], deps: { log: Logger, clock: Clock }): Promise<PaymentNotifier> {
+  const { openNotificationOutbox } = await import('../outbox/notification-outbox.js')
+  const outbox = await openNotificationOutbox({
+    name: 'payments',
+    url: config.notifyUrl,
+    signingSecrets: config.signingSecrets,
+    retryScheduleMs: config.retryScheduleMs,
+    retentionS: config.retentionS,
+    // Its own file beside the payments', or its own key prefix: the inbox's events stay the inbox's.
+    store: state.redisUrl !== null ? { redisUrl: state.redisUrl, keyPrefix: `${state.keyPrefix}payn:` } : { path: join(dirname(config.storePath), 'payment-notifications.db') },
+    log: deps.log,
+    clock: deps.clock,
+  })
+  return {
+    async notify (type, payment) {
+      // One payment's notifications go in the order they were made (stale, then settled after a recheck).
+      const { id, stored } = await outbox.notify(type, payment.id, payment.id, { payment })
+      if (stored) deps.log.info({ payment: payment.id, caller: payment.caller, reference: payment.externalReference, type, notification: id }, 'payment notification stored')
+      return stored
+    },
+    start: () => { outbox.start() },
+    stop: async () => { await outbox.stop() },
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * A followed payment as stored (SPEC §12): what the application and the agent see (the payment
+ * object, payment-view.ts), and what the sidecar needs to follow it: the reference's §8 record key
+ * (a later forward of the same reference joins the record), the look-up schedule, the notifications
+ * decided but not yet stored, and `dueAtMs`, the time the worker must next act on it, which the
+ * stores index. Times are wall-clock Unix milliseconds here, whole seconds in the payment object.
+ */
+import { randomBytes } from 'node:crypto'
+
+export const PAYMENT_STATES = ['sending', 'unknown', 'pending', 'succeeded', 'failed', 'stale'] as const
+export type PaymentState = typeof PAYMENT_STATES[number]
+export type FinalState = 'succeeded' | 'failed'
+export type SettledBy = 'answer' | 'event' | 'lookup'
+export type LookupOutcome = 'final' | 'pending' | 'failed'
+export const NOTIFICATION_TYPES = ['payment.succeeded', 'payment.failed', 'payment.stale'] as const
+export type NotificationType = typeof NOTIFICATION_TYPES[number]
+
+export interface PaymentEvent {
+  /** The inbox's event id (`msg_…`): the `webhook-id` the application received it with. */
+  id: string
+  status: string | null
+  receivedAtMs: number
+  /** Its final status disagrees with the payment's final state. */
+  disputed: boolean
+}
+
+export interface PaymentRecord {
+  id: string
+  /** The §8 record key of the forward (caller, environment, interface, method, path, reference; hashed). */
+  key: string
+  /** Written by the stores: an update names the version it read, so two writers never overwrite each other. */
+  version: number
+  state: PaymentState
+  providerStatus: string | null
+  caller: string
+  environment: string
+  interface: string
+  method: string
+  /** Below the interface base, as sent. */
+  path: string
+  externalReference: string
+  transactionId: string | null
+  /** Where the transaction id came from: an event's may be forged until a look-up names our reference. */
+  transactionIdFrom: 'answer' | 'event' | null
+  amount: string | null
+  currency: string | null
+  createdAtMs: number
+  /** When the forward of `sending` was sent; the process that sent it (a restart orphans it). */
+  sentAtMs: number
+  sender: string
+  /** A later forward joined the record after `unknown`: the transaction may exist, so no answer drops it. */
+  rejoined: boolean
+  settledAtMs: number | null
+  settledBy: SettledBy | null
+  events: PaymentEvent[]
+  lookups: { count: number, lastAtMs: number | null, lastOutcome: LookupOutcome | null }
+  /** The schedule is counted from here (creation, or the last recheck); `step` indexes its next step. */
+  scheduleFromMs: number
+  step: number
+  /** When the next step's look-up is due (jitter included); null when none is left or none can be made. */
+  nextLookupAtMs: number | null
+  /** A look-up is wanted now, ahead of the schedule: a final event to confirm, or a recheck. */
+  lookupNow: boolean
+  /** Notifications decided, not yet stored in the notification outbox. */
+  notify: NotificationType[]
+  /** When the worker must act next (0: at once, null: never); the stores index it. */
+  dueAtMs: number | null
+}
+
+export const FINAL_STATES: ReadonlySet<PaymentState> = new Set(['succeeded', 'failed'])
+
+export function isFinal (state: PaymentState): state is FinalState {
+  return FINAL_STATES.has(state)
+}
+
+export function newPaymentId (): string {
+  return `pay_${randomBytes(16).toString('base64url')}`
+}
+
+export const PAYMENT_ID = /^pay_[A-Za-z0-9_-]{22}$/

@@ -1,0 +1,141 @@
+/**
+ * Puts payments (SPEC §12) together for server.ts, which loads this module only when
+ * `PROXY_PAYMENTS=on`. At start: the store, the follower (the one hook through which a send is
+ * followed: the proxy's plugin and the approvals forwarder both use it), the metrics, the
+ * notifications and the event matching. Then `follow` registers the plugin last of the transaction
+ * checks and `tap` wraps §8's recorder; once the proxy's parts exist, `register` adds the routes and
+ * the worker. cli.ts hands the running payments the inbox's store to read events from.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
+import type { Dispatcher } from 'undici'
+import type { ClientAccess } from '../access/client-access.js'
+import { ANONYMOUS_CALLER_ID } from '../callers/caller.js'
+import { authorizationsOf } from '../callers/callers-plugin.js'
+import { identify, type CallerIndex } from '../callers/judge-caller.js'
+import type { Clock } from '../clock.js'
+import type { Config, EnvironmentName } from '../config/config.js'
+import type { PaymentsConfig } from '../config/payment-config.js'
+import { CallerUnauthenticatedError, ClientNotAllowedError } from '../errors.js'
+import { inFlightTtlMs } from '../idempotency/idempotency-plugin.js'
+import { METRIC_PREFIX } from '../ops/metrics.js'
+import type { UpstreamResponseTap } from '../routing/upstream-response.js'
+import type { StateStore } from '../state/state-store.js'
+import type { TokenSource } from '../tokens/token-source.js'
+import { approvedSendFollower } from './approved-send.js'
+import { createEventMatcher, type EventFeed } from './event-matching.js'
+import { openPaymentStore } from './open-payment-store.js'
+import { machineContext } from './payment-context.js'
+import { paymentFollow, paymentTap } from './payment-follow-plugin.js'
+import { createPaymentFollower, newSender } from './payment-follower.js'
+import { createLookup } from './payment-lookup.js'
+import { createPaymentMetrics } from './payment-metrics.js'
+import { openPaymentNotifier } from './payment-notifier.js'
+import { paymentRoutes, type Asker } from './payment-routes.js'
+import { createPaymentUpdater } from './payment-updater.js'
+import { createPaymentWorker } from './payment-worker.js'
+
+/**
+ * The rate's window is this much longer than a second: a GET reaches the provider a little after it
+ * is admitted, by a few milliseconds more or less each time, so that the provider never sees more
+ * than PROXY_PAYMENTS_LOOKUPS_PER_SECOND in any second of its own.
+ */
+export const LOOKUP_RATE_MARGIN_MS = 100
+
+/** The `/readyz` section (SPEC §12): shown, never a reason to report not ready. */
+export interface PaymentsReadiness { ready: boolean, pending: number, stale: number }
+
+export interface RegisterDeps {
+  /** The callers file in force; null without one (the anonymous caller sees every payment). */
+  callers: (() => CallerIndex) | null
+  access: ClientAccess
+  sources: ReadonlyMap<EnvironmentName, TokenSource>
+  dispatcher: Dispatcher
+  /** §9's store: its sliding window bounds look-ups per second, for every replica together. */
+  state: StateStore
+}
+
+export interface RunningPayments {
+  start: () => void
+  /** The inbox stored an event. */
+  wake: () => void
+  /** The inbox's store, read after the payments' own cursor; before the inbox takes events. */
+  readEvents: (feed: EventFeed) => Promise<void>
+  close: () => Promise<void>
+}
+
+export interface Payments {
+  /** The approvals forwarder's follow hook: an approved request is followed once it is forwarded. */
+  approvedSends: ReturnType<typeof approvedSendFollower>
+  follow: (app: FastifyInstance, keyPointer: string) => Promise<void>
+  tap: (inner: UpstreamResponseTap | undefined) => UpstreamResponseTap
+  readiness: () => Promise<PaymentsReadiness>
+  register: (app: FastifyInstance, deps: RegisterDeps) => Promise<RunningPayments>
+  /** Closes the store (after the worker, when it ran). */
+  close: () => Promise<void>
+}
+
+export async function preparePayments (config: Config & { payments: PaymentsConfig }, deps: { log: Logger, clock: Clock, registry: Registry }): Promise<Payments> {
+  const settings = config.payments
+  const { log, clock } = deps
+  const store = await openPaymentStore(settings, config.state, log)
+  const metrics = createPaymentMetrics(deps.registry, METRIC_PREFIX, async () => await store.counts())
+  const context = machineContext(settings, inFlightTtlMs(config))
+  const apply = createPaymentUpdater({ store, context, clock, log, metrics })
+  const sender = newSender()
+  const follower = createPaymentFollower({ config: settings, store, apply, context, clock, log, sender })
+  const notifier = await openPaymentNotifier(settings, config.state, { log, clock })
+  const matcher = createEventMatcher({ store, apply, config: settings, log, metrics })
+
+  return {
+    approvedSends: approvedSendFollower(follower),
+    follow: async (app, keyPointer) => { await app.register(paymentFollow, { follower, keyPointer }) },
+    tap: (inner) => paymentTap(follower, inner),
+    async readiness () {
+      const counts = await store.counts()
+      return { ready: store.ready(), pending: counts.pending, stale: counts.stale }
+    },
+    async register (app, registerDeps) {
+      await app.register(paymentRoutes, { store, identify: askerOf(registerDeps.access, registerDeps.callers) })
+      const lookUp = createLookup({
+        config: settings,
+        environments: config.environments,
+        sources: registerDeps.sources,
+        dispatcher: registerDeps.dispatcher,
+        timeoutMs: config.upstream.timeoutS * 1000,
+        admit: async () => await registerDeps.state.hit('payments:lookups', settings.lookupsPerSecond, 1000 + LOOKUP_RATE_MARGIN_MS),
+      })
+      const worker = createPaymentWorker({
+        store,
+        apply,
+        context,
+        lookUp,
+        notifier,
+        matcher,
+        clock,
+        log,
+        metrics,
+        concurrency: settings.lookupConcurrency,
+        lookupTimeoutMs: config.upstream.timeoutS * 1000,
+        sender,
+        soleOwner: config.state.redisUrl === null,
+        retentionMs: settings.retentionS * 1000,
+      })
+      return { start: worker.start, wake: worker.wake, readEvents: matcher.attach, close: worker.close }
+    },
+    close: async () => { await store.close() },
+  }
+}
+
+/** §5's client rules, then §7's identity, as for proxied requests; approvers see every caller's payments. */
+function askerOf (access: ClientAccess, callers: (() => CallerIndex) | null): (request: FastifyRequest) => Asker {
+  return (request) => {
+    const decision = access.check(request.raw.socket.remoteAddress, request.headers)
+    if (!decision.ok) throw new ClientNotAllowedError(`Refused: ${decision.reason}`)
+    if (callers === null) return { id: ANONYMOUS_CALLER_ID, seesAll: true }
+    const caller = identify(callers(), { authorizations: authorizationsOf(request), peer: request.raw.socket.remoteAddress ?? '' })
+    if (typeof caller === 'string') throw new CallerUnauthenticatedError(caller)
+    return { id: caller.id, seesAll: caller.approver }
+  }
+}
