@@ -88,6 +88,12 @@ const { values: argv } = parseArgs({
     'e2e-rate': { type: 'string' },
     senders: { type: 'string' },
     stores: { type: 'string' },
+    keys: { type: 'string' },
+    'proxy-rate': { type: 'string' },
+    'proxy-rounds': { type: 'string' },
+    'log-level': { type: 'string' },
+    profile: { type: 'boolean' },
+    syscalls: { type: 'boolean' },
     // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).
     events: { type: 'string' },
     watch: { type: 'string' },

@@ -1,126 +1,357 @@
 /**
- * `npm run bench -- --workloads webhooks`: the webhook inbox's figures (issue 36), for the embedded
- * store (SQLite, synced group commits) and for Redis (a local redis-server, appendonly no):
- * - intake p50/p99 at a steady rate of 2 KiB events (500/s; an open loop: each send at its slot);
- * - sustained intake: events/s with 64 senders in a closed loop;
+ * `npm run bench -- --workloads webhooks`: the webhook inbox's figures (issues 36 and 46), for the
+ * embedded store (SQLite, synced group commits) and for Redis (a local redis-server, appendonly no),
+ * each with the event id read at a JSON pointer (`PROXY_WEBHOOK_EVENT_ID_POINTER=/id`, as a real
+ * set-up reads it) and with duplicates caught by the body's hash:
+ * - intake p50/p99 at a steady rate of 2 KiB events (500/s), with the sidecar's event-loop delay meanwhile;
+ * - sustained intake: events/s with 64 senders in a closed loop, and the event-loop delay meanwhile;
  * - receipt -> application's 2xx p95 at 200 events/s (the application here, on this machine, notes
- *   when each delivery arrives; the event carries its send time).
- * The sidecar runs as `npm start` runs it (dist-bundle/cli.mjs). The load and the application share
- * this process and the machine's other core; figures on a shared machine vary between runs.
+ *   when each delivery arrives; the event carries its send time);
+ * - the proxy's GET ~200 B p99 at 2,000 req/s with the inbox idle, and with the inbox saturated by
+ *   provider events at the same time (issue 46: the proxy must not be slowed by the inbox).
+ * Beside every row: the load average and the synced 2 KiB write time of the disk the store is on,
+ * measured before and after the row (lib/disk-sync.mjs): the same build reads differently on a quiet
+ * and on a busy disk, and every figure must say which it came from.
+ *
+ * The sidecar runs as `npm start` runs it (dist-bundle/cli.mjs, its Node options), logging at info to
+ * a file, with both environments configured against the bench upstream (bench/upstream.mjs), and
+ * bench/lib/loop-probe.mjs preloaded to read its event loop. Events are sent by wrk when installed
+ * (its paced script for the steady rates, as `npm run bench` does), else by an undici client in this
+ * process; the receipt -> 2xx phase always by undici (each event carries its send time). Nothing is
+ * pinned: the load generators, the application, the upstream and the sidecar share the machine
+ * ("load generator included"), as on the machine the goals are set for.
+ *
  * Options: --duration S (5) --rate R (500) --e2e-rate R (200) --senders N (64) --stores sqlite,redis
+ * --keys pointer,hash --proxy-rate R (2000) --proxy-rounds N (2) --log-level L (info)
+ * --cli PATH (another build's dist-bundle/cli.mjs, for before/after) --profile (a CPU profile of the sidecar's threads, summarised) --syscalls (the sidecar under
+ * `strace -f -T`: every fsync/fdatasync by file and phase; slows the sidecar, so its figures are not the run's)
  */
 import { createServer } from 'node:http'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
-import { freePort, start, stop, stopAll, waitForJsonLine } from './lib/processes.mjs'
-import { CLI, OUR_NODE_ARGS, startRedis } from './lib/targets.mjs'
+import { syncedWriteMs } from './lib/disk-sync.mjs'
+import { runWrk, wrkVersion, writeBodyFile } from './lib/measure.mjs'
+import { freePort, start, stop, stopAll } from './lib/processes.mjs'
+import { pooledPercentile } from './lib/report.mjs'
+import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, ROOT_DIR, ourProxyEnv, startRedis, startUpstream } from './lib/targets.mjs'
+import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
 
 const { values: argv } = parseArgs({
   strict: false,
-  options: { duration: { type: 'string', default: '5' }, rate: { type: 'string', default: '500' }, 'e2e-rate': { type: 'string', default: '200' }, senders: { type: 'string', default: '64' }, stores: { type: 'string', default: 'sqlite,redis' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    rate: { type: 'string', default: '500' },
+    'e2e-rate': { type: 'string', default: '200' },
+    senders: { type: 'string', default: '64' },
+    stores: { type: 'string', default: 'sqlite,redis' },
+    keys: { type: 'string', default: 'pointer,hash' },
+    'proxy-rate': { type: 'string', default: '2000' },
+    'proxy-rounds': { type: 'string', default: '2' },
+    'log-level': { type: 'string', default: 'info' },
+    profile: { type: 'boolean', default: false },
+    syscalls: { type: 'boolean', default: false },
+    cli: { type: 'string', default: CLI },
+  },
 })
-const DURATION_MS = Number(argv.duration) * 1000
+const DURATION_S = Number(argv.duration)
+const RATE = Number(argv.rate)
+const SENDERS = Number(argv.senders)
+const PROXY_RATE = Number(argv['proxy-rate'])
+const PROXY_ROUNDS = Number(argv['proxy-rounds'])
+const WARMUP_S = 1
 const TOKEN = 'wht_benchBenchBenchBench0001'
-const PAD = 'x'.repeat(2048 - 60)
+const EVENT_BYTES = 2048
+const WRK = wrkVersion() !== null
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const quantile = (values, q) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN }
 const now = () => performance.timeOrigin + performance.now()
+const load1 = () => Math.round(loadavg()[0] * 10) / 10
 
+/** A provider's event of EVENT_BYTES bytes: its id at /id, `[<id>]` replaced per request by wrk (lib/wrk-report.lua). */
+function eventBody (id, sentAt = 0) {
+  const base = JSON.stringify({ id: `evt_${id}`, type: 'payment.updated', sentAt, data: { externalReference: `ref-${id}`, amount: 1500, currency: 'KES', status: 'SUCCESSFUL' }, pad: '' })
+  return `${base.slice(0, -2)}${'x'.repeat(Math.max(0, EVENT_BYTES - base.length))}"}`
+}
+
+/** The application: answers every delivery 200 at once, and notes how long an event carrying its send time took to arrive. */
 async function startApp () {
-  const arrivals = []
-  const app = { arrivals, sent: 0 }
+  const app = { arrivals: [], delivered: 0 }
   const server = createServer((req, res) => {
     const chunks = []
     req.on('data', (c) => chunks.push(c)).on('end', () => {
+      if (req.url === '/sink') return res.end()
+      app.delivered++
       const sentAt = JSON.parse(Buffer.concat(chunks).toString()).sentAt
-      arrivals.push(now() - sentAt)
+      if (sentAt > 0) app.arrivals.push(now() - sentAt)
       res.end()
     })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  return Object.assign(app, { server, url: `http://127.0.0.1:${server.address().port}/events` })
+  return Object.assign(app, { server, origin: `http://127.0.0.1:${server.address().port}` })
 }
 
-async function startSidecar (store, appUrl, dir) {
+async function startSidecar ({ store, keys, app, upstream, dir }) {
   const port = await freePort()
+  const proxyPort = await freePort()
+  const probeFile = join(dir, `probe-${store}-${keys}.jsonl`)
   const env = {
-    PATH: process.env.PATH, PAYMENTS_FIAT_BASE_URL: 'http://127.0.0.1:9/api/b2b', PAYMENTS_SANDBOX_API_KEY: 'HC_bench', PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_bench',
-    PROXY_EGRESS_IP_URL: 'off', PROXY_PORT: '0', LOG_LEVEL: 'warn', PROXY_WEBHOOK_LISTEN: `127.0.0.1:${port}`, PROXY_WEBHOOK_PATH_TOKEN: TOKEN,
-    PROXY_WEBHOOK_SIGNING_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', PROXY_WEBHOOK_DELIVER_TO: appUrl, PROXY_WEBHOOK_STORE_PATH: join(dir, `${store}.db`),
+    PATH: process.env.PATH,
+    ...ourProxyEnv(proxyPort, upstream.origin, argv['log-level']),
+    PROXY_WEBHOOK_LISTEN: `127.0.0.1:${port}`,
+    PROXY_WEBHOOK_PATH_TOKEN: TOKEN,
+    PROXY_WEBHOOK_SIGNING_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    PROXY_WEBHOOK_DELIVER_TO: `${app.origin}/events`,
+    PROXY_WEBHOOK_STORE_PATH: join(dir, `${store}-${keys}.db`),
+    ...(keys === 'pointer' ? { PROXY_WEBHOOK_EVENT_ID_POINTER: '/id' } : {}),
     ...(store === 'redis' ? { PROXY_REDIS_URL: (await startRedis({ core: null, dir })).url } : {}),
+    BENCH_PROBE_FILE: probeFile,
   }
-  const proc = start(`sidecar (${store})`, process.execPath, [...OUR_NODE_ARGS, CLI], { env })
-  // Ready once the inbox answers (LOG_LEVEL=warn hides the ready line).
-  for (let i = 0; i < 200; i++) {
-    try { await request(`http://127.0.0.1:${port}/healthz`); break } catch { await new Promise((resolve) => setTimeout(resolve, 50)) }
+  const profileDir = join(dir, `profile-${store}-${keys}`)
+  const nodeArgs = [...OUR_NODE_ARGS, '--import', new URL('./lib/loop-probe.mjs', import.meta.url).href, ...(argv.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
+  const straceLog = join(dir, `strace-${store}-${keys}.log`)
+  const [command, args] = argv.syscalls
+    ? ['strace', ['-f', '--seccomp-bpf', '-ttt', '-T', '-y', '-e', 'trace=fsync,fdatasync', '-o', straceLog, process.execPath, ...nodeArgs, argv.cli]]
+    : [process.execPath, [...nodeArgs, argv.cli]]
+  const logFd = openSync(join(dir, `sidecar-${store}-${keys}.log`), 'a')
+  const proc = start(`sidecar (${store}, ${keys})`, command, args, { env, cwd: dir, stdout: logFd })
+  closeSync(logFd)
+  // Ready once the inbox answers and the proxy holds its tokens.
+  for (let i = 0; ; i++) {
+    try {
+      await (await request(`http://127.0.0.1:${port}/healthz`)).body.dump()
+      const ready = await request(`http://127.0.0.1:${proxyPort}/readyz`)
+      await ready.body.dump()
+      if (ready.statusCode === 200) break
+    } catch {}
+    if (i > 300 || proc.child.exitCode !== null) throw new Error(`the sidecar did not start\n${proc.err}`)
+    await sleep(50)
   }
-  return { proc, url: `http://127.0.0.1:${port}/webhooks/${TOKEN}` }
+  // The pid that gets SIGWINCH: the sidecar itself, under strace its child.
+  const sidecarPid = argv.syscalls ? Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim().split(/\s+/)[0]) : proc.pid
+  const probe = async () => {
+    process.kill(sidecarPid, 'SIGWINCH')
+    for (let i = 0; i < 100; i++) {
+      const lines = existsSync(probeFile) ? readFileSync(probeFile, 'utf8').trim().split('\n') : []
+      if (lines.length > probe.read) return JSON.parse(lines[probe.read++])
+      await sleep(10)
+    }
+    throw new Error('the sidecar wrote no probe line')
+  }
+  probe.read = 0
+  return {
+    proc, probe, profileDir, straceLog,
+    intakeUrl: `http://127.0.0.1:${port}/webhooks/${TOKEN}`,
+    proxyUrl: `http://127.0.0.1:${proxyPort}/fiat/bench/small`,
+  }
 }
 
+/** Events sent by undici when wrk is not installed, and for the receipt -> 2xx phase. */
 const agent = new Agent({ connections: 128 })
-let seq = 0
-let current = null
-async function send (url) {
-  current.sent++
+let sequence = 0
+async function sendOne (url) {
   const started = now()
-  const res = await request(url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: seq++, sentAt: started, pad: PAD }) })
+  const res = await request(url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: eventBody(`u${sequence++}`, started) })
   await res.body.dump()
-  if (res.statusCode !== 200) throw new Error(`intake answered ${res.statusCode}`)
-  return now() - started
+  return { ok: res.statusCode === 200, ms: now() - started }
 }
 
 /** Open loop: one send per slot of a fixed schedule, each timed from its slot. */
-async function paced (url, rate, durationMs) {
+async function undiciPaced (url, rate, durationS) {
   const latencies = []
+  let ok = 0
+  let failed = 0
   const inflight = []
   const t0 = now()
-  for (let i = 0; i < (rate * durationMs) / 1000; i++) {
+  for (let i = 0; i < rate * durationS; i++) {
     const slot = t0 + (i * 1000) / rate
     const wait = slot - now()
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-    inflight.push(send(url).then(() => { latencies.push(now() - slot) }))
+    if (wait > 0) await sleep(wait)
+    inflight.push(sendOne(url).then((r) => { if (r.ok) ok++; else failed++; latencies.push(now() - slot) }))
   }
   await Promise.all(inflight)
-  return latencies
+  return { ok, failed, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) }
 }
 
-async function saturated (url, senders, durationMs) {
-  let done = 0
-  const end = now() + durationMs
-  await Promise.all(Array.from({ length: senders }, async () => { while (now() < end) { await send(url); done++ } }))
-  return done / (durationMs / 1000)
+async function undiciSaturated (url, senders, durationS, until = null) {
+  let ok = 0
+  let failed = 0
+  const end = now() + durationS * 1000
+  await Promise.all(Array.from({ length: senders }, async () => {
+    while (until === null ? now() < end : !until.done) {
+      const r = await sendOne(url)
+      if (r.ok) ok++; else failed++
+    }
+  }))
+  return { ok, failed, perS: ok / durationS }
 }
 
-const rows = []
-const dir = mkdtempSync(join(tmpdir(), 'pap-bench-webhooks-'))
-try {
-  for (const store of String(argv.stores).split(',')) {
-    const app = await startApp()
-    current = app
-    const sidecar = await startSidecar(store, app.url, dir)
-    await paced(sidecar.url, 200, 1000) // warm-up
-    const intake = await paced(sidecar.url, Number(argv.rate), DURATION_MS)
-    const throughput = await saturated(sidecar.url, Number(argv.senders), DURATION_MS)
-    // The saturation phase leaves a backlog: the receipt -> 2xx figure is of a drained inbox.
-    const drainStarted = now()
-    while (app.arrivals.length < app.sent && now() - drainStarted < 120_000) await new Promise((resolve) => setTimeout(resolve, 100))
-    const drainS = (now() - drainStarted) / 1000
-    app.arrivals.length = 0
-    await paced(sidecar.url, Number(argv['e2e-rate']), DURATION_MS)
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    rows.push({ store, drainS, intakeP50: quantile(intake, 0.5), intakeP99: quantile(intake, 0.99), throughput, e2eP50: quantile(app.arrivals, 0.5), e2eP95: quantile(app.arrivals, 0.95), delivered: app.arrivals.length })
-    await stop(sidecar.proc)
-    app.server.close()
+/** The events wrk sends: one body, its `[<id>]` made unique per request. */
+let bodyFile = null
+const wrkEvents = (url) => ({ url, method: 'POST', headers: { 'content-type': 'application/json' }, bodyFile, uniqueIds: true })
+
+async function intakeAtRate (url, rate, durationS) {
+  if (!WRK) return undiciPaced(url, rate, durationS)
+  const r = await runWrk(wrkEvents(url), SENDERS, durationS, null, rate)
+  return { ok: r.ok, failed: r.non2xx + r.errors, p50: r.latencyMs.p50, p99: r.latencyMs.p99, lateSends: r.lateSends }
+}
+
+async function intakeSaturated (url, durationS) {
+  if (!WRK) return undiciSaturated(url, SENDERS, durationS)
+  const r = await runWrk(wrkEvents(url), SENDERS, durationS, null)
+  return { ok: r.ok, failed: r.non2xx + r.errors, perS: r.ok / r.durationS }
+}
+
+async function drained (app, accepted, limitS = 120) {
+  const started = now()
+  while (app.delivered < accepted && now() - started < limitS * 1000) await sleep(50)
+  return (now() - started) / 1000
+}
+
+/** The proxy's GET at PROXY_RATE, paced by wrk; with `busy`, while the inbox is saturated by events. */
+async function proxyGet (sidecar, busy) {
+  const get = { url: sidecar.proxyUrl, method: 'GET', headers: {} }
+  if (!busy) {
+    await runWrk(get, 50, WARMUP_S, null, PROXY_RATE)
+    return { get: await runWrk(get, 50, DURATION_S, null, PROXY_RATE), events: null }
   }
+  // The events start first and last past the measurement on both sides.
+  const events = intakeSaturated(sidecar.intakeUrl, DURATION_S + 2 * WARMUP_S + 1)
+  await sleep(WARMUP_S * 1000)
+  await runWrk(get, 50, WARMUP_S, null, PROXY_RATE)
+  const measured = await runWrk(get, 50, DURATION_S, null, PROXY_RATE)
+  return { get: measured, events: await events }
+}
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+const dir = mkdtempSync(join(tmpdir(), 'pap-bench-webhooks-'))
+const rows = []
+const notes = []
+try {
+  bodyFile = writeBodyFile(join(dir, 'event.json'), eventBody('[<id>]'))
+  const upstream = await startUpstream('bench upstream', { core: null, tokenLifetimeS: 600 })
+  const app = await startApp()
+  // What the load generator reaches against a server that only reads the body and answers (the application here).
+  const ceiling = WRK ? await intakeSaturated(`${app.origin}/sink`, 3) : null
+  for (const store of String(argv.stores).split(',')) {
+    for (const keys of String(argv.keys).split(',')) {
+      const row = { store, keys, load: [load1()], syncedWrite: [syncedWriteMs(dir)] }
+      const sidecar = await startSidecar({ store, keys, app, upstream, dir })
+      const phases = []
+      const mark = (name) => phases.push({ name, atS: Date.now() / 1000 })
+      let accepted = 0
+      const count = (r) => { accepted += r.ok; return r }
+      count(await intakeAtRate(sidecar.intakeUrl, 200, WARMUP_S))
+      await drained(app, accepted)
+      await sidecar.probe()
+      mark('intake at rate')
+      row.intake = count(await intakeAtRate(sidecar.intakeUrl, RATE, DURATION_S))
+      row.intakeLoop = await sidecar.probe()
+      mark('saturation')
+      row.saturated = count(await intakeSaturated(sidecar.intakeUrl, DURATION_S))
+      row.saturatedLoop = await sidecar.probe()
+      mark('drain')
+      // The saturation phase leaves a backlog: the receipt -> 2xx figure is of a drained inbox.
+      row.drainS = await drained(app, accepted)
+      mark('receipt to application')
+      app.arrivals.length = 0
+      row.e2eSent = count(await undiciPaced(sidecar.intakeUrl, Number(argv['e2e-rate']), DURATION_S))
+      await drained(app, accepted, 10)
+      row.e2e = { p50: quantile(app.arrivals, 0.5), p95: quantile(app.arrivals, 0.95), delivered: app.arrivals.length }
+      row.proxy = { idle: [], busy: [], idleLoop: [], busyLoop: [] }
+      for (let round = 0; round < PROXY_ROUNDS; round++) {
+        await drained(app, accepted)
+        mark(`proxy, inbox idle ${round + 1}`)
+        await sidecar.probe()
+        row.proxy.idle.push((await proxyGet(sidecar, false)).get)
+        row.proxy.idleLoop.push(await sidecar.probe())
+        mark(`proxy, inbox saturated ${round + 1}`)
+        const busy = await proxyGet(sidecar, true)
+        count(busy.events)
+        row.proxy.busy.push({ ...busy.get, events: busy.events })
+        row.proxy.busyLoop.push(await sidecar.probe())
+      }
+      mark('end')
+      row.phases = phases
+      await drained(app, accepted)
+      await stop(sidecar.proc, 15_000)
+      row.load.push(load1())
+      row.syncedWrite.push(syncedWriteMs(dir))
+      if (argv.profile) row.profiles = summariseProfiles(sidecar.profileDir, `${store}-${keys}`)
+      if (argv.syscalls) row.syncs = syncsByPhase(readFileSync(sidecar.straceLog, 'utf8'), phases)
+      rows.push(row)
+      process.stderr.write(`${store}, ${keys}: done\n`)
+    }
+  }
+  if (ceiling !== null) notes.push(`The load generator (wrk, ${SENDERS} connections, 2 KiB events) reached ${Math.round(ceiling.perS)} req/s against a node:http server that only reads the body and answers.`)
 } finally {
   await stopAll()
   await agent.close()
-  rmSync(dir, { recursive: true, force: true })
+  if (process.env.BENCH_KEEP_DIR === undefined) rmSync(dir, { recursive: true, force: true }); else process.stderr.write(`kept ${dir}\n`)
 }
-const ms = (v) => v.toFixed(2)
-process.stdout.write(`\n| store | intake p50 / p99 at ${argv.rate}/s (ms) | sustained intake (events/s, ${argv.senders} senders) | backlog drained in (s) | receipt -> app p50 / p95 at ${argv['e2e-rate']}/s (ms) |\n|---|---|---|---|---|\n`)
-for (const r of rows) process.stdout.write(`| ${r.store} | ${ms(r.intakeP50)} / ${ms(r.intakeP99)} | ${Math.round(r.throughput)} | ${r.drainS.toFixed(1)} | ${ms(r.e2eP50)} / ${ms(r.e2eP95)} (${r.delivered} delivered) |\n`)
+
+function summariseProfiles (profileDir, name) {
+  const out = []
+  for (const file of existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')) : []) {
+    const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8'))
+    const results = join(ROOT_DIR, 'bench', 'results')
+    mkdirSync(results, { recursive: true })
+    writeFileSync(join(results, `webhooks-${stamp}-${name}-${file}`), JSON.stringify(profile))
+    out.push({ file, summary: formatSummary(summariseProfile(profile, 25)) })
+  }
+  return out
+}
+
+/** strace -f -ttt -T -y lines: each sync's duration by phase and by file (the WAL, the database, other). */
+function syncsByPhase (log, phases) {
+  const byPhase = {}
+  for (const line of log.split('\n')) {
+    const m = /^\d+\s+(\d+\.\d+) f(?:data)?sync\(\d+<([^>]+)>\)\s+=\s+\S+\s+<(\d+\.\d+)>/.exec(line)
+    if (m === null) continue
+    const at = Number(m[1])
+    const phase = [...phases].reverse().find((p) => p.atS <= at)?.name ?? 'start'
+    const file = m[2].endsWith('-wal') ? 'wal' : m[2].endsWith('.db') ? 'database' : 'other'
+    ;((byPhase[phase] ??= {})[file] ??= []).push(Number(m[3]) * 1000)
+  }
+  return Object.fromEntries(Object.entries(byPhase).map(([phase, files]) => [phase, Object.fromEntries(Object.entries(files).map(([file, ms]) => [file, {
+    count: ms.length, p50: round(quantile(ms, 0.5)), p99: round(quantile(ms, 0.99)), max: round(Math.max(...ms)), totalMs: round(ms.reduce((a, b) => a + b, 0)),
+  }]))]))
+}
+
+function round (x, digits = 2) { return Math.round(x * 10 ** digits) / 10 ** digits }
+const ms = (v) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(2))
+const pooled = (rounds) => pooledPercentile(rounds, 99) ?? Math.max(...rounds.map((r) => r.latencyMs.p99))
+const lines = []
+lines.push(`# Webhook inbox, ${new Date().toISOString()}`, '')
+lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; nothing pinned.`, '')
+lines.push(`| store, event key | load avg (start, end) | synced 2 KiB write p50 / p99, before; after (ms) | intake p50 / p99 at ${RATE}/s (ms) | loop delay p99 / max at ${RATE}/s (ms) | sustained intake (events/s, ${SENDERS} senders) | loop delay p99 saturated (ms) | backlog drained (s) | receipt -> app p50 / p95 at ${argv['e2e-rate']}/s (ms) | proxy GET p99 at ${PROXY_RATE}/s: inbox idle / saturated (ms) | ratio |`)
+lines.push('|---|---|---|---|---|---|---|---|---|---|---|')
+for (const r of rows) {
+  const idle = pooled(r.proxy.idle)
+  const busy = pooled(r.proxy.busy)
+  const failed = r.intake.failed + r.saturated.failed + r.e2eSent.failed + r.proxy.busy.reduce((n, b) => n + b.events.failed, 0)
+  lines.push(`| ${r.store}, ${r.keys === 'pointer' ? 'id at /id' : 'body hash'} | ${r.load.join(', ')} | ${r.syncedWrite.map((s) => `${s.p50} / ${s.p99}`).join('; ')} | ${ms(r.intake.p50)} / ${ms(r.intake.p99)} | ${ms(r.intakeLoop.loopDelayMs.p99)} / ${ms(r.intakeLoop.loopDelayMs.max)} | ${Math.round(r.saturated.perS)}${failed > 0 ? ` (${failed} not 200)` : ''} | ${ms(r.saturatedLoop.loopDelayMs.p99)} | ${r.drainS.toFixed(1)} | ${ms(r.e2e.p50)} / ${ms(r.e2e.p95)} | ${ms(idle)} / ${ms(busy)} | ${(busy / idle).toFixed(2)} |`)
+}
+lines.push('')
+for (const r of rows) {
+  const events = r.proxy.busy.map((b) => Math.round(b.events.perS))
+  const achieved = [...r.proxy.idle, ...r.proxy.busy].map((g) => g.achievedRps)
+  lines.push(`- ${r.store}, ${r.keys}: during the proxy's saturated rounds the inbox took ${events.join(', ')} events/s; the proxy's achieved rates ${achieved.join(', ')} req/s; GC during 500/s ${JSON.stringify(r.intakeLoop.gc)}; loop utilisation ${r.intakeLoop.utilisation} at ${RATE}/s, ${r.saturatedLoop.utilisation} saturated.`)
+  if (r.intake.lateSends > 0) lines.push(`  - at ${RATE}/s, ${r.intake.lateSends} sends went out more than 1 ms late (coordinated omission: their wait is not in the latency).`)
+}
+for (const note of notes) lines.push(`- ${note}`)
+for (const r of rows) {
+  if (r.syncs !== undefined) lines.push('', `## Syncs of ${r.store}, ${r.keys} (strace -T, ms)`, '', '```', JSON.stringify(r.syncs, null, 1), '```')
+  for (const p of r.profiles ?? []) lines.push('', `## CPU profile of ${r.store}, ${r.keys}: ${p.file}`, '', p.summary)
+}
+const text = `${lines.join('\n')}\n`
+process.stdout.write(`\n${text}`)
+const results = join(ROOT_DIR, 'bench', 'results')
+mkdirSync(results, { recursive: true })
+writeFileSync(join(results, `webhooks-${stamp}.md`), text)
+writeFileSync(join(results, `webhooks-${stamp}.json`), JSON.stringify({ argv, wrk: WRK, rows, notes }, null, 1))
+process.stderr.write(`written to bench/results/webhooks-${stamp}.md and .json\n`)

@@ -111,7 +111,7 @@ async function load ({ kind, tool, request, connections, durationS, rate, warmup
 }
 
 /** `rate`: paced at that many requests per second (wrk-report.lua); closed loop without it. */
-async function runWrk (request, connections, durationS, loadCore, rate = null) {
+export async function runWrk (request, connections, durationS, loadCore, rate = null) {
   const env = {
     PATH: process.env.PATH,
     BENCH_METHOD: request.method,

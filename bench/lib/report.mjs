@@ -23,7 +23,7 @@ const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0)
  * median of per-round p99s is not (it drops the round a GC pause fell in). Null when a round has
  * no quantiles (results from before they were recorded).
  */
-function pooledPercentile (rounds, p) {
+export function pooledPercentile (rounds, p) {
   if (rounds.length === 0 || rounds.some((m) => !(m.latencyQuantilesMs?.length > 1))) return null
   const points = rounds.flatMap((m) => m.latencyQuantilesMs.map((ms) => [ms, (m.latencyMs.count ?? m.ok) / m.latencyQuantilesMs.length]))
   points.sort((a, b) => a[0] - b[0])
