@@ -1,0 +1,207 @@
+/**
+ * A SQLite database owned by a worker thread of its own, so that a store's synchronous work (its
+ * statements, the sync of every synced commit, the WAL's checkpoints) never holds the event loop
+ * that serves HTTP: the loop only sends requests and hears answers (docs/performance.md, "Webhook
+ * inbox"). Any SQLite store can use it: it writes a *program* (sqlite-thread-program.ts) and keeps
+ * its own contract on this side.
+ *
+ * - Requests made in one turn of the event loop go to the thread in one message; the thread writes
+ *   together, in one transaction and one sync, every write that reached it while it was busy.
+ * - Every request is answered within `deadlineMs`, or rejected with SqliteThreadUnavailableError:
+ *   a thread stuck in the sync of a dead disk holds no caller (an inbox's intake answers 503 within
+ *   SPEC §10's 5 s). A write rejected so may still be committed when the thread comes back (a
+ *   sender told 503 sends it again; at least once).
+ * - A thread that dies (an uncaught error, a crash of its program) fails what it had not answered,
+ *   and is started again, its program opening the database again, after 100 ms, then after up to
+ *   5 s while it keeps failing, each failure logged. Requests made meanwhile fail at once.
+ * - `close` lets the thread answer everything sent, then closes its database.
+ *
+ * Node 22 and 24 load a TypeScript program in the thread under tsx by themselves; on Node 20 the
+ * tests preload scripts/tsx-in-workers.mjs. The built program is JavaScript.
+ */
+import { Worker } from 'node:worker_threads'
+import type { Logger } from 'pino'
+import { errorOf, type Answer, type FromThread, type Request, type ToThread } from './sqlite-thread-messages.js'
+import type { SqliteProgram, ThreadData } from './sqlite-thread-program.js'
+
+export const DEFAULT_DEADLINE_MS = 4_000
+const FIRST_RESTART_MS = 100
+const LAST_RESTART_MS = 5_000
+
+/** The thread did not answer: it stopped, is starting again, or took longer than its deadline. */
+export class SqliteThreadUnavailableError extends Error {
+  constructor (message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'SqliteThreadUnavailableError'
+  }
+}
+
+/** A program's types, as its module declares them: what it writes, what a write answers, its calls. */
+type Parts<P> = P extends SqliteProgram<infer W, infer R, infer C> ? { write: W, result: R, calls: C } : never
+type WriteOf<P> = Parts<P>['write']
+type ResultOf<P> = Parts<P>['result']
+type CallsOf<P> = Parts<P>['calls']
+
+export interface SqliteThread<P> {
+  /** Committed with the other writes that reach the thread together; rejects with the batch's error. */
+  write: (write: WriteOf<P>) => Promise<ResultOf<P>>
+  call: <K extends keyof CallsOf<P> & string>(name: K, ...args: Parameters<CallsOf<P>[K]>) => Promise<ReturnType<CallsOf<P>[K]>>
+  /** Running and answering: false while it starts again, or while a request waits past its deadline. */
+  ready: () => boolean
+  close: () => Promise<void>
+}
+
+export interface SqliteThreadOptions {
+  /** The program module's `import.meta.url` (sqlite-thread-program.ts). */
+  program: string
+  /** Handed to the program's `open` at every start of the thread; structured-cloned. */
+  options: unknown
+  /** Names the thread in log lines. */
+  name: string
+  log: Logger
+  deadlineMs?: number
+}
+
+interface Waiting { resolve: (value: unknown) => void, reject: (err: Error) => void }
+
+/** Resolves once the program has opened its database; rejects with the reason it could not (its code kept). */
+export async function startSqliteThread<P> (options: SqliteThreadOptions): Promise<SqliteThread<P>> {
+  const { log, name } = options
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS
+  const waiting = new Map<number, Waiting>()
+  let nextId = 0
+  let outgoing: Request[] = []
+  let worker: Worker | null = null
+  let up = false
+  let stalled = false
+  let closing: Promise<void> | null = null
+  let restartMs = FIRST_RESTART_MS
+
+  let idle: Array<() => void> = []
+  /** The thread keeps the process alive only while a request waits for it (a command exits when done). */
+  const waited = (): void => {
+    if (waiting.size > 0) return
+    worker?.unref()
+    for (const done of idle) done()
+    idle = []
+  }
+  const fail = (ids: Iterable<number>, reason: string): void => {
+    const err = new SqliteThreadUnavailableError(reason)
+    for (const id of ids) {
+      waiting.get(id)?.reject(err)
+      waiting.delete(id)
+    }
+    waited()
+  }
+  const answer = (answers: readonly Answer[]): void => {
+    for (const { id, ...outcome } of answers) {
+      const w = waiting.get(id)
+      if (w === undefined) continue // Past its deadline: its caller was already told.
+      waiting.delete(id)
+      if ('failure' in outcome) w.reject(errorOf(outcome.failure))
+      else w.resolve(outcome.value)
+    }
+    waited()
+  }
+
+  /** Starts a thread; resolves once its database is open, rejects when it cannot be. */
+  const spawn = (): Promise<void> => new Promise((resolve, reject) => {
+    const data: ThreadData = { program: options.program, options: options.options }
+    const thread = new Worker(new URL(options.program), { workerData: data, name: `sqlite ${name}` })
+    worker = thread
+    let opened = false
+    thread.on('message', (message: FromThread) => {
+      if ('answers' in message) {
+        stalled = false
+        answer(message.answers)
+      } else if ('opened' in message) {
+        opened = true
+        up = true
+        resolve()
+      } else {
+        reject(errorOf(message.openFailed))
+        void thread.terminate()
+      }
+    })
+    thread.on('error', (err) => {
+      if (opened) log.error({ err, thread: name }, 'SQLite thread failed')
+      else reject(err)
+    })
+    thread.on('exit', () => {
+      up = false
+      if (worker === thread) worker = null
+      fail([...waiting.keys()], 'the store\'s thread stopped')
+      if (!opened) reject(new Error('the store\'s thread stopped before its database was open'))
+      else if (closing === null) restartLater()
+    })
+  })
+  const restartLater = (): void => {
+    log.error({ thread: name, restartInMs: restartMs }, 'SQLite thread stopped: requests fail until it is started again')
+    const wait = restartMs
+    restartMs = Math.min(restartMs * 2, LAST_RESTART_MS)
+    setTimeout(() => {
+      if (closing !== null) return
+      spawn().then(() => {
+        restartMs = FIRST_RESTART_MS
+        waited()
+        log.info({ thread: name }, 'SQLite thread started again')
+      }, (err: unknown) => {
+        log.error({ err, thread: name }, 'SQLite thread could not open its database')
+        restartLater()
+      })
+    }, wait).unref()
+  }
+
+  const flush = (): void => {
+    const ids = outgoing.map((r) => r.id)
+    if (worker === null || !up) {
+      outgoing = []
+      fail(ids, 'the store\'s thread is starting again')
+      return
+    }
+    worker.postMessage({ requests: outgoing } satisfies ToThread)
+    outgoing = []
+    setTimeout(() => {
+      if (!ids.some((id) => waiting.has(id))) return
+      stalled = true
+      fail(ids, `the store answered nothing within ${deadlineMs / 1000} s`)
+    }, deadlineMs).unref()
+  }
+  const send = (request: Omit<Request, 'id'>): Promise<unknown> => new Promise((resolve, reject) => {
+    if (closing !== null) {
+      reject(new SqliteThreadUnavailableError('the store is closed'))
+      return
+    }
+    if (!up) {
+      reject(new SqliteThreadUnavailableError('the store\'s thread is starting again'))
+      return
+    }
+    const id = nextId++
+    if (waiting.size === 0) worker?.ref()
+    waiting.set(id, { resolve, reject })
+    if (outgoing.length === 0) setImmediate(flush)
+    outgoing.push({ id, ...request } as Request)
+  })
+  const settled = (): Promise<void> => waiting.size === 0 ? Promise.resolve() : new Promise((resolve) => { idle.push(resolve) })
+
+  await spawn()
+  waited()
+  return {
+    write: async (write) => await send({ write }),
+    call: async (call, ...args) => await send({ call, args }) as never,
+    ready: () => up && !stalled,
+    close () {
+      closing ??= (async () => {
+        // What was sent is answered (or fails with the thread); nothing new is taken.
+        await settled()
+        const thread = worker
+        if (thread === null) return
+        const exited = new Promise((resolve) => thread.once('exit', resolve))
+        thread.ref()
+        thread.postMessage({ close: true } satisfies ToThread)
+        await exited
+      })()
+      return closing
+    },
+  }
+}
