@@ -54,7 +54,7 @@ export async function openNotificationOutbox (options: NotificationOutboxOptions
   const { log, clock } = options
   const retentionS = options.retentionS ?? DEFAULT_RETENTION_S
   const bounds = { retentionMs: retentionS * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES, orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000 }
-  const store = await openOutboxStore('redisUrl' in options.store ? { ...options.store, log } : options.store, bounds)
+  const store = await openOutboxStore({ ...options.store, log }, bounds)
   const deliverer = createDeliverer({
     settings: { deliverTo: options.url, signingSecrets: options.signingSecrets, deliveryTimeoutS: DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, concurrency: CONCURRENCY, retryScheduleMs: options.retryScheduleMs, retentionS },
     store,

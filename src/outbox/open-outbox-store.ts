@@ -9,7 +9,7 @@ import type { OutboxStore } from './outbox-store.js'
 export type OutboxStoreLocation =
   /** `url` may hold a password: never logged. Every key starts with `keyPrefix`. */
   | { redisUrl: string, keyPrefix: string, log: Logger }
-  | { path: string }
+  | { path: string, log: Logger }
 
 export interface OutboxBounds {
   /** Delivered and failed events, and duplicates, are kept this long from their receipt. */
@@ -26,5 +26,5 @@ export async function openOutboxStore (location: OutboxStoreLocation, bounds: Ou
     return createRedisOutboxStore({ url: location.redisUrl, keyPrefix: location.keyPrefix, log: location.log, ...bounds })
   }
   const { createSqliteStore } = await import('./sqlite-store.js')
-  return await createSqliteStore({ path: location.path, ...bounds })
+  return await createSqliteStore({ path: location.path, log: location.log, ...bounds })
 }

@@ -1,294 +1,121 @@
 /**
- * The embedded OutboxStore (SPEC §10): one SQLite file per outbox, synced commits for intakes, and every write of a turn of
- * the event loop (intakes and recorded attempts) grouped into one transaction (sqlite/group-commit.ts).
- * SQLite calls are synchronous and short. What the bounds judge (every event, and the pending and
- * failed ones, in events and bytes) is kept in memory from one count at open, so a store that has
- * room, or none, answers without a query; delivered events are removed to make room (store-room.ts),
- * in the transaction of the intake that needs it, and never a pending or failed one.
+ * The embedded OutboxStore (SPEC §10): one SQLite file per outbox, owned by a thread of its own
+ * (sqlite/sqlite-thread.ts) that does the store's work (sqlite-outbox-thread.ts), so that neither a
+ * statement, nor the sync of a commit, nor a checkpoint holds the event loop the proxy and the inbox
+ * share. An intake resolves once its commit is synced; the intakes and recorded attempts that
+ * reach the thread together share one transaction and one sync.
  *
- * One sidecar owns a file, so leases live in its memory: a claim writes nothing, and a killed
- * process's deliveries are claimable again at the next start (at least once). The operator commands
- * open the same file and never lease.
+ * One sidecar owns a file, so leases live in its memory, here: a claim writes nothing, a thread
+ * started again keeps them, and a killed process's deliveries are claimable again at the next start
+ * (at least once). The operator commands open the same file and never lease.
  */
+import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
-import { newEventId } from './event-id.js'
-import { createGroupCommit } from '../sqlite/group-commit.js'
-import type { AttemptRecord, ClaimedEvent, IntakeOutcome, NewEvent, OutboxStore, Settlement } from './outbox-store.js'
-import { attemptableAtMs } from './order-wait.js'
-import { DUE_EVENTS, MARK_HEAD, openOutboxDatabase, WAITED_EVENTS } from './sqlite-schema.js'
-import { attemptOf, eventOf, summaryOf, type AttemptRow, type EventRow, type SummaryRow } from './sqlite-rows.js'
-import { isFull, roomFor, type Usage } from './store-room.js'
+import { startSqliteThread, type SqliteThread } from '../sqlite/sqlite-thread.js'
+import type { ClaimedEvent, EventSummary, OutboxStore } from './outbox-store.js'
+import { OUTBOX_THREAD, type ListPage, type OutboxProgram, type OutboxThreadOptions } from './sqlite-outbox-thread.js'
 
-export interface SqliteStoreOptions {
-  path: string
-  retentionMs: number
-  maxEvents: number
-  maxBytes: number
-  /** How long a later event of an order key waits behind its head before it is claimed out of order. */
-  orderMaxWaitMs: number
+export interface SqliteStoreOptions extends OutboxThreadOptions {
+  /** Where the thread's failures and restarts are logged. */
+  log: Logger
+  /** Every request to the thread is answered within this, or fails (SPEC §10: 503 within 5 s). */
+  deadlineMs?: number
 }
 
-type Write =
-  | { kind: 'intake', event: NewEvent }
-  | { kind: 'settle', id: string, attempt: AttemptRecord, next: Settlement }
-
-/** Delivered events are read for eviction this many at a time, oldest first. */
-const EVICTION_BATCH = 256
 const FULL = 'the inbox is full (PROXY_WEBHOOK_STORE_MAX_EVENTS or _MAX_BYTES): pending and failed events alone fill it'
-
-/** Thrown inside an eviction's savepoint to undo it: every delivered event together (`freed`) would not make room. */
-class NoRoom extends Error {
-  constructor (readonly freed: Usage) { super('not enough delivered events to make room') }
-}
-
-interface EvictionRow { seq: number, id: string, bytes: number }
-
-const EVENT_COLUMNS = 'id, key, body_sha256, order_key, body, headers, source, received_at, status, attempts, next_attempt_at, conflict_with'
-/** The head a pending event waits behind: the earliest pending one of its order key, when that is another. */
-const WAITING_BEHIND = `CASE WHEN status = 'pending' AND order_key IS NOT NULL AND is_head = 0
-  THEN (SELECT h.id FROM events h WHERE h.status = 'pending' AND h.order_key = events.order_key ORDER BY h.seq LIMIT 1) END`
-const SUMMARY_COLUMNS = `id, key, body_sha256, order_key, length(body) AS bytes, source, received_at, status, attempts, next_attempt_at, conflict_with,
-  (SELECT count(*) FROM attempts a WHERE a.event_id = events.id) AS attempts_total, ${WAITING_BEHIND} AS waiting_behind`
+/** Events removed, replayed or listed per request to the thread: intakes go in between. */
+const PAGE = 500
 
 export async function createSqliteStore (options: SqliteStoreOptions): Promise<OutboxStore> {
-  const db = await openOutboxDatabase(options.path)
-  const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
-  const sizes = db.prepare('SELECT status = \'delivered\' AS delivered, count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events GROUP BY 1').all() as Array<{ delivered: number, n: number, bytes: number }>
-  const delivered = sizes.find((s) => s.delivered === 1) ?? { n: 0, bytes: 0 }
-  const kept = sizes.find((s) => s.delivered === 0) ?? { n: 0, bytes: 0 }
-  /** Every stored event. Only this process adds or removes events (the commands never do), so it stays exact. */
-  const total: Usage = { events: delivered.n + kept.n, bytes: delivered.bytes + kept.bytes }
-  /**
-   * The pending and failed events. A `webhooks replay` of a delivered event in another process adds
-   * one unseen here; the first intake that then finds too few delivered events to evict counts again.
-   */
-  const held: Usage = { events: kept.n, bytes: kept.bytes }
+  const { log, deadlineMs, ...program } = options
+  const thread: SqliteThread<OutboxProgram> = await startSqliteThread<OutboxProgram>({ program: OUTBOX_THREAD, options: program, name: 'outbox', log, deadlineMs })
   let writable = true
-
-  const byKey = db.prepare('SELECT id, body_sha256 FROM events WHERE key = ? AND received_at >= ? ORDER BY seq')
-  const insert = db.prepare(`INSERT INTO events (id, key, body_sha256, order_key, body, headers, source, received_at, status, next_attempt_at, conflict_with, is_head)
-    VALUES (@id, @key, @bodySha256, @orderKey, @body, @headers, @source, @receivedAtMs, 'pending', @receivedAtMs, @conflictWith,
-      @orderKey IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`)
-  const oldestDelivered = db.prepare(`SELECT seq, id, length(body) AS bytes FROM events INDEXED BY events_status
-    WHERE status = 'delivered' ORDER BY received_at, seq LIMIT ${EVICTION_BATCH}`)
-  const dropAttempts = db.prepare('DELETE FROM attempts WHERE event_id = ?')
-  const dropEvent = db.prepare('DELETE FROM events WHERE seq = ?')
-
-  const addAttempt = db.prepare('INSERT INTO attempts (event_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)')
-  const setState = db.prepare(`UPDATE events SET status = @status, attempts = attempts + 1, next_attempt_at = @nextAttemptAtMs,
-    is_head = is_head AND @status = 'pending' WHERE id = @id RETURNING order_key, length(body) AS bytes`)
-  const markHead = db.prepare(MARK_HEAD)
-  const markHeads = (orderKeys: Iterable<string | null>): void => {
-    for (const orderKey of new Set(orderKeys)) if (orderKey !== null) markHead.run({ orderKey })
-  }
-
-  // An intake is answered 200 only after its commit is on the disk. A recorded attempt needs no sync of
-  // its own: a process crash keeps it (the WAL is in the OS's cache), a power loss before the next
-  // synced commit or checkpoint at worst delivers that event once more (at least once, same
-  // webhook-id). Syncing every recorded attempt capped delivery of a backlog at the disk's syncs.
-  let synced = true
-  const syncFor = (writes: readonly Write[]): void => {
-    const needed = writes.some((write) => write.kind === 'intake')
-    if (needed !== synced) db.exec(`PRAGMA synchronous = ${needed ? 'FULL' : 'NORMAL'}`)
-    synced = needed
-  }
-
-  /**
-   * Removes delivered events, oldest first, until `target` is freed or none is left, in a savepoint
-   * that is undone (NoRoom) unless at least `minimum` was freed. Returns what was freed.
-   */
-  const evict = db.transaction((minimum: Usage, target: Usage): Usage => {
-    const freed = { events: 0, bytes: 0 }
-    const short = (goal: Usage): boolean => freed.events < goal.events || freed.bytes < goal.bytes
-    for (let rows = oldestDelivered.all() as EvictionRow[]; rows.length > 0 && short(target); rows = oldestDelivered.all() as EvictionRow[]) {
-      for (const row of rows) {
-        if (!short(target)) break
-        dropAttempts.run(row.id)
-        dropEvent.run(row.seq)
-        freed.events++
-        freed.bytes += row.bytes
-      }
-    }
-    if (short(minimum)) throw new NoRoom(freed)
-    return freed
-  })
-
-  const writeBatch = (writes: readonly Write[]): Array<IntakeOutcome | WebhookStoreUnavailableError | null> => {
-    syncFor(writes)
-    // Changes to the sizes, applied once the transaction has committed.
-    const added = { total: { events: 0, bytes: 0 }, held: { events: 0, bytes: 0 } }
-    const now = (which: 'total' | 'held'): Usage => ({ events: (which === 'total' ? total : held).events + added[which].events, bytes: (which === 'total' ? total : held).bytes + added[which].bytes })
-    const results = db.transaction(() => writes.map((write): IntakeOutcome | WebhookStoreUnavailableError | null => {
-      if (write.kind === 'settle') {
-        addAttempt.run(write.id, write.attempt.atMs, write.attempt.status, write.attempt.error, Math.round(write.attempt.durationMs))
-        const { status } = write.next
-        const row = setState.get({ status, nextAttemptAtMs: status === 'pending' ? write.next.nextAttemptAtMs : 0, id: write.id }) as { order_key: string | null, bytes: number } | undefined
-        if (status !== 'pending') markHeads([row?.order_key ?? null])
-        if (status === 'delivered' && row !== undefined) {
-          added.held.events--
-          added.held.bytes -= row.bytes
-        }
-        return null
-      }
-      const event = write.event
-      const prior = byKey.all(event.key, event.receivedAtMs - options.retentionMs) as Array<{ id: string, body_sha256: string }>
-      const same = prior.find((p) => p.body_sha256 === event.bodySha256)
-      if (same !== undefined) return { kind: 'duplicate', id: same.id }
-      const size = event.body.length
-      const room = roomFor(size, now('total'), now('held'), bounds)
-      if (room.kind === 'full') return new WebhookStoreUnavailableError(FULL)
-      let evicted = 0
-      if (room.kind === 'evict') {
-        try {
-          const freed = evict(room.minimum, room.target)
-          evicted = freed.events
-          added.total.events -= freed.events
-          added.total.bytes -= freed.bytes
-        } catch (err) {
-          if (!(err instanceof NoRoom)) throw err
-          // Every delivered event was read and they were too few: the rest is pending or failed.
-          const all = now('total')
-          const counted = now('held')
-          added.held.events += all.events - err.freed.events - counted.events
-          added.held.bytes += all.bytes - err.freed.bytes - counted.bytes
-          return new WebhookStoreUnavailableError(FULL)
-        }
-      }
-      const id = newEventId()
-      const conflictWith = prior[0]?.id ?? null
-      insert.run({ ...event, id, headers: JSON.stringify(event.headers), conflictWith })
-      for (const which of ['total', 'held'] as const) {
-        added[which].events++
-        added[which].bytes += size
-      }
-      const stored: IntakeOutcome = conflictWith === null ? { kind: 'stored', id } : { kind: 'conflict', id, conflictWith }
-      return evicted > 0 ? { ...stored, evicted } : stored
-    }))()
-    for (const which of ['total', 'held'] as const) {
-      const usage = which === 'total' ? total : held
-      usage.events += added[which].events
-      usage.bytes += added[which].bytes
-    }
-    return results
-  }
-  const commits = createGroupCommit((writes: readonly Write[]) => {
+  const unavailable = (err: unknown): WebhookStoreUnavailableError =>
+    err instanceof WebhookStoreUnavailableError ? err : new WebhookStoreUnavailableError('the store cannot write', err)
+  /** A write the thread answered: the store takes writes again, or it does not (a full disk, a dead thread). */
+  const written = async <T>(write: Promise<T>): Promise<T> => {
     try {
-      const results = writeBatch(writes)
+      const result = await write
       writable = true
-      return results
+      return result
     } catch (err) {
       writable = false
-      throw new WebhookStoreUnavailableError('the store cannot write', err)
+      throw unavailable(err)
     }
-  })
-
-  // A leased head of an order key is still its head: the events behind it stay out. Leased events are
-  // the earliest due, so they are skipped by id before any body is read. Later events of a key come
-  // from their own index once they have waited long enough (order-wait.ts), and go ahead of their head.
-  const due = db.prepare(DUE_EVENTS)
-  const waited = db.prepare(WAITED_EVENTS)
-  const bySeq = db.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq = ?`)
-  const leases = new Map<string, number>()
-  const claim = (now: number, limit: number, leaseMs: number): ClaimedEvent[] => {
-    for (const [id, until] of leases) if (until <= now) leases.delete(id)
-    const wanted = limit + leases.size
-    const inOrder = (due.all(now, wanted) as Array<{ seq: number, id: string, next_attempt_at: number }>)
-      .map((row) => ({ seq: row.seq, id: row.id, atMs: row.next_attempt_at, behind: null }))
-    const ahead = (waited.all({ waitedSince: now - options.orderMaxWaitMs, now, limit: wanted }) as Array<{ seq: number, id: string, received_at: number, next_attempt_at: number, behind: string }>)
-      .map((row) => ({ seq: row.seq, id: row.id, atMs: attemptableAtMs({ receivedAtMs: row.received_at, nextAttemptAtMs: row.next_attempt_at, waitingBehind: row.behind }, options.orderMaxWaitMs), behind: row.behind }))
-    const chosen = [...inOrder, ...ahead].filter((row) => !leases.has(row.id)).sort((a, b) => a.atMs - b.atMs || a.seq - b.seq).slice(0, limit)
-    return chosen.map(({ seq, id, behind }) => {
-      leases.set(id, now + leaseMs)
-      return { ...eventOf(bySeq.get(seq) as EventRow), waitedBehind: behind }
-    })
   }
 
+  const leases = new Map<string, number>()
+  let claims: Promise<unknown> = Promise.resolve()
   return {
     async intake (event) {
-      const outcome = await commits.submit({ kind: 'intake', event })
-      if (outcome instanceof Error) throw outcome
+      const outcome = await written(thread.write({ kind: 'intake', event }))
       if (outcome === null) throw new WebhookStoreUnavailableError('the store answered nothing')
+      if (outcome.kind === 'full') throw new WebhookStoreUnavailableError(FULL)
       return outcome
     },
-    async claimDue (nowMs, limit, leaseMs) { return claim(nowMs, limit, leaseMs) },
+    claimDue (nowMs, limit, leaseMs) {
+      // One claim at a time, each told the leases the one before it took.
+      const claimed = claims.then(async () => {
+        for (const [id, until] of leases) if (until <= nowMs) leases.delete(id)
+        const rows = await thread.call('claim', nowMs, limit, [...leases.keys()])
+        return rows.map(({ event, waitedBehind }): ClaimedEvent => {
+          leases.set(event.id, nowMs + leaseMs)
+          return { ...withBody(event), waitedBehind }
+        })
+      })
+      claims = claimed.catch(() => {})
+      return claimed
+    },
     async settle (id, attempt, next) {
-      const result = await commits.submit({ kind: 'settle', id, attempt, next })
+      // An attempt that could not be recorded keeps its lease: not attempted again until it ends.
+      await written(thread.write({ kind: 'settle', id, attempt, next }))
       leases.delete(id)
-      if (result instanceof Error) throw result
     },
     async release (id) { leases.delete(id) },
-    async list ({ status, sinceMs = 0, limit = 1000 }) {
-      const rows = status === undefined
-        ? db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM events WHERE received_at >= ? ORDER BY seq LIMIT ?`).all(sinceMs, limit)
-        : db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM events WHERE status = ? AND received_at >= ? ORDER BY seq LIMIT ?`).all(status, sinceMs, limit)
-      return (rows as SummaryRow[]).map(summaryOf)
+    async list ({ limit = 1000, ...query }) {
+      const events: EventSummary[] = []
+      for (let after: number | null = 0; after !== null && events.length < limit;) {
+        const page: ListPage = await thread.call('list', query, after, Math.min(PAGE, limit - events.length))
+        events.push(...page.events)
+        after = page.after
+      }
+      return events
     },
     async show (id) {
-      const row = db.prepare(`SELECT ${EVENT_COLUMNS}, ${WAITING_BEHIND} AS waiting_behind FROM events WHERE id = ?`).get(id) as (EventRow & { waiting_behind: string | null }) | undefined
-      if (row === undefined) return null
-      const attempts = db.prepare('SELECT at, status, error, duration_ms FROM attempts WHERE event_id = ? ORDER BY rowid').all(id) as AttemptRow[]
-      return { event: eventOf(row), attempts: attempts.map(attemptOf), waitingBehind: row.waiting_behind }
+      const shown = await thread.call('show', id)
+      return shown === null ? null : { ...shown, event: withBody(shown.event) }
     },
     async replay (selection, nowMs) {
-      const set = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?'
-      type Replayed = Array<{ id: string, order_key: string | null }>
-      const back = { events: 0, bytes: 0 }
-      const rows = db.transaction((): Replayed => {
-        const one = db.prepare(`UPDATE events ${set} WHERE id = ? RETURNING id, order_key`)
-        const was = db.prepare('SELECT status, length(body) AS bytes FROM events WHERE id = ?')
-        const replayed = 'ids' in selection
-          ? selection.ids.flatMap((id) => {
-            // A delivered event back to pending counts against the bounds again.
-            const before = was.get(id) as { status: string, bytes: number } | undefined
-            if (before?.status === 'delivered') {
-              back.events++
-              back.bytes += before.bytes
-            }
-            return one.all(nowMs, id) as Replayed
-          })
-          : db.prepare(`UPDATE events ${set} WHERE status = 'failed' AND received_at >= ? RETURNING id, order_key`).all(nowMs, selection.failedSinceMs) as Replayed
-        // An older event back to pending becomes its key's head again, ahead of the newer ones.
-        markHeads(replayed.map((r) => r.order_key))
-        return replayed
-      })()
-      held.events += back.events
-      held.bytes += back.bytes
-      return rows.map((r) => r.id)
-    },
-    async stats () {
-      const counts = db.prepare('SELECT status, count(*) AS n FROM events GROUP BY status').all() as Array<{ status: string, n: number }>
-      const oldest = db.prepare('SELECT min(received_at) AS at FROM events WHERE status = \'pending\'').get() as { at: number | null }
-      const of = (status: string): number => counts.find((c) => c.status === status)?.n ?? 0
-      return { pending: of('pending'), failed: of('failed'), oldestPendingReceivedAtMs: oldest.at, full: isFull(held, bounds) }
-    },
-    async removeSettledBefore (beforeMs) {
-      const gone = db.transaction(() => {
-        const settled = 'status IN (\'delivered\', \'failed\') AND received_at < ?'
-        const sizes = db.prepare(`SELECT status, count(*) AS n, coalesce(sum(length(body)), 0) AS bytes FROM events WHERE ${settled} GROUP BY status`).all(beforeMs) as Array<{ status: string, n: number, bytes: number }>
-        db.prepare(`DELETE FROM attempts WHERE event_id IN (SELECT id FROM events WHERE ${settled})`).run(beforeMs)
-        db.prepare(`DELETE FROM events WHERE ${settled}`).run(beforeMs)
-        return sizes
-      })()
-      for (const { status, n, bytes } of gone) {
-        total.events -= n
-        total.bytes -= bytes
-        if (status === 'failed') {
-          held.events -= n
-          held.bytes -= bytes
-        }
+      if ('ids' in selection) return await thread.call('replayIds', selection.ids, nowMs)
+      const ids: string[] = []
+      for (let page = PAGE; page === PAGE;) {
+        const replayed = await thread.call('replayFailed', selection.failedSinceMs, nowMs, PAGE)
+        ids.push(...replayed)
+        page = replayed.length
       }
-      return gone.reduce((sum, g) => sum + g.n, 0)
+      return ids
+    },
+    async stats () { return await thread.call('stats') },
+    async removeSettledBefore (beforeMs) {
+      let removed = 0
+      for (let page = PAGE; page === PAGE;) {
+        page = await thread.call('removeSettled', beforeMs, PAGE)
+        removed += page
+      }
+      return removed
     },
     async eventsAfter (seq, limit) {
-      const rows = db.prepare('SELECT seq, id, body, received_at FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(seq, limit) as Array<{ seq: number, id: string, body: Buffer, received_at: number }>
-      return rows.map((r) => ({ seq: r.seq, id: r.id, body: r.body, receivedAtMs: r.received_at }))
+      const events = await thread.call('eventsAfter', seq, limit)
+      return events.map(withBody)
     },
-    // AUTOINCREMENT: a removed event's number is never given again, so the latest is the table's counter.
-    lastEventSeq: async () => (db.prepare('SELECT seq FROM sqlite_sequence WHERE name = \'events\'').get() as { seq: number } | undefined)?.seq ?? 0,
-    ready: () => writable,
-    async close () {
-      await commits.drain()
-      db.close()
-    },
+    async lastEventSeq () { return await thread.call('lastEventSeq') },
+    ready: () => writable && thread.ready(),
+    close: async () => { await thread.close() },
   }
+}
+
+/** A body crosses threads as a Uint8Array: the store's records hold a Buffer (a view of the same bytes). */
+function withBody<T extends { body: Buffer }> (event: T): T {
+  const body: Uint8Array = event.body
+  return { ...event, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) }
 }

@@ -25,7 +25,7 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
     return store
   }
   try {
-    return await openOutboxStore({ path: settings.storePath }, bounds)
+    return await openOutboxStore({ path: settings.storePath, log: options.log }, bounds)
   } catch (err) {
     const code = (err as { code?: unknown }).code
     throw new OperatorError(`the webhook store PROXY_WEBHOOK_STORE_PATH=${settings.storePath} cannot be opened (${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}); its directory must exist or be creatable, on a writable volume, and be writable by this user`, { cause: err })

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis'
 import { WebhookStoreUnavailableError } from '../../src/errors.js'
 import type { NewEvent, OutboxStore } from '../../src/outbox/outbox-store.js'
 import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
+import { openDatabase } from '../../src/sqlite/open-database.js'
 import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
@@ -30,7 +31,7 @@ const factories: Factory[] = [{
   async make (t, bounds = {}) {
     const path = join(tempDir(t), 'webhooks.db')
     const open = async (): Promise<OutboxStore> => {
-      const store = await createSqliteStore({ path, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
+      const store = await createSqliteStore({ path, log: captureLogger().logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       return store
     }
@@ -313,6 +314,28 @@ for (const factory of factories) {
       t.same((await store.list({})).map((e) => e.id), [pending.id])
       t.equal((await store.intake(event())).kind, 'stored', 'room again')
     })
+
+    t.test('replay, listing and retention take every event, past what one request to the store carries', async (t) => {
+      const { store } = await factory.make(t, { maxEvents: 5000, maxBytes: 1 << 24 })
+      const count = 1201
+      const ids = new Set<string>()
+      for (let i = 0; i < count; i += 200) {
+        for (const stored of await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => store.intake(event({ receivedAtMs: T0 }))))) ids.add(stored.id)
+      }
+      const settleAll = async (status: 'failed' | 'delivered'): Promise<void> => {
+        const claimed = await store.claimDue(T0 + 10, count, 60_000)
+        t.equal(claimed.length, count, `all ${count} claimed at once`)
+        await Promise.all(claimed.map((e) => store.settle(e.id, { atMs: T0, status: 500, error: null, durationMs: 1 }, { status })))
+      }
+      await settleAll('failed')
+      t.same(new Set((await store.list({ status: 'failed', limit: count })).map((e) => e.id)), ids, 'listed, all of them')
+      t.equal((await store.list({})).length, 1000, 'a listing stops at its limit')
+      t.same(new Set(await store.replay({ failedSinceMs: T0 }, T0 + 5)), ids, 'replayed, all of them')
+      t.equal((await store.stats()).pending, count)
+      await settleAll('delivered')
+      t.equal(await store.removeSettledBefore(T0 + 1), count, 'removed, all of them')
+      t.same(await store.list({}), [])
+    })
   })
 }
 
@@ -333,6 +356,21 @@ t.test('sqlite: a delivered event replayed by a command (another store on the fi
   await t.rejects(store.intake(event({ receivedAtMs: T0 + 30 })), WebhookStoreUnavailableError, 'nothing delivered to evict: refused')
   t.same((await store.list({})).map((e) => e.status), ['pending', 'pending'], 'the replayed events were not removed')
   t.equal((await store.stats()).full, true, 'the refusal counted again: full')
+})
+
+t.test('sqlite: while another connection holds the file\'s write lock, intakes are refused (WebhookStoreUnavailableError) and the store is not ready; released, they are stored again', async (t) => {
+  const path = join(tempDir(t), 'webhooks.db')
+  const store = await createSqliteStore({ path, log: captureLogger().logger, deadlineMs: 300, retentionMs: 86_400_000, maxEvents: 100, maxBytes: 1 << 20, orderMaxWaitMs: 86_400_000 })
+  t.teardown(() => store.close())
+  t.equal((await store.intake(event())).kind, 'stored')
+  const other = await openDatabase(path)
+  t.teardown(() => { if (other.open) other.close() })
+  other.exec('BEGIN IMMEDIATE')
+  await t.rejects(store.intake(event()), WebhookStoreUnavailableError, 'refused, not held while the lock is')
+  t.notOk(store.ready(), 'not ready')
+  other.exec('ROLLBACK')
+  await eventually(async () => (await store.intake(event()).then((o) => o.kind, () => 'refused')) === 'stored', { what: 'intake stored again' })
+  t.ok(store.ready(), 'ready again')
 })
 
 t.test('redis: a store written before delivered events were indexed gets the index at the first script, and evicts from it', async (t) => {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../src/sqlite/open-database.js'
 import { DUE_EVENTS, openOutboxDatabase, WAITED_EVENTS } from '../../src/outbox/sqlite-schema.js'
 import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
+import { captureLogger } from '../helpers/harness.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
 t.test('the claim\'s query is one index range, in order, with no table scan and no sort', async (t) => {
@@ -46,7 +47,7 @@ t.test('a file of the first schema is upgraded: each key\'s earliest pending eve
   for (const [id, orderKey, status] of rows) insert.run(id, `id:${id}`, orderKey, status)
   old.close()
 
-  const store = await createSqliteStore({ path, retentionMs: 86_400_000, maxEvents: 100, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
+  const store = await createSqliteStore({ path, log: captureLogger().logger, retentionMs: 86_400_000, maxEvents: 100, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
   t.teardown(() => store.close())
   const claim = async (): Promise<string[]> => (await store.claimDue(2000, 10, 60_000)).map((e) => e.id).sort()
   t.same(await claim(), ['msg_a2', 'msg_b1', 'msg_free'], 'the heads of pay_A and pay_B and the unordered event')

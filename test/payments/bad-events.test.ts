@@ -95,7 +95,7 @@ t.test('an event stored while payments were not reading (killed between the inbo
   const { dir } = await setting(t)
   const path = join(dir, 'webhooks.db')
   const { logger } = captureLogger()
-  const inbox = await createSqliteStore({ path, retentionMs: 86_400_000, maxEvents: 1000, maxBytes: 1 << 20, orderMaxWaitMs: 86_400_000 })
+  const inbox = await createSqliteStore({ path, log: logger, retentionMs: 86_400_000, maxEvents: 1000, maxBytes: 1 << 20, orderMaxWaitMs: 86_400_000 })
   const payments = await createSqlitePaymentStore(path)
   t.teardown(async () => { await inbox.close(); await payments.close() })
   const applied: string[] = []

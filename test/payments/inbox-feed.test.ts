@@ -19,7 +19,7 @@ const factories: Array<{ name: string, make: (t: Test) => Promise<() => Promise<
   async make (t) {
     const path = join(tempDir(t), 'webhooks.db')
     return async () => {
-      const store = await createSqliteStore({ path, ...bounds })
+      const store = await createSqliteStore({ path, log: captureLogger().logger, ...bounds })
       t.teardown(() => store.close())
       return store
     }
