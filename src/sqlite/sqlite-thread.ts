@@ -12,8 +12,8 @@
  *   SPEC §10's 5 s). A write rejected so may still be committed when the thread comes back (a
  *   sender told 503 sends it again; at least once).
  * - A thread that dies (an uncaught error, a crash of its program) fails what it had not answered,
- *   and is started again, its program opening the database again, after 100 ms, then after up to
- *   5 s while it keeps failing, each failure logged. Requests made meanwhile fail at once.
+ *   and is started again (threads/restarting-worker.ts), its program opening the database again.
+ *   Requests made meanwhile fail at once.
  * - `close` lets the thread answer everything sent, then closes its database.
  *
  * Node 22 and 24 load a TypeScript program in the thread under tsx by themselves; on Node 20 the
@@ -21,12 +21,11 @@
  */
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
+import { startRestartingWorker, type RestartingWorker } from '../threads/restarting-worker.js'
 import { errorOf, type Answer, type FromThread, type Request, type ToThread } from './sqlite-thread-messages.js'
 import type { SqliteProgram, ThreadData } from './sqlite-thread-program.js'
 
 export const DEFAULT_DEADLINE_MS = 4_000
-const FIRST_RESTART_MS = 100
-const LAST_RESTART_MS = 5_000
 
 /** The thread did not answer: it stopped, is starting again, or took longer than its deadline. */
 export class SqliteThreadUnavailableError extends Error {
@@ -71,17 +70,15 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
   const waiting = new Map<number, Waiting>()
   let nextId = 0
   let outgoing: Request[] = []
-  let worker: Worker | null = null
-  let up = false
   let stalled = false
   let closing: Promise<void> | null = null
-  let restartMs = FIRST_RESTART_MS
-
   let idle: Array<() => void> = []
+  // Set once the first thread has opened its database.
+  let thread: RestartingWorker | null = null
   /** The thread keeps the process alive only while a request waits for it (a command exits when done). */
   const waited = (): void => {
     if (waiting.size > 0) return
-    worker?.unref()
+    thread?.current()?.unref()
     for (const done of idle) done()
     idle = []
   }
@@ -105,56 +102,39 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
   }
 
   /** Starts a thread; resolves once its database is open, rejects when it cannot be. */
-  const spawn = (): Promise<void> => new Promise((resolve, reject) => {
+  const spawn = (): Promise<Worker> => new Promise((resolve, reject) => {
     const data: ThreadData = { program: options.program, options: options.options }
-    const thread = new Worker(new URL(options.program), { workerData: data, name: `sqlite ${name}` })
-    worker = thread
+    const worker = new Worker(new URL(options.program), { workerData: data, name: `sqlite ${name}` })
     let opened = false
-    thread.on('message', (message: FromThread) => {
+    worker.on('message', (message: FromThread) => {
       if ('answers' in message) {
         stalled = false
         answer(message.answers)
       } else if ('opened' in message) {
         opened = true
-        up = true
-        resolve()
+        resolve(worker)
       } else {
         reject(errorOf(message.openFailed))
-        void thread.terminate()
+        void worker.terminate()
       }
     })
-    thread.on('error', (err) => {
+    worker.on('error', (err) => {
       if (opened) log.error({ err, thread: name }, 'SQLite thread failed')
       else reject(err)
     })
-    thread.on('exit', () => {
-      up = false
-      if (worker === thread) worker = null
+    worker.on('exit', () => {
+      // Nothing it was sent will be answered now.
       fail([...waiting.keys()], 'the store\'s thread stopped')
       if (!opened) reject(new Error('the store\'s thread stopped before its database was open'))
-      else if (closing === null) restartLater()
     })
   })
-  const restartLater = (): void => {
-    log.error({ thread: name, restartInMs: restartMs }, 'SQLite thread stopped: requests fail until it is started again')
-    const wait = restartMs
-    restartMs = Math.min(restartMs * 2, LAST_RESTART_MS)
-    setTimeout(() => {
-      if (closing !== null) return
-      spawn().then(() => {
-        restartMs = FIRST_RESTART_MS
-        waited()
-        log.info({ thread: name }, 'SQLite thread started again')
-      }, (err: unknown) => {
-        log.error({ err, thread: name }, 'SQLite thread could not open its database')
-        restartLater()
-      })
-    }, wait).unref()
-  }
+  thread = await startRestartingWorker({ name: `SQLite ${name}`, log, start: spawn, onRestarted: async () => { waited() } })
+  waited()
 
   const flush = (): void => {
     const ids = outgoing.map((r) => r.id)
-    if (worker === null || !up) {
+    const worker = thread.current()
+    if (worker === null) {
       outgoing = []
       fail(ids, 'the store\'s thread is starting again')
       return
@@ -172,33 +152,33 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
       reject(new SqliteThreadUnavailableError('the store is closed'))
       return
     }
-    if (!up) {
+    const worker = thread.current()
+    if (worker === null) {
       reject(new SqliteThreadUnavailableError('the store\'s thread is starting again'))
       return
     }
     const id = nextId++
-    if (waiting.size === 0) worker?.ref()
+    if (waiting.size === 0) worker.ref()
     waiting.set(id, { resolve, reject })
     if (outgoing.length === 0) setImmediate(flush)
     outgoing.push({ id, ...request } as Request)
   })
   const settled = (): Promise<void> => waiting.size === 0 ? Promise.resolve() : new Promise((resolve) => { idle.push(resolve) })
 
-  await spawn()
-  waited()
   return {
     write: async (write) => await send({ write }),
     call: async (call, ...args) => await send({ call, args }) as never,
-    ready: () => up && !stalled,
+    ready: () => thread.current() !== null && !stalled,
     close () {
       closing ??= (async () => {
+        thread.stop()
         // What was sent is answered (or fails with the thread); nothing new is taken.
         await settled()
-        const thread = worker
-        if (thread === null) return
-        const exited = new Promise((resolve) => thread.once('exit', resolve))
-        thread.ref()
-        thread.postMessage({ close: true } satisfies ToThread)
+        const worker = thread.current()
+        if (worker === null) return
+        const exited = new Promise((resolve) => worker.once('exit', resolve))
+        worker.ref()
+        worker.postMessage({ close: true } satisfies ToThread)
         await exited
       })()
       return closing

@@ -74,8 +74,8 @@ t.test('a thread that dies fails what it had not answered, is started again, and
   await eventually(() => thread.ready(), { what: 'the thread started again' })
   await thread.write('after')
   t.same((await thread.call('entries')).map((e) => e.entry), ['before', 'after'])
-  t.match(logs.find('SQLite thread stopped: requests fail until it is started again'), [{ level: 50, thread: 'journal' }], 'logged as an error')
-  t.equal(logs.find('SQLite thread started again').length, 1)
+  t.match(logs.find('thread stopped: starting it again'), [{ level: 50, thread: 'SQLite journal' }], 'logged as an error')
+  t.match(logs.find('thread started again'), [{ level: 30, thread: 'SQLite journal' }])
 })
 
 t.test('a database that cannot be opened fails the start with its reason and code', async (t) => {
