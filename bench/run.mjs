@@ -93,6 +93,9 @@ const { values: argv } = parseArgs({
     'proxy-rounds': { type: 'string' },
     'log-level': { type: 'string' },
     profile: { type: 'boolean' },
+    phases: { type: 'string' },
+    pin: { type: 'boolean' },
+    'proxy-duration': { type: 'string' },
     syscalls: { type: 'boolean' },
     // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).
     events: { type: 'string' },

@@ -22,8 +22,8 @@
  * ("load generator included"), as on the machine the goals are set for.
  *
  * Options: --duration S (5) --rate R (500) --e2e-rate R (200) --senders N (64) --stores sqlite,redis
- * --keys pointer,hash --proxy-rate R (2000) --proxy-rounds N (2) --log-level L (info)
- * --cli PATH (another build's dist-bundle/cli.mjs, for before/after) --profile (a CPU profile of the sidecar's threads, summarised) --syscalls (the sidecar under
+ * --keys pointer,hash --proxy-rate R (2000) --proxy-rounds N (4) --proxy-duration S (3) --log-level L (info)
+ * --phases intake,saturation,e2e,proxy (a subset, for quick comparisons) --cli PATH (another build's dist-bundle/cli.mjs, for before/after) --profile (a CPU profile of the sidecar's threads, summarised) --syscalls (the sidecar under
  * `strace -f -T`: every fsync/fdatasync by file and phase; slows the sidecar, so its figures are not the run's)
  */
 import { createServer } from 'node:http'
@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { syncedWriteMs } from './lib/disk-sync.mjs'
 import { runWrk, wrkVersion, writeBodyFile } from './lib/measure.mjs'
-import { freePort, start, stop, stopAll } from './lib/processes.mjs'
+import { cpuLayout, freePort, pinProcess, start, stop, stopAll } from './lib/processes.mjs'
 import { pooledPercentile } from './lib/report.mjs'
 import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, ROOT_DIR, ourProxyEnv, startRedis, startUpstream } from './lib/targets.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
@@ -50,18 +50,28 @@ const { values: argv } = parseArgs({
     stores: { type: 'string', default: 'sqlite,redis' },
     keys: { type: 'string', default: 'pointer,hash' },
     'proxy-rate': { type: 'string', default: '2000' },
-    'proxy-rounds': { type: 'string', default: '2' },
+    'proxy-rounds': { type: 'string', default: '4' },
+    'proxy-duration': { type: 'string', default: '3' },
     'log-level': { type: 'string', default: 'info' },
     profile: { type: 'boolean', default: false },
     syscalls: { type: 'boolean', default: false },
     cli: { type: 'string', default: CLI },
+    phases: { type: 'string', default: 'intake,saturation,e2e,proxy' },
+    pin: { type: 'boolean', default: false },
   },
 })
+const PHASES = new Set(String(argv.phases).split(','))
+const LAYOUT = cpuLayout()
+if (argv.pin && !LAYOUT.pinning) throw new Error('--pin needs taskset and 2 cores')
+/** With --pin, as npm run bench lays a 2-core machine out: the sidecar alone on core 1, everything else on core 0. */
+const [LOAD_CORE, TARGET_CORE] = argv.pin ? [0, 1] : [null, null]
+if (argv.pin) pinProcess(process.pid, LOAD_CORE)
 const DURATION_S = Number(argv.duration)
 const RATE = Number(argv.rate)
 const SENDERS = Number(argv.senders)
 const PROXY_RATE = Number(argv['proxy-rate'])
 const PROXY_ROUNDS = Number(argv['proxy-rounds'])
+const PROXY_DURATION_S = Number(argv['proxy-duration'])
 const WARMUP_S = 1
 const TOKEN = 'wht_benchBenchBenchBench0001'
 const EVENT_BYTES = 2048
@@ -108,7 +118,7 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
     PROXY_WEBHOOK_DELIVER_TO: `${app.origin}/events`,
     PROXY_WEBHOOK_STORE_PATH: join(dir, `${store}-${keys}.db`),
     ...(keys === 'pointer' ? { PROXY_WEBHOOK_EVENT_ID_POINTER: '/id' } : {}),
-    ...(store === 'redis' ? { PROXY_REDIS_URL: (await startRedis({ core: null, dir })).url } : {}),
+    ...(store === 'redis' ? { PROXY_REDIS_URL: (await startRedis({ core: LOAD_CORE, dir })).url } : {}),
     BENCH_PROBE_FILE: probeFile,
   }
   const profileDir = join(dir, `profile-${store}-${keys}`)
@@ -118,7 +128,7 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
     ? ['strace', ['-f', '--seccomp-bpf', '-ttt', '-T', '-y', '-e', 'trace=fsync,fdatasync', '-o', straceLog, process.execPath, ...nodeArgs, argv.cli]]
     : [process.execPath, [...nodeArgs, argv.cli]]
   const logFd = openSync(join(dir, `sidecar-${store}-${keys}.log`), 'a')
-  const proc = start(`sidecar (${store}, ${keys})`, command, args, { env, cwd: dir, stdout: logFd })
+  const proc = start(`sidecar (${store}, ${keys})`, command, args, { core: TARGET_CORE, env, cwd: dir, stdout: logFd })
   closeSync(logFd)
   // Ready once the inbox answers and the proxy holds its tokens.
   for (let i = 0; ; i++) {
@@ -196,13 +206,13 @@ const wrkEvents = (url) => ({ url, method: 'POST', headers: { 'content-type': 'a
 
 async function intakeAtRate (url, rate, durationS) {
   if (!WRK) return undiciPaced(url, rate, durationS)
-  const r = await runWrk(wrkEvents(url), SENDERS, durationS, null, rate)
+  const r = await runWrk(wrkEvents(url), SENDERS, durationS, LOAD_CORE, rate)
   return { ok: r.ok, failed: r.non2xx + r.errors, p50: r.latencyMs.p50, p99: r.latencyMs.p99, lateSends: r.lateSends }
 }
 
 async function intakeSaturated (url, durationS) {
   if (!WRK) return undiciSaturated(url, SENDERS, durationS)
-  const r = await runWrk(wrkEvents(url), SENDERS, durationS, null)
+  const r = await runWrk(wrkEvents(url), SENDERS, durationS, LOAD_CORE)
   return { ok: r.ok, failed: r.non2xx + r.errors, perS: r.ok / r.durationS }
 }
 
@@ -216,14 +226,14 @@ async function drained (app, accepted, limitS = 120) {
 async function proxyGet (sidecar, busy) {
   const get = { url: sidecar.proxyUrl, method: 'GET', headers: {} }
   if (!busy) {
-    await runWrk(get, 50, WARMUP_S, null, PROXY_RATE)
-    return { get: await runWrk(get, 50, DURATION_S, null, PROXY_RATE), events: null }
+    await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE)
+    return { get: await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE), events: null }
   }
   // The events start first and last past the measurement on both sides.
-  const events = intakeSaturated(sidecar.intakeUrl, DURATION_S + 2 * WARMUP_S + 1)
+  const events = intakeSaturated(sidecar.intakeUrl, PROXY_DURATION_S + 2 * WARMUP_S + 1)
   await sleep(WARMUP_S * 1000)
-  await runWrk(get, 50, WARMUP_S, null, PROXY_RATE)
-  const measured = await runWrk(get, 50, DURATION_S, null, PROXY_RATE)
+  await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE)
+  const measured = await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE)
   return { get: measured, events: await events }
 }
 
@@ -233,7 +243,7 @@ const rows = []
 const notes = []
 try {
   bodyFile = writeBodyFile(join(dir, 'event.json'), eventBody('[<id>]'))
-  const upstream = await startUpstream('bench upstream', { core: null, tokenLifetimeS: 600 })
+  const upstream = await startUpstream('bench upstream', { core: LOAD_CORE, tokenLifetimeS: 600 })
   const app = await startApp()
   // What the load generator reaches against a server that only reads the body and answers (the application here).
   const ceiling = WRK ? await intakeSaturated(`${app.origin}/sink`, 3) : null
@@ -247,33 +257,47 @@ try {
       const count = (r) => { accepted += r.ok; return r }
       count(await intakeAtRate(sidecar.intakeUrl, 200, WARMUP_S))
       await drained(app, accepted)
-      await sidecar.probe()
-      mark('intake at rate')
-      row.intake = count(await intakeAtRate(sidecar.intakeUrl, RATE, DURATION_S))
-      row.intakeLoop = await sidecar.probe()
-      mark('saturation')
-      row.saturated = count(await intakeSaturated(sidecar.intakeUrl, DURATION_S))
-      row.saturatedLoop = await sidecar.probe()
-      mark('drain')
-      // The saturation phase leaves a backlog: the receipt -> 2xx figure is of a drained inbox.
-      row.drainS = await drained(app, accepted)
-      mark('receipt to application')
-      app.arrivals.length = 0
-      row.e2eSent = count(await undiciPaced(sidecar.intakeUrl, Number(argv['e2e-rate']), DURATION_S))
-      await drained(app, accepted, 10)
-      row.e2e = { p50: quantile(app.arrivals, 0.5), p95: quantile(app.arrivals, 0.95), delivered: app.arrivals.length }
-      row.proxy = { idle: [], busy: [], idleLoop: [], busyLoop: [] }
-      for (let round = 0; round < PROXY_ROUNDS; round++) {
-        await drained(app, accepted)
-        mark(`proxy, inbox idle ${round + 1}`)
+      if (PHASES.has('intake')) {
         await sidecar.probe()
-        row.proxy.idle.push((await proxyGet(sidecar, false)).get)
-        row.proxy.idleLoop.push(await sidecar.probe())
-        mark(`proxy, inbox saturated ${round + 1}`)
-        const busy = await proxyGet(sidecar, true)
-        count(busy.events)
-        row.proxy.busy.push({ ...busy.get, events: busy.events })
-        row.proxy.busyLoop.push(await sidecar.probe())
+        mark('intake at rate')
+        row.intake = count(await intakeAtRate(sidecar.intakeUrl, RATE, DURATION_S))
+        row.intakeLoop = await sidecar.probe()
+      }
+      if (PHASES.has('saturation')) {
+        mark('saturation')
+        row.saturated = count(await intakeSaturated(sidecar.intakeUrl, DURATION_S))
+        row.saturatedLoop = await sidecar.probe()
+        mark('drain')
+        // The saturation phase leaves a backlog: the receipt -> 2xx figure is of a drained inbox.
+        row.drainS = await drained(app, accepted)
+      }
+      if (PHASES.has('e2e')) {
+        await drained(app, accepted)
+        mark('receipt to application')
+        app.arrivals.length = 0
+        row.e2eSent = count(await undiciPaced(sidecar.intakeUrl, Number(argv['e2e-rate']), DURATION_S))
+        await drained(app, accepted, 10)
+        row.e2e = { p50: quantile(app.arrivals, 0.5), p95: quantile(app.arrivals, 0.95), delivered: app.arrivals.length }
+      }
+      row.proxy = { idle: [], busy: [], idleLoop: [], busyLoop: [] }
+      // Short windows, idle and saturated alternating which goes first, pooled: the machine's own
+      // drift (other processes come and go) falls on both alike.
+      for (let round = 0; PHASES.has('proxy') && round < PROXY_ROUNDS; round++) {
+        for (const busy of round % 2 === 0 ? [false, true] : [true, false]) {
+          await drained(app, accepted)
+          mark(`proxy, inbox ${busy ? 'saturated' : 'idle'} ${round + 1}`)
+          await sidecar.probe()
+          const measured = await proxyGet(sidecar, busy)
+          const loop = await sidecar.probe()
+          if (busy) {
+            count(measured.events)
+            row.proxy.busy.push({ ...measured.get, events: measured.events })
+            row.proxy.busyLoop.push(loop)
+          } else {
+            row.proxy.idle.push(measured.get)
+            row.proxy.idleLoop.push(loop)
+          }
+        }
       }
       mark('end')
       row.phases = phases
@@ -327,21 +351,25 @@ const ms = (v) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(2))
 const pooled = (rounds) => pooledPercentile(rounds, 99) ?? Math.max(...rounds.map((r) => r.latencyMs.p99))
 const lines = []
 lines.push(`# Webhook inbox, ${new Date().toISOString()}`, '')
-lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; nothing pinned.`, '')
+lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; ${argv.pin ? 'the sidecar alone on core 1, the load generators, the application and the upstream on core 0' : 'nothing pinned'}.`, '')
 lines.push(`| store, event key | load avg (start, end) | synced 2 KiB write p50 / p99, before; after (ms) | intake p50 / p99 at ${RATE}/s (ms) | loop delay p99 / max at ${RATE}/s (ms) | sustained intake (events/s, ${SENDERS} senders) | loop delay p99 saturated (ms) | backlog drained (s) | receipt -> app p50 / p95 at ${argv['e2e-rate']}/s (ms) | proxy GET p99 at ${PROXY_RATE}/s: inbox idle / saturated (ms) | ratio |`)
 lines.push('|---|---|---|---|---|---|---|---|---|---|---|')
 for (const r of rows) {
-  const idle = pooled(r.proxy.idle)
-  const busy = pooled(r.proxy.busy)
-  const failed = r.intake.failed + r.saturated.failed + r.e2eSent.failed + r.proxy.busy.reduce((n, b) => n + b.events.failed, 0)
-  lines.push(`| ${r.store}, ${r.keys === 'pointer' ? 'id at /id' : 'body hash'} | ${r.load.join(', ')} | ${r.syncedWrite.map((s) => `${s.p50} / ${s.p99}`).join('; ')} | ${ms(r.intake.p50)} / ${ms(r.intake.p99)} | ${ms(r.intakeLoop.loopDelayMs.p99)} / ${ms(r.intakeLoop.loopDelayMs.max)} | ${Math.round(r.saturated.perS)}${failed > 0 ? ` (${failed} not 200)` : ''} | ${ms(r.saturatedLoop.loopDelayMs.p99)} | ${r.drainS.toFixed(1)} | ${ms(r.e2e.p50)} / ${ms(r.e2e.p95)} | ${ms(idle)} / ${ms(busy)} | ${(busy / idle).toFixed(2)} |`)
+  const idle = r.proxy.idle.length === 0 ? undefined : pooled(r.proxy.idle)
+  const busy = r.proxy.busy.length === 0 ? undefined : pooled(r.proxy.busy)
+  const failed = (r.intake?.failed ?? 0) + (r.saturated?.failed ?? 0) + (r.e2eSent?.failed ?? 0) + r.proxy.busy.reduce((n, b) => n + b.events.failed, 0)
+  lines.push(`| ${r.store}, ${r.keys === 'pointer' ? 'id at /id' : 'body hash'} | ${r.load.join(', ')} | ${r.syncedWrite.map((s) => `${s.p50} / ${s.p99}`).join('; ')} | ${ms(r.intake?.p50)} / ${ms(r.intake?.p99)} | ${ms(r.intakeLoop?.loopDelayMs.p99)} / ${ms(r.intakeLoop?.loopDelayMs.max)} | ${r.saturated === undefined ? '-' : Math.round(r.saturated.perS)}${failed > 0 ? ` (${failed} not 200)` : ''} | ${ms(r.saturatedLoop?.loopDelayMs.p99)} | ${r.drainS?.toFixed(1) ?? '-'} | ${ms(r.e2e?.p50)} / ${ms(r.e2e?.p95)} | ${ms(idle)} / ${ms(busy)} | ${idle === undefined ? '-' : (busy / idle).toFixed(2)} |`)
 }
 lines.push('')
 for (const r of rows) {
   const events = r.proxy.busy.map((b) => Math.round(b.events.perS))
   const achieved = [...r.proxy.idle, ...r.proxy.busy].map((g) => g.achievedRps)
-  lines.push(`- ${r.store}, ${r.keys}: during the proxy's saturated rounds the inbox took ${events.join(', ')} events/s; the proxy's achieved rates ${achieved.join(', ')} req/s; GC during 500/s ${JSON.stringify(r.intakeLoop.gc)}; loop utilisation ${r.intakeLoop.utilisation} at ${RATE}/s, ${r.saturatedLoop.utilisation} saturated.`)
-  if (r.intake.lateSends > 0) lines.push(`  - at ${RATE}/s, ${r.intake.lateSends} sends went out more than 1 ms late (coordinated omission: their wait is not in the latency).`)
+  const parts = []
+  if (events.length > 0) parts.push(`during the proxy's saturated rounds the inbox took ${events.join(', ')} events/s; the proxy's achieved rates ${achieved.join(', ')} req/s; the proxy's loop delay p99 ${r.proxy.idleLoop.map((l) => l.loopDelayMs.p99).join(', ')} ms idle, ${r.proxy.busyLoop.map((l) => l.loopDelayMs.p99).join(', ')} ms saturated`)
+  if (r.intakeLoop !== undefined) parts.push(`GC during ${RATE}/s ${JSON.stringify(r.intakeLoop.gc)}; loop utilisation ${r.intakeLoop.utilisation} at ${RATE}/s`)
+  if (r.saturatedLoop !== undefined) parts.push(`loop utilisation ${r.saturatedLoop.utilisation} saturated`)
+  lines.push(`- ${r.store}, ${r.keys}: ${parts.join('; ')}.`)
+  if (r.intake?.lateSends > 0) lines.push(`  - at ${RATE}/s, ${r.intake.lateSends} sends went out more than 1 ms late (coordinated omission: their wait is not in the latency).`)
 }
 for (const note of notes) lines.push(`- ${note}`)
 for (const r of rows) {
