@@ -3,8 +3,9 @@
  * it hold when idle (issue 27)? Against a one-route Fastify server (bench/startup-baseline.mjs)
  * measured in the same run, A B A B, so the machine's drift moves both.
  *
- * Per run: spawn -> first `/healthz` 200 (polled every 5 ms over loopback), then resident memory
- * (VmRSS) after 5 s idle. Our proxy runs as `npm start` runs it (its Node options and environment
+ * Per run: spawn -> first `/healthz` 200 (polled every 5 ms over loopback), the CPU time all its
+ * threads had used by then (outside Docker: a busy machine disturbs it less than the wall time),
+ * then resident memory (VmRSS) after 5 s idle. Our proxy runs as `npm start` runs it (its Node options and environment
  * default, both environments configured against the bench upstream, egress check off).
  * With --image TAG (a Docker engine in DOCKER_HOST), the same inside the image: `docker run
  * --network host`, the baseline as `node -e` with the image's own Fastify; the time then includes
@@ -17,8 +18,9 @@
  * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
 import { CLI_ENTRY, OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
@@ -89,17 +91,31 @@ async function once (target, upstreamOrigin) {
     await sleep(5)
   }
   const startMs = Number(process.hrtime.bigint() - started) / 1e6
+  const cpuMs = containerName === undefined ? cpuMsOf(child.pid) : NaN
   await sleep(IDLE_MS)
   const idleMiB = rssKb(nodePid(child, containerName)) / 1024
   if (containerName === undefined) child.kill('SIGTERM')
   else execFileSync('docker', ['stop', '-t', '10', containerName], { stdio: 'ignore' })
   await exited
-  return { startMs, idleMiB }
+  return { startMs, cpuMs, idleMiB }
+}
+
+/**
+ * CPU time of every thread of `pid` so far (the first field of each thread's schedstat, in ns): what
+ * a start cost, which other processes on a busy machine disturb far less than its wall time.
+ */
+function cpuMsOf (pid) {
+  let ns = 0
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try { ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) } catch {}
+  }
+  return ns / 1e6
 }
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
 
 try {
+  const loadAtStart = loadavg()[0]
   const upstream = await startUpstream('bench upstream', { core: null, tokenLifetimeS: 600 })
   const runs = { baseline: [], ours: [] }
   await once('baseline', upstream.origin) // warm-up: file cache, docker's first start
@@ -114,11 +130,12 @@ try {
     return `| ${label} | ${o.toFixed(digits)} ${unit} | ${b.toFixed(digits)} ${unit} | ${(o / b).toFixed(2)} × |`
   }
   const table = [
-    `Startup, ${where}${argv['our-env'].length > 0 ? `, ours with ${argv['our-env'].join(' ')}` : ''}: median of ${RUNS} runs each, interleaved`,
+    `Startup, ${where}${argv['our-env'].length > 0 ? `, ours with ${argv['our-env'].join(' ')}` : ''}: median of ${RUNS} runs each, interleaved; load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`,
     '',
     '| figure | payments-auth-proxy | one-route Fastify | ratio |',
     '|---|---|---|---|',
     row('spawn → first /healthz 200', 'startMs', 'ms', 0),
+    ...(image === undefined ? [row('CPU time to the first /healthz 200, all threads', 'cpuMs', 'ms', 0)] : []),
     row(`resident memory after ${IDLE_MS / 1000} s idle`, 'idleMiB', 'MiB', 1),
   ].join('\n')
   process.stdout.write(`${table}\n`)
