@@ -95,6 +95,7 @@ const { values: argv } = parseArgs({
     profile: { type: 'boolean' },
     phases: { type: 'string' },
     pin: { type: 'boolean' },
+    'same-session': { type: 'boolean' },
     'proxy-duration': { type: 'string' },
     syscalls: { type: 'boolean' },
     // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).

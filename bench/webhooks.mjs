@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { syncedWriteMs } from './lib/disk-sync.mjs'
 import { runWrk, wrkVersion, writeBodyFile } from './lib/measure.mjs'
-import { cpuLayout, freePort, pinProcess, start, stop, stopAll } from './lib/processes.mjs'
+import { ORPHAN_GUARD, cpuLayout, freePort, pinProcess, start, stop, stopAll } from './lib/processes.mjs'
 import { pooledPercentile } from './lib/report.mjs'
 import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, ROOT_DIR, ourProxyEnv, startRedis, startUpstream } from './lib/targets.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
@@ -58,6 +58,7 @@ const { values: argv } = parseArgs({
     cli: { type: 'string', default: CLI },
     phases: { type: 'string', default: 'intake,saturation,e2e,proxy' },
     pin: { type: 'boolean', default: false },
+    'same-session': { type: 'boolean', default: false },
   },
 })
 const PHASES = new Set(String(argv.phases).split(','))
@@ -66,6 +67,8 @@ if (argv.pin && !LAYOUT.pinning) throw new Error('--pin needs taskset and 2 core
 /** With --pin, as npm run bench lays a 2-core machine out: the sidecar alone on core 1, everything else on core 0. */
 const [LOAD_CORE, TARGET_CORE] = argv.pin ? [0, 1] : [null, null]
 if (argv.pin) pinProcess(process.pid, LOAD_CORE)
+/** The sidecar in a session of its own (lib/processes.mjs), unless --same-session (how it ran before issue 46). */
+const SESSION = !argv['same-session']
 const DURATION_S = Number(argv.duration)
 const RATE = Number(argv.rate)
 const SENDERS = Number(argv.senders)
@@ -122,13 +125,13 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
     BENCH_PROBE_FILE: probeFile,
   }
   const profileDir = join(dir, `profile-${store}-${keys}`)
-  const nodeArgs = [...OUR_NODE_ARGS, '--import', new URL('./lib/loop-probe.mjs', import.meta.url).href, ...(argv.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
+  const nodeArgs = [...OUR_NODE_ARGS, '--import', ORPHAN_GUARD, '--import', new URL('./lib/loop-probe.mjs', import.meta.url).href, ...(argv.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
   const straceLog = join(dir, `strace-${store}-${keys}.log`)
   const [command, args] = argv.syscalls
     ? ['strace', ['-f', '--seccomp-bpf', '-ttt', '-T', '-y', '-e', 'trace=fsync,fdatasync', '-o', straceLog, process.execPath, ...nodeArgs, argv.cli]]
     : [process.execPath, [...nodeArgs, argv.cli]]
   const logFd = openSync(join(dir, `sidecar-${store}-${keys}.log`), 'a')
-  const proc = start(`sidecar (${store}, ${keys})`, command, args, { core: TARGET_CORE, env, cwd: dir, stdout: logFd })
+  const proc = start(`sidecar (${store}, ${keys})`, command, args, { core: TARGET_CORE, env, cwd: dir, stdout: logFd, session: SESSION })
   closeSync(logFd)
   // Ready once the inbox answers and the proxy holds its tokens.
   for (let i = 0; ; i++) {
@@ -351,23 +354,27 @@ const ms = (v) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(2))
 const pooled = (rounds) => pooledPercentile(rounds, 99) ?? Math.max(...rounds.map((r) => r.latencyMs.p99))
 const lines = []
 lines.push(`# Webhook inbox, ${new Date().toISOString()}`, '')
-lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; ${argv.pin ? 'the sidecar alone on core 1, the load generators, the application and the upstream on core 0' : 'nothing pinned'}.`, '')
-lines.push(`| store, event key | load avg (start, end) | synced 2 KiB write p50 / p99, before; after (ms) | intake p50 / p99 at ${RATE}/s (ms) | loop delay p99 / max at ${RATE}/s (ms) | sustained intake (events/s, ${SENDERS} senders) | loop delay p99 saturated (ms) | backlog drained (s) | receipt -> app p50 / p95 at ${argv['e2e-rate']}/s (ms) | proxy GET p99 at ${PROXY_RATE}/s: inbox idle / saturated (ms) | ratio |`)
+lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; ${argv.pin ? 'the sidecar alone on core 1, the load generators, the application and the upstream on core 0' : 'nothing pinned'}; the sidecar ${SESSION ? 'in a session (autogroup) of its own' : 'in the benchmark\'s session'}.`, '')
+/** The inbox's loop: its own thread's, or the main thread's in a build where it ran there. */
+const inboxLoop = (probe) => probe?.inbox ?? probe?.main
+const delay = (probe, q = 'p99') => ms(probe?.loopDelayMs[q])
+lines.push(`| store, event key | load avg (start, end) | synced 2 KiB write p50 / p99, before; after (ms) | intake p50 / p99 at ${RATE}/s (ms) | event-loop delay p99 / max at ${RATE}/s: the inbox's loop; the proxy's (ms) | sustained intake (events/s, ${SENDERS} senders) | event-loop delay p99 saturated: the inbox's; the proxy's (ms) | backlog drained (s) | receipt -> app p50 / p95 at ${argv['e2e-rate']}/s (ms) | proxy GET p99 at ${PROXY_RATE}/s: inbox idle / saturated (ms) | ratio |`)
 lines.push('|---|---|---|---|---|---|---|---|---|---|---|')
 for (const r of rows) {
   const idle = r.proxy.idle.length === 0 ? undefined : pooled(r.proxy.idle)
   const busy = r.proxy.busy.length === 0 ? undefined : pooled(r.proxy.busy)
   const failed = (r.intake?.failed ?? 0) + (r.saturated?.failed ?? 0) + (r.e2eSent?.failed ?? 0) + r.proxy.busy.reduce((n, b) => n + b.events.failed, 0)
-  lines.push(`| ${r.store}, ${r.keys === 'pointer' ? 'id at /id' : 'body hash'} | ${r.load.join(', ')} | ${r.syncedWrite.map((s) => `${s.p50} / ${s.p99}`).join('; ')} | ${ms(r.intake?.p50)} / ${ms(r.intake?.p99)} | ${ms(r.intakeLoop?.loopDelayMs.p99)} / ${ms(r.intakeLoop?.loopDelayMs.max)} | ${r.saturated === undefined ? '-' : Math.round(r.saturated.perS)}${failed > 0 ? ` (${failed} not 200)` : ''} | ${ms(r.saturatedLoop?.loopDelayMs.p99)} | ${r.drainS?.toFixed(1) ?? '-'} | ${ms(r.e2e?.p50)} / ${ms(r.e2e?.p95)} | ${ms(idle)} / ${ms(busy)} | ${idle === undefined ? '-' : (busy / idle).toFixed(2)} |`)
+  const loops = (probe) => probe === undefined ? '-' : `${delay(inboxLoop(probe))} / ${delay(inboxLoop(probe), 'max')}; ${probe.inbox === undefined ? 'the same loop' : `${delay(probe.main)} / ${delay(probe.main, 'max')}`}`
+  lines.push(`| ${r.store}, ${r.keys === 'pointer' ? 'id at /id' : 'body hash'} | ${r.load.join(', ')} | ${r.syncedWrite.map((s) => `${s.p50} / ${s.p99}`).join('; ')} | ${ms(r.intake?.p50)} / ${ms(r.intake?.p99)} | ${loops(r.intakeLoop)} | ${r.saturated === undefined ? '-' : Math.round(r.saturated.perS)}${failed > 0 ? ` (${failed} not 200)` : ''} | ${r.saturatedLoop === undefined ? '-' : `${delay(inboxLoop(r.saturatedLoop))}; ${r.saturatedLoop.inbox === undefined ? 'the same loop' : delay(r.saturatedLoop.main)}`} | ${r.drainS?.toFixed(1) ?? '-'} | ${ms(r.e2e?.p50)} / ${ms(r.e2e?.p95)} | ${ms(idle)} / ${ms(busy)} | ${idle === undefined ? '-' : (busy / idle).toFixed(2)} |`)
 }
 lines.push('')
 for (const r of rows) {
   const events = r.proxy.busy.map((b) => Math.round(b.events.perS))
   const achieved = [...r.proxy.idle, ...r.proxy.busy].map((g) => g.achievedRps)
   const parts = []
-  if (events.length > 0) parts.push(`during the proxy's saturated rounds the inbox took ${events.join(', ')} events/s; the proxy's achieved rates ${achieved.join(', ')} req/s; the proxy's loop delay p99 ${r.proxy.idleLoop.map((l) => l.loopDelayMs.p99).join(', ')} ms idle, ${r.proxy.busyLoop.map((l) => l.loopDelayMs.p99).join(', ')} ms saturated`)
-  if (r.intakeLoop !== undefined) parts.push(`GC during ${RATE}/s ${JSON.stringify(r.intakeLoop.gc)}; loop utilisation ${r.intakeLoop.utilisation} at ${RATE}/s`)
-  if (r.saturatedLoop !== undefined) parts.push(`loop utilisation ${r.saturatedLoop.utilisation} saturated`)
+  if (events.length > 0) parts.push(`during the proxy's saturated windows the inbox took ${events.join(', ')} events/s; the proxy's achieved rates ${achieved.join(', ')} req/s; the proxy's loop delay p99 ${r.proxy.idleLoop.map((l) => delay(l.main)).join(', ')} ms idle, ${r.proxy.busyLoop.map((l) => delay(l.main)).join(', ')} ms saturated`)
+  if (r.intakeLoop !== undefined) parts.push(`GC of the inbox's thread during ${RATE}/s ${JSON.stringify(inboxLoop(r.intakeLoop).gc)}; its loop's utilisation ${inboxLoop(r.intakeLoop).utilisation} at ${RATE}/s`)
+  if (r.saturatedLoop !== undefined) parts.push(`${inboxLoop(r.saturatedLoop).utilisation} saturated`)
   lines.push(`- ${r.store}, ${r.keys}: ${parts.join('; ')}.`)
   if (r.intake?.lateSends > 0) lines.push(`  - at ${RATE}/s, ${r.intake.lateSends} sends went out more than 1 ms late (coordinated omission: their wait is not in the latency).`)
 }

@@ -33,11 +33,14 @@ export function pinProcess (pid, core) {
 
 /**
  * Starts `command args` on `core` (null: anywhere). stdout is captured in memory unless `stdout`
- * is a file descriptor; stderr is kept (last 64 KiB) for error messages.
+ * is a file descriptor; stderr is kept (last 64 KiB) for error messages. With `session`, in a
+ * session of its own (setsid): with the kernel's autogroup scheduling it is then weighed as a group
+ * of its own, as a container or a systemd service is by its cgroup, not as one more process of the
+ * benchmark's (whose load generators would share its group).
  */
-export function start (name, command, args, { core = null, env, cwd, stdout } = {}) {
+export function start (name, command, args, { core = null, env, cwd, stdout, session = false } = {}) {
   const [file, argv] = core === null ? [command, args] : ['taskset', ['-c', String(core), command, ...args]]
-  const child = spawn(file, argv, { env, cwd, stdio: ['pipe', stdout ?? 'pipe', 'pipe'] })
+  const child = spawn(file, argv, { env, cwd, stdio: ['pipe', stdout ?? 'pipe', 'pipe'], detached: session })
   const proc = { name, child, pid: child.pid, out: '', err: '', exited: null }
   proc.exited = new Promise((resolve) => child.once('exit', (code, signal) => { running.delete(proc); resolve({ code, signal }) }))
   child.once('error', (err) => { proc.err += `\nspawn failed: ${err.message}` })
