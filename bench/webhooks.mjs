@@ -67,7 +67,11 @@ if (argv.pin && !LAYOUT.pinning) throw new Error('--pin needs taskset and 2 core
 /** With --pin, as npm run bench lays a 2-core machine out: the sidecar alone on core 1, everything else on core 0. */
 const [LOAD_CORE, TARGET_CORE] = argv.pin ? [0, 1] : [null, null]
 if (argv.pin) pinProcess(process.pid, LOAD_CORE)
-/** The sidecar in a session of its own (lib/processes.mjs), unless --same-session (how it ran before issue 46). */
+/**
+ * The sidecar, the upstream and each load generator in a session of its own (lib/processes.mjs): each
+ * is weighed by the scheduler as a group of its own, as separate containers are by their cgroups,
+ * rather than all as processes of one group; --same-session for how it ran before issue 46.
+ */
 const SESSION = !argv['same-session']
 const DURATION_S = Number(argv.duration)
 const RATE = Number(argv.rate)
@@ -148,7 +152,8 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
   const sidecarPid = argv.syscalls ? Number(readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim().split(/\s+/)[0]) : proc.pid
   const probe = async () => {
     process.kill(sidecarPid, 'SIGWINCH')
-    for (let i = 0; i < 100; i++) {
+    // A busy machine may hold the sidecar's main thread for a while: up to 10 s.
+    for (let i = 0; i < 1000; i++) {
       const lines = existsSync(probeFile) ? readFileSync(probeFile, 'utf8').trim().split('\n') : []
       if (lines.length > probe.read) return JSON.parse(lines[probe.read++])
       await sleep(10)
@@ -209,13 +214,13 @@ const wrkEvents = (url) => ({ url, method: 'POST', headers: { 'content-type': 'a
 
 async function intakeAtRate (url, rate, durationS) {
   if (!WRK) return undiciPaced(url, rate, durationS)
-  const r = await runWrk(wrkEvents(url), SENDERS, durationS, LOAD_CORE, rate)
+  const r = await runWrk(wrkEvents(url), SENDERS, durationS, LOAD_CORE, rate, { session: SESSION })
   return { ok: r.ok, failed: r.non2xx + r.errors, p50: r.latencyMs.p50, p99: r.latencyMs.p99, lateSends: r.lateSends }
 }
 
 async function intakeSaturated (url, durationS) {
   if (!WRK) return undiciSaturated(url, SENDERS, durationS)
-  const r = await runWrk(wrkEvents(url), SENDERS, durationS, LOAD_CORE)
+  const r = await runWrk(wrkEvents(url), SENDERS, durationS, LOAD_CORE, null, { session: SESSION })
   return { ok: r.ok, failed: r.non2xx + r.errors, perS: r.ok / r.durationS }
 }
 
@@ -229,14 +234,14 @@ async function drained (app, accepted, limitS = 120) {
 async function proxyGet (sidecar, busy) {
   const get = { url: sidecar.proxyUrl, method: 'GET', headers: {} }
   if (!busy) {
-    await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE)
-    return { get: await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE), events: null }
+    await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
+    return { get: await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE, { session: SESSION }), events: null }
   }
   // The events start first and last past the measurement on both sides.
   const events = intakeSaturated(sidecar.intakeUrl, PROXY_DURATION_S + 2 * WARMUP_S + 1)
   await sleep(WARMUP_S * 1000)
-  await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE)
-  const measured = await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE)
+  await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
+  const measured = await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
   return { get: measured, events: await events }
 }
 
@@ -246,7 +251,7 @@ const rows = []
 const notes = []
 try {
   bodyFile = writeBodyFile(join(dir, 'event.json'), eventBody('[<id>]'))
-  const upstream = await startUpstream('bench upstream', { core: LOAD_CORE, tokenLifetimeS: 600 })
+  const upstream = await startUpstream('bench upstream', { core: LOAD_CORE, tokenLifetimeS: 600, session: SESSION })
   const app = await startApp()
   // What the load generator reaches against a server that only reads the body and answers (the application here).
   const ceiling = WRK ? await intakeSaturated(`${app.origin}/sink`, 3) : null

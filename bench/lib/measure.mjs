@@ -110,8 +110,8 @@ async function load ({ kind, tool, request, connections, durationS, rate, warmup
   return JSON.parse(out.trim().split('\n').pop())
 }
 
-/** `rate`: paced at that many requests per second (wrk-report.lua); closed loop without it. */
-export async function runWrk (request, connections, durationS, loadCore, rate = null) {
+/** `rate`: paced at that many requests per second (wrk-report.lua); closed loop without it. `session`: lib/processes.mjs's start(). */
+export async function runWrk (request, connections, durationS, loadCore, rate = null, { session = false } = {}) {
   const env = {
     PATH: process.env.PATH,
     BENCH_METHOD: request.method,
@@ -122,7 +122,7 @@ export async function runWrk (request, connections, durationS, loadCore, rate = 
     ...(rate === null ? {} : { BENCH_RATE: String(rate) }),
   }
   const args = ['-t1', `-c${connections}`, `-d${durationS}s`, '--timeout', '5s', '-s', WRK_SCRIPT, request.url]
-  const out = await run('wrk', 'wrk', args, { core: loadCore, env, timeoutMs: (durationS + 30) * 1000 })
+  const out = await run('wrk', 'wrk', args, { core: loadCore, env, session, timeoutMs: (durationS + 30) * 1000 })
   const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
   if (line === undefined) throw new Error(`wrk printed no result:\n${out}`)
   const r = JSON.parse(line.slice('BENCH_JSON '.length))

@@ -32,9 +32,10 @@ export const FIAT_SANDBOX_BASE = '/api/sandbox/b2b'
 
 const node = (script, extra = []) => [...extra, '--import', ORPHAN_GUARD, script]
 
-export async function startUpstream (name, { core, tokenLifetimeS }) {
+export async function startUpstream (name, { core, tokenLifetimeS, session = false }) {
   const proc = start(name, process.execPath, node(`${BENCH_DIR}upstream.mjs`), {
     core,
+    session,
     env: { PATH: process.env.PATH, BENCH_TOKEN_LIFETIME_S: String(tokenLifetimeS), BENCH_CREDENTIALS: JSON.stringify(BENCH_CREDENTIALS) },
   })
   const { port, smallBytes, largeBytes } = await waitForJsonLine(proc, 'port')
