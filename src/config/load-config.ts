@@ -3,7 +3,6 @@
  * literal object in tests). Every problem is collected and reported at once, each naming the
  * variable and the rule; values are never echoed because some of them are secrets.
  */
-import envSchemaLoader from 'env-schema'
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { parseEnv } from 'node:util'
@@ -12,6 +11,7 @@ import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type Env
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
 import { CORE_SCHEMA, envSchema, FEATURE_DEFAULTS, FEATURE_PREFIXES, KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
+import { readBySchema } from './settings-reader.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
@@ -137,8 +137,8 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
 }
 
 /**
- * The variables and `.env` through the schema. `.env` is merged here rather than by env-schema so
- * that its values get the same treatment as the variables (empty means unset). An invalid variable
+ * The variables and `.env` through the schema (settings-reader.ts). `.env` is merged here so that its
+ * values get the same treatment as the variables (empty means unset). An invalid variable
  * is reported, then dropped so its default applies and every other problem is reported too.
  */
 function readSettings (env: Env, options: LoadOptions, problems: string[]): { variables: Env, settings: RawSettings, invalid: ReadonlySet<string> } {
@@ -149,8 +149,8 @@ function readSettings (env: Env, options: LoadOptions, problems: string[]): { va
   const data = knownValues(variables)
   const featuresSet = Object.keys(data).some((name) => FEATURE_PREFIXES.some((prefix) => name.startsWith(prefix)))
   const validate = (input: Record<string, unknown>): RawSettings => featuresSet
-    ? envSchemaLoader<RawSettings>({ schema: structuredClone(envSchema), data: input, env: false })
-    : { ...FEATURE_DEFAULTS, ...envSchemaLoader<Record<string, unknown>>({ schema: structuredClone(CORE_SCHEMA), data: input, env: false }) } as RawSettings
+    ? readBySchema<RawSettings>(envSchema, input)
+    : { ...FEATURE_DEFAULTS, ...readBySchema<Record<string, unknown>>(CORE_SCHEMA, input) } as RawSettings
   const invalid = new Set<string>()
   try {
     return { variables, settings: validate(data), invalid }

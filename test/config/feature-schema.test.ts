@@ -1,13 +1,16 @@
 /**
  * Without any inbox or approvals variable, the settings are read with the core schema and the
  * features' defaults (schema.ts: Ajv compiles only what a start needs). That reading must equal the
- * full schema's, for any environment: here the full schema is run directly through env-schema and
- * compared with loadConfig's settings, and a feature variable switches to the full schema.
+ * full schema's, for any environment: here the full schema is run directly through env-schema (the
+ * reading settings-reader.ts keeps, without env-schema's cost at a start) and compared with
+ * loadConfig's settings, and a feature variable switches to the full schema. The schemas are valid
+ * JSON Schema: a start no longer checks that, this test does.
  */
 import t from 'tap'
+import { Ajv } from 'ajv'
 import envSchemaLoader from 'env-schema'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
-import { envSchema, FEATURE_DEFAULTS, FEATURE_PREFIXES } from '../../src/config/schema.js'
+import { CORE_SCHEMA, envSchema, FEATURE_DEFAULTS, FEATURE_PREFIXES } from '../../src/config/schema.js'
 
 const base: Env = { PAYMENTS_FIAT_BASE_URL: 'https://api.example.com/api/b2b', PAYMENTS_SANDBOX_API_KEY: 'HC_k', PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_k', PROXY_EGRESS_IP_URL: 'off' }
 const fullReading = (env: Env): Record<string, unknown> => envSchemaLoader<Record<string, unknown>>({ schema: structuredClone(envSchema), data: { ...env }, env: false })
@@ -30,4 +33,18 @@ t.test('one feature variable, even invalid, is read by the full schema', async (
   const env = { ...base, PROXY_APPROVAL_TTL_SECONDS: '120' }
   t.same({ ...loadConfig(env).settings }, fullReading(env))
   t.throws(() => loadConfig({ ...base, PROXY_WEBHOOK_CONCURRENCY: '0' }), /PROXY_WEBHOOK_CONCURRENCY/)
+})
+
+t.test('the schemas are valid JSON Schema (draft-07), checked here rather than at every start', async (t) => {
+  const ajv = new Ajv({ allowUnionTypes: true })
+  t.ok(ajv.validateSchema(envSchema), ajv.errorsText())
+  t.ok(ajv.validateSchema(CORE_SCHEMA), ajv.errorsText())
+})
+
+t.test('an invalid value is reported as env-schema reported it', async (t) => {
+  const env = { ...base, PROXY_PORT: 'eighty', LOG_LEVEL: 'loud' }
+  const ours = ((): unknown => { try { return loadConfig(env) } catch (err) { return err } })()
+  const theirs = ((): unknown => { try { return fullReading(env) } catch (err) { return err } })()
+  t.match(ours, { problems: ['PROXY_PORT must be integer', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'] })
+  t.match((theirs as { errors: Array<{ instancePath: string }> }).errors.map((e) => e.instancePath).sort(), ['/LOG_LEVEL', '/PROXY_PORT'])
 })
