@@ -16,8 +16,8 @@
  *   Requests made meanwhile fail at once.
  * - `close` lets the thread answer everything sent, then closes its database.
  *
- * Node 22 and 24 load a TypeScript program in the thread under tsx by themselves; on Node 20 the
- * tests preload scripts/tsx-in-workers.mjs. The built program is JavaScript.
+ * In the tests, Node 22 and 24 load a TypeScript program in the thread under tsx (the worker
+ * inherits `--import=tsx`); the built program is JavaScript.
  */
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
