@@ -102,7 +102,7 @@ async function serve (): Promise<void> {
     await payments?.readEvents(inbox.store)
   }
   // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set: a proxy without it starts as before.
-  const consoleApp = config.console === null ? null : (await (await import('./console/console-setup.js')).setUpConsole(config.console, config.state, { logger: log, proxy, inbox })).app
+  const consoleApp = config.console === null ? null : (await (await import('./console/console-setup.js')).setUpConsole(config.console, config.state, { logger: log, proxy, inbox, payments: payments?.chase ?? null })).app
   const features = startSummary(config, callers?.current() ?? null, proxy.approvals !== null)
   log.info(features.fields, features.msg)
   let current: Config = config

@@ -92,9 +92,6 @@ export interface ProxyServer {
 
 export interface ApprovalsHandle { store: ApprovalsInUse['store'], verifier: ApprovalsInUse['verifier'], metrics: ApprovalsInUse['metrics'], nudge: () => void }
 
-/** SPEC §12's routes are not on this branch yet: get_payment and list_payments are listed once they are. */
-const MCP_PAYMENT_TOOLS = false
-
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger
@@ -117,7 +114,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     : await Promise.all([import('./approvals/approval-metrics.js'), import('./approvals/approvals-plugin.js')])
   // Agents over MCP (SPEC §13), loaded only when on: the SDK is a large module a proxy without it need not load.
   const mcp = config.mcp.enabled ? await import('./mcp/mcp-setup.js') : null
-  const mcpTools = mcp === null ? null : mcp.prepareTools(config, { approvals: held !== null, payments: MCP_PAYMENT_TOOLS }, log)
+  const mcpTools = mcp === null ? null : mcp.prepareTools(config, { approvals: held !== null, payments: config.payments !== null }, log)
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({

@@ -24,6 +24,7 @@ import type { UpstreamResponseTap } from '../routing/upstream-response.js'
 import type { StateStore } from '../state/state-store.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { approvedSendFollower } from './approved-send.js'
+import { createPaymentChase, type PaymentChase } from './payment-chase.js'
 import { createEventMatcher, type EventFeed } from './event-matching.js'
 import { openPaymentStore } from './open-payment-store.js'
 import { machineContext } from './payment-context.js'
@@ -62,6 +63,8 @@ export interface RunningPayments {
   wake: () => void
   /** The inbox's store, read after the payments' own cursor; before the inbox takes events. */
   readEvents: (feed: EventFeed) => Promise<void>
+  /** Stale and unknown payments and their recheck, for the console (SPEC §14). */
+  chase: PaymentChase
   close: () => Promise<void>
 }
 
@@ -122,7 +125,7 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
         soleOwner: config.state.redisUrl === null,
         retentionMs: settings.retentionS * 1000,
       })
-      return { start: worker.start, wake: worker.wake, readEvents: matcher.attach, close: worker.close }
+      return { start: worker.start, wake: worker.wake, readEvents: matcher.attach, chase: createPaymentChase(store, apply, worker.wake), close: worker.close }
     },
     close: async () => { await store.close() },
   }

@@ -140,7 +140,7 @@ export async function startMcpRig (t: Test, options: { env?: Env, tools?: string
 }
 
 /** An agent connected with the official client (2026-07-28 by default; `legacy` speaks the 2025 handshake). */
-export async function connect (t: Test, proxy: RunningProxy, key: string | null, mode: 'auto' | 'legacy' = 'auto'): Promise<Client> {
+export async function connect (t: Test, proxy: Pick<RunningProxy, 'url'>, key: string | null, mode: 'auto' | 'legacy' = 'auto'): Promise<Client> {
   const client = new Client({ name: 'test-agent', version: '1.0.0' }, { versionNegotiation: { mode } })
   const headers: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key}` }
   await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), { requestInit: { headers } }))

@@ -1,0 +1,41 @@
+/**
+ * The payments a person chases (SPEC §14 over §12): stale ones (not final after the last look-up)
+ * and unknown ones (a forward with no answer), a page at a time with their total, newest first, and
+ * the recheck `payments recheck` makes, acted on at once by this sidecar's worker. cli.ts hands it
+ * to the console, which imports nothing of payments.
+ *
+ * Stale and unknown payments are few (each is an alert), so a page is read as the newest
+ * `offset + limit` of each state, merged: no store needs a cursor over two states for it.
+ */
+import { isFinal, type PaymentRecord } from './payment-record.js'
+import type { PaymentStore } from './payment-store.js'
+import type { ApplyInput } from './payment-updater.js'
+import { paymentView, type PaymentView } from './payment-view.js'
+
+export type ChasedState = 'stale' | 'unknown'
+
+export interface PaymentChase {
+  list: (query: { states: readonly ChasedState[], offset: number, limit: number }) => Promise<{ payments: PaymentView[], total: number }>
+  /** The payment as it stands once its recheck is scheduled (a final one, unchanged); null when there is none. */
+  recheck: (id: string) => Promise<PaymentView | null>
+}
+
+const newestFirst = (a: PaymentRecord, b: PaymentRecord): number => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+
+export function createPaymentChase (store: PaymentStore, apply: ApplyInput, wake: () => void): PaymentChase {
+  return {
+    async list ({ states, offset, limit }) {
+      const [counts, ...pages] = await Promise.all([store.counts(), ...states.map(async (state) => await store.list({ state, limit: offset + limit }))])
+      const payments = pages.flat().sort(newestFirst).slice(offset, offset + limit).map(paymentView)
+      return { payments, total: states.reduce((sum, state) => sum + counts[state], 0) }
+    },
+    async recheck (id) {
+      const payment = await store.get(id)
+      if (payment === null) return null
+      if (isFinal(payment.state)) return paymentView(payment)
+      const { record } = await apply(payment, { kind: 'recheck' })
+      wake()
+      return paymentView(record ?? payment)
+    },
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The console's payments page (SPEC §14 over §12) as `npm start` runs it: the built process with
+ * payments, the inbox and the console on. A payout the provider never settles goes stale, one whose
+ * forward got no answer is unknown (stale, too, once its schedule ran out); both are listed with their reference; a reader cannot recheck;
+ * an approver's recheck is looked up by the running sidecar within 2 s and settles the payment.
+ */
+import t from 'tap'
+import { runCli } from '../helpers/child-proxy.js'
+import { eventually } from '../helpers/eventually.js'
+import { payout, paymentOf, setting, startSidecar, waitForState } from '../payments/payments-harness.js'
+import { APPROVER, ConsoleClient, csrfOf, freePort, READER } from './console-rig.js'
+
+t.test('stale and unknown payments listed; a reader cannot recheck; an approver\'s recheck settles one within 2 s', async (t) => {
+  const port = await freePort()
+  const { provider, env } = await setting(t, { PROXY_PAYMENTS_LOOKUP_SCHEDULE: '1s,2s', PROXY_CONSOLE_LISTEN: `127.0.0.1:${port}`, PROXY_CONSOLE_APPROVERS: APPROVER })
+  const sidecar = await startSidecar(t, env)
+  const sent = await payout(sidecar.url, { amount: 1250, currency: 'KES', externalReference: 'chase <b>1</b>' })
+  const { data } = await sent.json() as { data: { transactionId: string } }
+  let reset = true
+  provider.setUpstreamHandler((req, res) => {
+    if (req.method !== 'POST' || !reset) return false
+    res.socket?.destroy()
+    return true
+  })
+  t.equal((await payout(sidecar.url, { amount: 7, currency: 'KES', externalReference: 'chase-lost' })).status, 502)
+  reset = false
+  const unknown = await paymentOf(sidecar.url, 'chase-lost')
+  t.equal(unknown?.state, 'unknown')
+  // Both chased: the unknown one may be stale too by now, once its own schedule ran out.
+  const stale = await waitForState(sidecar.url, 'chase <b>1</b>', 'stale', 10_000, () => sidecar.child.stdout())
+
+  const signIn = async (email: string): Promise<ConsoleClient> => {
+    const command = runCli(t, ['console-link', '--as', email], env)
+    t.equal((await command.exited).code, 0, command.stderr())
+    const link = command.stdout().trim()
+    const client = new ConsoleClient(`http://127.0.0.1:${port}`)
+    t.equal((await client.post('/signin', { secret: link.slice(link.indexOf('#') + 1) })).status, 303, `${email} signed in`)
+    return client
+  }
+  const reader = await signIn(READER)
+  const page = await reader.get('/payments')
+  t.equal(page.status, 200)
+  t.match(page.text, /Stale and unknown payments <span class="count">\(2\)<\/span>/)
+  t.match(page.text, 'chase &lt;b&gt;1&lt;/b&gt;', 'the reference as sent, escaped')
+  t.notMatch(page.text, '<b>1</b>')
+  t.ok(page.text.indexOf('chase-lost') < page.text.indexOf('chase &lt;b&gt;'), 'newest first')
+  t.notMatch(page.text, 'action="/payments/', 'no recheck for a reader')
+  t.equal((await reader.post(`/payments/${stale.id}/recheck`, { _csrf: csrfOf(page.text) })).status, 403, 'a reader reads only')
+  t.equal((await paymentOf(sidecar.url, 'chase <b>1</b>'))?.state, 'stale')
+
+  provider.transactions.setStatus(data.transactionId, 'successful')
+  const approver = await signIn(APPROVER)
+  const own = await approver.get('/payments')
+  t.match(own.text, `action="/payments/${stale.id}/recheck"`)
+  t.match(own.text, `action="/payments/${unknown?.id ?? 'none'}/recheck"`)
+  const asked = Date.now()
+  t.equal((await approver.post(`/payments/${stale.id}/recheck`, { _csrf: csrfOf(own.text) })).status, 303)
+  const settled = await waitForState(sidecar.url, 'chase <b>1</b>', 'succeeded', 5_000)
+  t.ok(Date.now() - asked < 2_000, 'looked up within 2 s of the recheck')
+  t.match(settled, { settledBy: 'lookup' })
+  await eventually(async () => !(await approver.get('/payments')).text.includes(stale.id), { what: 'the settled payment off the page' })
+  await sidecar.child.waitFor(/"msg":"payment recheck from the console"/)
+})
