@@ -2,9 +2,8 @@
  * A worker thread that is started again when it stops without being asked to (an uncaught error, a
  * crash of what it runs): after 100 ms, then after twice as long each time it fails again, up to 5 s,
  * every stop and every failed start logged as an error, the start that works at info. The SQLite
- * threads (sqlite/sqlite-thread.ts) and the webhook inbox's thread (webhooks/inbox-thread.ts) are
- * kept running this way; what a stop means for their callers (requests failed, a listener closed)
- * is theirs to say in `onStopped`.
+ * threads (sqlite/sqlite-thread.ts) are kept running this way; what a stop means for their callers
+ * (requests failed) is theirs to say in `onStopped`.
  */
 import type { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
