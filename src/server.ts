@@ -185,13 +185,17 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     approvalWorker?.start()
     followed?.start()
   })
-  app.addHook('preClose', async () => { closing = true })
+  app.addHook('preClose', async () => {
+    closing = true
+    // The payments' worker stops first: it reads the inbox's store, which cli.ts closes beside this
+    // server; requests still in flight record their answers through the payments' store until onClose.
+    await followed?.close()
+  })
   app.addHook('onClose', async () => {
     for (const source of sources.values()) source.close()
     egress.close()
     await approvalWorker?.close()
     await approvals?.store.close()
-    await followed?.close()
     await payments?.close()
     if (ownsOutbound) await outbound.destroy()
     if (ownsStore) await store.close()

@@ -7,7 +7,9 @@
  * whole before it is sent, and recorded by §8 with the headers it is sent with, so a replay carries
  * the same `Payment-Id`, and none when the record was dropped. A response that ends without an
  * upstream answer (the proxy's own 502/504, a lost connection) leaves the payment `unknown`, unless
- * the proxy refused before sending anything; the proxy's own error answer waits for that.
+ * the proxy refused before sending anything; an error answer (the proxy's or the provider's) is sent
+ * only once the payment has taken it in. A client that goes away before its answer aborts the
+ * forward (routing/upstream-response.ts), so the payment is `unknown`: the provider may have acted.
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply } from 'fastify'
@@ -28,6 +30,8 @@ const NOT_FORWARDED = new Set(['TOKEN_UNAVAILABLE', 'SHUTTING_DOWN', 'ENVIRONMEN
 interface FollowedRequest extends FollowedSend {
   /** The answer (or its absence) was handed to the follower: nothing else may. */
   answered: boolean
+  /** The follower's handling of an error answer, awaited before that answer is sent. */
+  settling: Promise<void> | null
 }
 
 declare module 'fastify' {
@@ -59,7 +63,7 @@ export const paymentFollow = fp(async function paymentFollow (app: FastifyInstan
     follower.intent({
       key: claim.key, caller, environment: target.route.environment, interface: target.route.interface, method: request.method, path: target.path, folded: target.folded, reference: reference.reference, body,
     }).then((sent) => {
-      const followed: FollowedRequest = { ...sent, answered: false }
+      const followed: FollowedRequest = { ...sent, answered: false, settling: null }
       request.payment = followed
       reply.header(PAYMENT_ID_HEADER, sent.id)
       reply.raw.once('close', () => {
@@ -76,11 +80,20 @@ export const paymentFollow = fp(async function paymentFollow (app: FastifyInstan
 
   // The proxy's own error answer (502, 504, ...) is sent only once the payment says what it means,
   // so a caller that asks right after its 502 finds the payment `unknown`, not still `sending`.
+  // The same for the provider's own error answer (a 5xx): an immediate retry then finds the payment
+  // as that answer left it, not still `sending`.
   app.addHook('onSend', (request, reply, payload, done) => {
     const followed = request.payment
-    if (followed === null || followed.answered || reply.getHeader('x-proxy-error') === undefined) { done(null, payload); return }
+    if (followed === null) { done(null, payload); return }
+    const sent = (): void => { done(null, payload) }
+    if (followed.settling !== null) { followed.settling.then(sent, sent); return }
+    if (followed.answered || reply.getHeader('x-proxy-error') === undefined) { sent(); return }
     followed.answered = true
-    follower.answered(followed, withoutAnswer(reply)).then(() => { done(null, payload) }, () => { done(null, payload) })
+    const answer = withoutAnswer(reply)
+    // Refused before anything was sent (no token, shutting down): a new record is dropped, and the
+    // refusal must not name it.
+    if (followed.fresh && answer.kind === 'not-forwarded') reply.removeHeader(PAYMENT_ID_HEADER)
+    follower.answered(followed, answer).then(sent, sent)
   })
 }, { name: 'payment-follow', dependencies: ['idempotency'] })
 
@@ -101,7 +114,7 @@ export function paymentTap (follower: PaymentFollower, inner: UpstreamResponseTa
       const answer = follower.read(status, null, undefined)
       // A 4xx drops a new record: its answer must not name it (nor its replay).
       if (fresh && answer.kind === 'refused') reply.removeHeader(PAYMENT_ID_HEADER)
-      void follower.answered(followed, answer)
+      followed.settling = follower.answered(followed, answer)
       return inner?.(request, reply, status) ?? null
     }
     const recording = inner?.(request, reply, status) ?? null

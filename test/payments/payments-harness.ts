@@ -104,9 +104,9 @@ export async function startInProcess (t: Test, env: Env): Promise<InProcess> {
   return { server, inbox, url, intakeUrl: `http://127.0.0.1:${port(inbox.app)}/webhooks/${PATH_TOKEN}`, logs }
 }
 
-export async function payout (url: string, body: Record<string, unknown>, key?: string): Promise<Response> {
+export async function payout (url: string, body: Record<string, unknown>, key?: string, signal?: AbortSignal): Promise<Response> {
   return await fetch(`${url}/sandbox/fiat/v1/payouts`, {
-    method: 'POST', headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) }, body: JSON.stringify(body),
+    method: 'POST', headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) }, body: JSON.stringify(body), signal,
   })
 }
 
