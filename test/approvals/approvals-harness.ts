@@ -19,7 +19,8 @@ export const APPROVER_KEY = 'pak_approvals-approver-key-0123456789abcdefghijk'
 export const SIGNING_SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
 export const SEALING_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`
 
-export function approvalsCallersFile (dir: string): string {
+/** The agent's KES limits: 400 a request and 500 a day unless told otherwise; a person decides above 100. */
+export function approvalsCallersFile (dir: string, agentLimits: { perRequest: number, perDay: number } = { perRequest: 400, perDay: 500 }): string {
   const file = join(dir, 'callers.yaml')
   writeFileSync(file, `callers:
   - id: payout-agent
@@ -29,8 +30,8 @@ export function approvalsCallersFile (dir: string): string {
       - paths: ["/payouts/**"]
         amount: /amount
         currency: /currency
-        perRequest: { KES: 400 }
-        perDay: { KES: 500 }
+        perRequest: { KES: ${agentLimits.perRequest} }
+        perDay: { KES: ${agentLimits.perDay} }
         approveAbove: { KES: 100 }
   - id: treasurer
     keySha256: ${keySha256(APPROVER_KEY)}

@@ -5,16 +5,14 @@
  * expiries seen by both loops).
  */
 import t, { type Test } from 'tap'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { APPROVAL_LOOK_INTERVAL_MS } from '../../src/approvals/approval-worker.js'
-import { keySha256 } from '../../src/callers/judge-caller.js'
 import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { AGENT_KEY, APPROVER_KEY, SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, decide, pay, payouts, tempDir, type HeldAnswer } from './approvals-harness.js'
+import { SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, decide, pay, payouts, tempDir, type HeldAnswer } from './approvals-harness.js'
 
 t.test('two replicas: decisions at once on each, one wins; the approved payout is sent once', async (t) => {
   const provider = await startProvider(t)
@@ -43,28 +41,6 @@ t.test('two replicas: decisions at once on each, one wins; the approved payout i
 const TTL_S = 60
 const DAY_MS = 86_400_000
 
-/** An agent that pays up to 100 KES alone and 10,000 a day, a person deciding above 100. */
-function roomyCallersFile (dir: string): string {
-  const file = join(dir, 'roomy-callers.yaml')
-  writeFileSync(file, `callers:
-  - id: payout-agent
-    keySha256: ${keySha256(AGENT_KEY)}
-    allow: [{ environments: [sandbox], interfaces: [fiat], methods: [POST, GET], paths: ["/payouts/**"] }]
-    amountLimits:
-      - paths: ["/payouts/**"]
-        amount: /amount
-        currency: /currency
-        perRequest: { KES: 10000 }
-        perDay: { KES: 10000 }
-        approveAbove: { KES: 100 }
-  - id: treasurer
-    keySha256: ${keySha256(APPROVER_KEY)}
-    approver: true
-    allow: [{ environments: [sandbox], interfaces: [fiat], methods: [POST], paths: ["/payouts/**"] }]
-`)
-  return file
-}
-
 /**
  * 2,000 KES sent (20 × 100, forwarded alone), then 30 × 200 held on alternating replicas: 8,000
  * counted. However the 30 are settled, 6,000 comes back once: 2,000 stays, so 8,000 more is still
@@ -75,7 +51,7 @@ async function replicasWithHolds (t: Test, clocks: [FakeClock, FakeClock] | null
   const redis = await startRedis(t)
   const dir = tempDir(t)
   const env = providerEnv(provider, {
-    PROXY_REDIS_URL: redis.url, PROXY_CALLERS_FILE: roomyCallersFile(dir), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'unused.db'), PROXY_APPROVAL_TTL_SECONDS: String(TTL_S),
+    PROXY_REDIS_URL: redis.url, PROXY_CALLERS_FILE: approvalsCallersFile(dir, { perRequest: 10_000, perDay: 10_000 }), PROXY_APPROVAL_SIGNING_SECRET: SIGNING_SECRET, PROXY_APPROVAL_SEALING_SECRET: SEALING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'unused.db'), PROXY_APPROVAL_TTL_SECONDS: String(TTL_S),
   })
   const replicas = [await startProxy(t, env, clocks === null ? {} : { clock: clocks[0] }), await startProxy(t, env, clocks === null ? {} : { clock: clocks[1] })] as [RunningProxy, RunningProxy]
   for (const replica of replicas) {
