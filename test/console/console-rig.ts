@@ -4,7 +4,6 @@
  * application, and the console on a free loopback port in front of them, with a client that keeps
  * its cookie and sends the console's Origin like a browser.
  */
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { Clock } from '../../src/clock.js'
@@ -15,8 +14,11 @@ import { issueSigninLink } from '../../src/console/signin-secrets.js'
 import type { SigninStore } from '../../src/console/signin-store.js'
 import { createSqliteSigninStore } from '../../src/console/sqlite-signin-store.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
+import { freePort } from '../helpers/ports.js'
 import { startApprovalsRig, type ApprovalsRig } from '../approvals/approvals-harness.js'
 import { inboxEnv, startApp, startInbox, type App, type RunningInbox } from '../webhooks/inbox-harness.js'
+
+export { freePort }
 
 export const APPROVER = 'ann@example.com'
 export const READER = 'rob@example.com'
@@ -30,14 +32,6 @@ export interface ConsoleRig extends ApprovalsRig {
   app: App | null
 }
 
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => { resolve() }))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
 
 export interface RigOptions { env?: Env, inbox?: boolean, clock?: Clock, payments?: ConsolePayments }
 

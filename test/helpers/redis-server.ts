@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { eventually } from './eventually.js'
+import { freePort } from './ports.js'
 
 export interface RedisServer {
   port: number
@@ -68,27 +69,6 @@ async function holdPort (port: number): Promise<Server | null> {
     server.once('error', () => { resolve(null) })
     server.listen(port, '127.0.0.1', () => { resolve(server) })
   })
-}
-
-/**
- * A free port below the kernel's ephemeral range (32768 and up on Linux). A port from that range
- * can be handed to an outgoing connection while the server is down; a client reconnecting to it
- * then connects to itself, reads its own INFO back as an answer, and reports the outage over.
- */
-async function freePort (): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000)
-    const server = createServer()
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => { resolve(false) })
-      server.listen(port, '127.0.0.1', () => { resolve(true) })
-    })
-    if (!bound) continue
-    server.close()
-    await once(server, 'close')
-    return port
-  }
-  throw new Error('no free port below the ephemeral range')
 }
 
 async function waitForPort (port: number, proc: ChildProcess): Promise<void> {

@@ -4,19 +4,10 @@
  * seconds later the demo's application prints the provider's event and `payment.succeeded`.
  */
 import t from 'tap'
-import { createServer } from 'node:net'
-import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { run } from '../helpers/child-proxy.js'
+import { freePort } from '../helpers/ports.js'
 import { paymentOf, payout } from './payments-harness.js'
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
-}
 
 t.test('the demo shows a payout settle: pending with a Payment-Id, then the event and payment.succeeded at its application', async (t) => {
   const port = await freePort()
