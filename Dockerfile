@@ -21,7 +21,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY scripts/bundle.mjs scripts/undici-dispatchers.cjs scripts/use-supported-node.sh ./scripts/
+COPY scripts/bundle.mjs scripts/undici-dispatchers.cjs scripts/prom-client-metrics.cjs scripts/use-supported-node.sh ./scripts/
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
@@ -45,15 +45,20 @@ FROM node:24-bookworm-slim
 # 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory).
 # npm start passes the same option (a test keeps the two equal). Setting NODE_OPTIONS at run time
 # replaces this value.
-# MALLOC_ARENA_MAX=2: glibc gives each thread that allocates (V8's GC helpers among them) its own
-# malloc arena; two are enough (docs/performance.md, Memory). npm start sets the same default.
+# MALLOC_ARENA_MAX=1: glibc gives each thread that allocates (V8's GC and compiler helpers among
+# them) its own malloc arena; one holds less at idle and under load, at the same CPU per request
+# (docs/performance.md, Memory). npm start sets the same default.
+# MALLOC_MMAP_THRESHOLD_=131072: glibc's own starting value, held fixed. glibc otherwise raises it
+# after the first large free, and the 9 MB V8's optimising compiler allocates and frees once
+# undici's HTTP parser is hot then stay resident (docs/performance-startup.md). npm start sets it too.
 # No NODE_COMPILE_CACHE: with the bundle, a cache warmed at build time did not shorten the start
 # and held more memory (docs/performance-startup.md).
 # Stack traces name the bundle's lines; for TypeScript file and line, run with
 # NODE_OPTIONS="--max-semi-space-size=8 --enable-source-maps" (the map is next to the bundle).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=8 \
-    MALLOC_ARENA_MAX=2 \
+    MALLOC_ARENA_MAX=1 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
     PROXY_HOST=0.0.0.0 \
     PROXY_PORT=8080 \
     PROXY_WEBHOOK_STORE_PATH=/var/lib/payments-auth-proxy/webhooks.db

@@ -4,7 +4,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-bundle/**', 'bench/**', 'deploy/**', 'scripts/**', 'node_modules/**', 'coverage/**', '.tap/**', '.stryker-tmp/**', 'reports/**', '.node/**', 'eslint.config.mjs'] },
+  { ignores: ['dist/**', 'dist-bundle/**', 'bench/**', 'deploy/**', 'scripts/**', 'node_modules/**', 'coverage/**', '.tap/**', '.stryker-tmp/**', 'reports/**', '.node/**', 'eslint.config.mjs', 'src/**/*.generated.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

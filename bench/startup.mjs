@@ -14,7 +14,8 @@
  * Options: --runs N (5) --idle S (5) --image TAG --cli PATH (another build of ours; default
  * dist-bundle/cli.mjs, as npm start runs it) --baseline-image TAG (where the baseline's Fastify is;
  * the production image bundles ours and has no node_modules: use the demo target, same Node)
- * --our-env NAME=VALUE (repeatable; our proxy only). Prints a markdown table, writes it with the raw
+ * --our-env NAME=VALUE (repeatable; our proxy only) --baseline-env NAME=VALUE (the same, for the one-route
+ * Fastify: e.g. give it the compile cache ours starts with). Prints a markdown table, writes it with the raw
  * figures to bench/results/startup-<time>.{md,json}. Asserts nothing.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -25,9 +26,11 @@ import { parseArgs } from 'node:util'
 import { freePort, stopAll } from './lib/processes.mjs'
 import { CLI_ENTRY, OUR_NODE_ARGS, ourProxyEnv, ROOT_DIR, startUpstream } from './lib/targets.mjs'
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: CLI_ENTRY }, 'baseline-image': { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] } } })
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '5' }, image: { type: 'string' }, cli: { type: 'string', default: CLI_ENTRY }, 'baseline-image': { type: 'string' }, 'our-env': { type: 'string', multiple: true, default: [] }, 'baseline-env': { type: 'string', multiple: true, default: [] } } })
 // Extra environment for our proxy only, for before/after runs: --our-env NODE_DISABLE_COMPILE_CACHE=1
-const OUR_EXTRA_ENV = Object.fromEntries(argv['our-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+const envPairs = (list) => Object.fromEntries(list.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+const OUR_EXTRA_ENV = envPairs(argv['our-env'])
+const BASELINE_EXTRA_ENV = envPairs(argv['baseline-env'])
 const RUNS = Number(argv.runs)
 const IDLE_MS = Number(argv.idle) * 1000
 const image = argv.image
@@ -41,7 +44,7 @@ function ourEnv (port, upstreamOrigin) {
 
 /** [command, args, env] that start `target` listening on `port`. */
 function commandFor (target, port, upstreamOrigin) {
-  const env = target === 'ours' ? ourEnv(port, upstreamOrigin) : { PORT: String(port) }
+  const env = target === 'ours' ? ourEnv(port, upstreamOrigin) : { PORT: String(port), ...BASELINE_EXTRA_ENV }
   if (image === undefined) {
     return target === 'ours'
       ? [process.execPath, [...OUR_NODE_ARGS, argv.cli], { PATH: process.env.PATH, ...env }]
@@ -130,7 +133,7 @@ try {
     return `| ${label} | ${o.toFixed(digits)} ${unit} | ${b.toFixed(digits)} ${unit} | ${(o / b).toFixed(2)} × |`
   }
   const table = [
-    `Startup, ${where}${argv['our-env'].length > 0 ? `, ours with ${argv['our-env'].join(' ')}` : ''}: median of ${RUNS} runs each, interleaved; load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`,
+    `Startup, ${where}${argv['our-env'].length > 0 ? `, ours with ${argv['our-env'].join(' ')}` : ''}${argv['baseline-env'].length > 0 ? `, Fastify with ${argv['baseline-env'].join(' ')}` : ''}: median of ${RUNS} runs each, interleaved; load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`,
     '',
     '| figure | payments-auth-proxy | one-route Fastify | ratio |',
     '|---|---|---|---|',

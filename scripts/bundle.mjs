@@ -9,24 +9,29 @@
  * call it for Node's built-in modules only; everything else is inside the bundle.
  */
 import { cpSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
 const OUT_DIR = 'dist-bundle'
 const UNDICI_ENTRY = fileURLToPath(new URL('undici-dispatchers.cjs', import.meta.url))
+const PROM_CLIENT_ENTRY = fileURLToPath(new URL('prom-client-metrics.cjs', import.meta.url))
 // The only modules that import undici, and what they take from it is what undici-dispatchers.cjs
 // exports. Another importer fails the build until that file is checked against what it uses.
 const UNDICI_IMPORTERS = ['dist/outbound/outbound-agents.js', 'dist/outbox/delivery-agent.js', 'node_modules/@fastify/reply-from/lib/request.js']
-const undiciImporters = new Set()
+const importers = { undici: new Set(), 'prom-client': new Set() }
 
-/** Bare `undici` resolves to its dispatchers alone (scripts/undici-dispatchers.cjs). */
-const undiciDispatchers = {
-  name: 'undici-dispatchers',
+/**
+ * Bare `undici` resolves to its dispatchers alone (scripts/undici-dispatchers.cjs), bare
+ * `prom-client` to its metrics and registry alone (scripts/prom-client-metrics.cjs).
+ */
+const slimEntries = {
+  name: 'slim-entries',
   setup (build) {
-    build.onResolve({ filter: /^undici$/ }, ({ importer }) => {
-      undiciImporters.add(importer)
-      return { path: UNDICI_ENTRY }
+    build.onResolve({ filter: /^(undici|prom-client)$/ }, ({ path, importer }) => {
+      importers[path].add(importer)
+      return { path: path === 'undici' ? UNDICI_ENTRY : PROM_CLIENT_ENTRY }
     })
   },
 }
@@ -45,6 +50,8 @@ const builtinsByRequire = {
   },
 }
 
+// tsc neither checks nor copies the precompiled settings validator (scripts/generate-settings-validator.mts).
+cpSync('src/config/settings-validator.generated.js', 'dist/config/settings-validator.generated.js')
 rmSync(OUT_DIR, { recursive: true, force: true })
 const result = await build({
   entryPoints: ['dist/cli.js'],
@@ -68,7 +75,7 @@ const result = await build({
   minifyWhitespace: true,
   logLevel: 'warning',
   metafile: true,
-  plugins: [undiciDispatchers, builtinsByRequire],
+  plugins: [slimEntries, builtinsByRequire],
   // The native SQLite driver (src/sqlite/open-database.ts): loaded from node_modules, only when a
   // store is opened.
   external: ['better-sqlite3'],
@@ -77,7 +84,7 @@ const result = await build({
 const inputs = Object.keys(result.metafile.inputs)
 const demo = inputs.filter((path) => path.includes('fake-provider') || path.endsWith('demo.js'))
 if (demo.length > 0) throw new Error(`the bundle would carry the demo: ${demo.join(', ')}`)
-const unknownImporters = [...undiciImporters].filter((path) => !UNDICI_IMPORTERS.some((known) => path.endsWith(known)))
+const unknownImporters = [...importers.undici].filter((path) => !UNDICI_IMPORTERS.some((known) => path.endsWith(known)))
 if (unknownImporters.length > 0) throw new Error(`undici is imported by ${unknownImporters.join(', ')}: check that scripts/undici-dispatchers.cjs exports what it uses, then list it in UNDICI_IMPORTERS`)
 const mainInputs = Object.keys(result.metafile.outputs[`${OUT_DIR}/cli.mjs`]?.inputs ?? {})
 const inboxInMain = mainInputs.filter((path) => path.includes('dist/webhooks/'))
@@ -92,6 +99,13 @@ cpSync('src/console/templates', join(dirname(templateChunk), 'templates'), { rec
 cpSync('src/console/templates', 'dist/console/templates', { recursive: true })
 const mcpInMain = mainInputs.filter((path) => path.includes('dist/mcp/') || path.includes('node_modules/@modelcontextprotocol/'))
 if (mcpInMain.length > 0) throw new Error(`the main chunk carries MCP (it must be loaded only with PROXY_MCP=on): ${mcpInMain.slice(0, 5).join(', ')}`)
+const promClientExports = new Set(Object.keys(createRequire(import.meta.url)(PROM_CLIENT_ENTRY)))
+for (const importer of importers['prom-client']) {
+  const names = [...readFileSync(importer, 'utf8').matchAll(/import\s*\{([^}]*)\}\s*from\s*'prom-client'/g)].flatMap((m) => m[1].split(',').map((name) => name.trim().split(/\s+as\s+/)[0]).filter((name) => name !== ''))
+  const missing = names.filter((name) => !promClientExports.has(name))
+  if (missing.length > 0) throw new Error(`${importer} imports ${missing.join(', ')} from prom-client: export it from scripts/prom-client-metrics.cjs`)
+}
+if (inputs.includes('node_modules/prom-client/index.js')) throw new Error("the bundle holds prom-client's whole entry (node_modules/prom-client/index.js)")
 if (inputs.includes('node_modules/undici/index.js')) throw new Error("the bundle holds undici's whole entry (node_modules/undici/index.js)")
 const outputs = Object.keys(result.metafile.outputs).filter((path) => path.endsWith('.mjs'))
 for (const output of outputs) {

@@ -183,12 +183,12 @@ function answersPing (port) {
   })
 }
 
-/** `NAME=VALUE,NAME=VALUE` (an option's text) into an object of the proxy's own settings. */
+/** `NAME=VALUE,NAME=VALUE` (an option's text) into an object of the proxy's own settings, or glibc's malloc tunables. */
 export function parseSettings (option, text) {
   return Object.fromEntries(text.split(',').map((pair) => {
     const at = pair.indexOf('=')
     const name = pair.slice(0, at).trim()
-    if (at < 1 || !/^(PROXY|LOG)_[A-Z0-9_]+$/.test(name)) throw new Error(`${option} takes NAME=VALUE pairs of PROXY_* or LOG_* settings, got "${pair}"`)
+    if (at < 1 || !/^(PROXY|LOG|MALLOC)_[A-Z0-9_]+$/.test(name)) throw new Error(`${option} takes NAME=VALUE pairs of PROXY_*, LOG_* or MALLOC_* (glibc) settings, got "${pair}"`)
     return [name, pair.slice(at + 1)]
   }))
 }

@@ -9,9 +9,9 @@ import { parseEnv } from 'node:util'
 import { checkBaseUrl, deriveSandboxBaseUrl, isPlainHttpToRemote } from './base-urls.js'
 import { ENVIRONMENTS, TOKEN_PATH, type Config, type EnvironmentConfig, type EnvironmentName, type InterfaceName } from './config.js'
 import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
-import { CORE_SCHEMA, envSchema, FEATURE_DEFAULTS, FEATURE_PREFIXES, KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from './schema.js'
+import { KNOWN_VARIABLES, SECRET_VARIABLES, type RawSettings } from './schema.js'
 import { resolveRedisUrl } from './redis-url.js'
-import { readBySchema } from './settings-reader.js'
+import { readSettingsVariables } from './settings-reader.js'
 import { describeUnknown, findUnknownVariables } from './unknown-variables.js'
 import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
@@ -147,18 +147,14 @@ function readSettings (env: Env, options: LoadOptions, problems: string[]): { va
   // operator's `PROXY_CALLERS_FILE=` turns the file's callers off.
   const variables: Env = { ...fromFile, ...env }
   const data = knownValues(variables)
-  const featuresSet = Object.keys(data).some((name) => FEATURE_PREFIXES.some((prefix) => name.startsWith(prefix)))
-  const validate = (input: Record<string, unknown>): RawSettings => featuresSet
-    ? readBySchema<RawSettings>(envSchema, input)
-    : { ...FEATURE_DEFAULTS, ...readBySchema<Record<string, unknown>>(CORE_SCHEMA, input) } as RawSettings
   const invalid = new Set<string>()
   try {
-    return { variables, settings: validate(data), invalid }
+    return { variables, settings: readSettingsVariables<RawSettings>(data), invalid }
   } catch (err) {
     const found = schemaProblems(err)
     problems.push(...found.map((f) => f.problem))
     for (const f of found) invalid.add(f.variable)
-    return { variables, settings: validate(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k)))), invalid }
+    return { variables, settings: readSettingsVariables<RawSettings>(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k)))), invalid }
   }
 }
 

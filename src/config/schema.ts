@@ -117,7 +117,7 @@ const coreProperties = {
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 }
 
-/** The inbox's (SPEC §10), approvals' (SPEC §11), payments' (SPEC §12), MCP's (SPEC §13) and the console's (SPEC §14) variables, all named with one of FEATURE_PREFIXES. */
+/** The inbox's (SPEC §10), approvals' (SPEC §11), payments' (SPEC §12), MCP's (SPEC §13) and the console's (SPEC §14) variables, one group of the schema. */
 const featureProperties = {
   PROXY_WEBHOOK_LISTEN: optionalString,
   PROXY_WEBHOOK_PATH_TOKEN: optionalString,
@@ -184,18 +184,6 @@ const featureProperties = {
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })
-
-/**
- * Ajv compiles a schema to code before its first use, at a cost that grows with its properties (a
- * third of the variables added 20 ms to a start). Most deployments set none of the inbox's,
- * approvals' or payments' variables: they are validated with CORE_SCHEMA and get FEATURE_DEFAULTS, which are the
- * values the full schema would have filled in (a test compares the two readings).
- */
-export const CORE_SCHEMA = Type.Object(coreProperties)
-export const FEATURE_PREFIXES: readonly string[] = ['PROXY_WEBHOOK_', 'PROXY_APPROVAL_', 'PROXY_PAYMENTS', 'PROXY_MCP', 'PROXY_CONSOLE_']
-export const FEATURE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze(Object.fromEntries(
-  Object.entries(featureProperties).flatMap(([name, property]) => 'default' in property ? [[name, property.default as unknown]] : []),
-))
 
 export type RawSettings = Static<typeof envSchema>
 
