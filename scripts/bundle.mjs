@@ -101,6 +101,7 @@ const mcpInMain = mainInputs.filter((path) => path.includes('dist/mcp/') || path
 if (mcpInMain.length > 0) throw new Error(`the main chunk carries MCP (it must be loaded only with PROXY_MCP=on): ${mcpInMain.slice(0, 5).join(', ')}`)
 const promClientExports = new Set(Object.keys(createRequire(import.meta.url)(PROM_CLIENT_ENTRY)))
 for (const importer of importers['prom-client']) {
+  if (!importer.includes('/dist/')) throw new Error(`prom-client is imported by ${importer}: only our own named imports are checked against scripts/prom-client-metrics.cjs`)
   const names = [...readFileSync(importer, 'utf8').matchAll(/import\s*\{([^}]*)\}\s*from\s*'prom-client'/g)].flatMap((m) => m[1].split(',').map((name) => name.trim().split(/\s+as\s+/)[0]).filter((name) => name !== ''))
   const missing = names.filter((name) => !promClientExports.has(name))
   if (missing.length > 0) throw new Error(`${importer} imports ${missing.join(', ')} from prom-client: export it from scripts/prom-client-metrics.cjs`)
