@@ -3,7 +3,7 @@
 #
 #   1. docker build (the production image and the `demo` target); the production image has no
 #      dist/fake-provider or demo; the image runs as a non-root numeric USER, has a HEALTHCHECK, exposes 8080,
-#      bounds V8's young generation (NODE_OPTIONS) and glibc's malloc arenas (MALLOC_ARENA_MAX)
+#      bounds V8's young generation (NODE_OPTIONS) and glibc's malloc arenas and mmap threshold (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_)
 #   2. `docker run IMAGE check` fails clearly without configuration
 #   3. on a private docker network: the fake provider (the demo target's image) and the proxy,
 #      configured as an operator would (a secret as *_FILE, the port published on 127.0.0.1 only,
@@ -169,15 +169,16 @@ docker run --rm --entrypoint sh "$IMAGE" -c 'test -f dist/cli.mjs && test -f dis
 docker run --rm --entrypoint sh "$DEMO_IMAGE" -c 'test -f dist/fake-provider/cli.js' || fail "the demo image has no fake provider"
 pass "dist/cli.mjs, its chunks and their maps only; the demo target has the fake provider"
 
-begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS, MALLOC_ARENA_MAX"
+begin "image metadata: non-root USER, HEALTHCHECK, EXPOSE 8080, exec-form ENTRYPOINT, NODE_OPTIONS, MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_"
 user=$(docker image inspect -f '{{.Config.User}}' "$IMAGE")
 case "${user%%:*}" in ""|0|root) fail "image USER is '${user}'";; esac
 docker image inspect -f '{{json .Config.Healthcheck.Test}}' "$IMAGE" | grep -q healthz || fail "no HEALTHCHECK on /healthz"
 docker image inspect -f '{{json .Config.ExposedPorts}}' "$IMAGE" | grep -q '"8080/tcp"' || fail "8080/tcp not exposed"
 [ "$(docker image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")" = '["node","--heap-growing-percent=100","dist/cli.mjs"]' ] || fail "ENTRYPOINT is not [\"node\",\"--heap-growing-percent=100\",\"dist/cli.mjs\"]"
 docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"NODE_OPTIONS=--max-semi-space-size=8"' || fail "NODE_OPTIONS does not bound the young generation"
-docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"MALLOC_ARENA_MAX=2"' || fail "MALLOC_ARENA_MAX=2 is not set"
-pass "image metadata: USER $user, HEALTHCHECK /healthz, EXPOSE 8080, ENTRYPOINT node --heap-growing-percent=100 dist/cli.mjs, NODE_OPTIONS=--max-semi-space-size=8, MALLOC_ARENA_MAX=2"
+docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"MALLOC_ARENA_MAX=1"' || fail "MALLOC_ARENA_MAX=1 is not set"
+docker image inspect -f '{{json .Config.Env}}' "$IMAGE" | grep -q '"MALLOC_MMAP_THRESHOLD_=131072"' || fail "MALLOC_MMAP_THRESHOLD_=131072 is not set"
+pass "image metadata: USER $user, HEALTHCHECK /healthz, EXPOSE 8080, ENTRYPOINT node --heap-growing-percent=100 dist/cli.mjs, NODE_OPTIONS=--max-semi-space-size=8, MALLOC_ARENA_MAX=1, MALLOC_MMAP_THRESHOLD_=131072"
 
 begin "docker run IMAGE check without configuration exits non-zero and names the variable"
 if docker run --rm "$IMAGE" check >"$WORK/check.out" 2>&1; then fail "check succeeded without configuration"; fi
