@@ -5,7 +5,8 @@
  * STATE_UNAVAILABLE when it cannot, and sets `Payment-Id` on the answer. The upstream tap
  * (`paymentTap`, wrapped around §8's recorder) reads the provider's answer: a small answer is read
  * whole before it is sent, and recorded by §8 with the headers it is sent with, so a replay carries
- * the same `Payment-Id`, and none when the record was dropped. A response that ends without an
+ * the same `Payment-Id`, and none when the record was dropped; a streamed answer without a usable
+ * transaction id leaves the payment `unknown` (its `Payment-Id` is already sent). A response that ends without an
  * upstream answer (the proxy's own 502/504, a lost connection) leaves the payment `unknown`, unless
  * the proxy refused before sending anything; an error answer (the proxy's or the provider's) is sent
  * only once the payment has taken it in. A client that goes away before its answer aborts the
@@ -126,8 +127,16 @@ export function paymentTap (follower: PaymentFollower, inner: UpstreamResponseTa
     const encoding = reply.getHeader('content-encoding') as string | string[] | undefined
     return readingRecording(recording, (body, sending) => {
       const answer = follower.read(status, body, encoding)
-      if (sending && fresh && answer.kind === 'untracked') reply.removeHeader(PAYMENT_ID_HEADER)
-      return follower.answered(followed, answer)
+      if (!fresh || answer.kind !== 'untracked') return follower.answered(followed, answer)
+      if (sending) {
+        reply.removeHeader(PAYMENT_ID_HEADER)
+        return follower.answered(followed, answer)
+      }
+      // Streamed: its Payment-Id went out with its headers and §8 recorded them, so the record
+      // stays, as a forward whose answer could not be read: unknown, until an event names its
+      // reference or a person settles it.
+      request.log.warn({ payment: followed.id, caller: followed.record.caller, reference: followed.record.externalReference, path: followed.record.path, reason: answer.reason }, 'payment unknown: the provider\'s streamed answer has no usable transaction id')
+      return follower.answered(followed, { kind: 'lost' })
     }, () => follower.answered(followed, { kind: 'lost' }))
   }
 }

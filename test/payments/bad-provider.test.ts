@@ -1,7 +1,7 @@
 /**
  * BAD_INPUTS "Payments (SPEC §12)", the rows about the provider, over real sockets: an answer whose
  * transaction id is repeated on the way to its pointer or is not a string or an integer (untracked,
- * logged); look-ups answered 500, 404, not JSON, with a status nobody listed, or never (failed or
+ * logged); a streamed one without a usable id (unknown: its Payment-Id is already sent); look-ups answered 500, 404, not JSON, with a status nobody listed, or never (failed or
  * pending, the next step, never settled, the proxy unaffected); a look-up answered 401 (§5: the
  * token replaced once and the look-up retried); and an intent that cannot be stored (503
  * STATE_UNAVAILABLE, nothing forwarded).
@@ -36,6 +36,40 @@ t.test('the provider\'s answer with its transaction id repeated on the way, or n
   const warned = sidecar.logs.find('payment not followed: the provider\'s answer has no usable transaction id')
   t.equal(warned.length, 4)
   t.match(warned, [{ level: 40, path: '/v1/payouts', reason: /repeated/ }, { reason: /repeated/ }, { reason: /not a non-empty string or an integer/ }, { reason: /not a non-empty string or an integer/ }])
+})
+
+t.test('a streamed answer (chunked, or larger than the reading bound) without a usable transaction id: passed back whole, its Payment-Id names a payment left unknown, not a dropped one', async (t) => {
+  const { provider, env } = await setting(t)
+  // Chunked; over the 16 KiB an answer is held whole for; over the 256 KiB it is read up to.
+  const padded = (kib: number): string => JSON.stringify({ data: { status: 'accepted' }, padding: 'x'.repeat(kib * 1024) })
+  const answers = [{ body: '{"data":{"status":"accepted"}}', chunked: true }, { body: padded(20), chunked: false }, { body: padded(300), chunked: false }]
+  provider.setUpstreamHandler((req, res) => {
+    if (req.method !== 'POST') return false
+    const answer = answers.shift() ?? { body: '{}', chunked: false }
+    if (answer.chunked) {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.write(answer.body.slice(0, 10))
+      setTimeout(() => res.end(answer.body.slice(10)), 20)
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer.body) })
+      res.end(answer.body)
+    }
+    return true
+  })
+  const sidecar = await startInProcess(t, env)
+  for (const [i, sent] of answers.map((answer) => answer.body).entries()) {
+    const reference = `streamed-${i}`
+    const res = await payout(sidecar.url, { amount: 1, currency: 'KES', externalReference: reference })
+    t.equal(await res.text(), sent, 'the answer, byte for byte')
+    const id = res.headers.get('payment-id')
+    t.ok(id, 'the Payment-Id sent with the headers')
+    const payment = await waitForState(sidecar.url, reference, 'unknown')
+    t.equal(payment.id, id, 'names the payment that stays')
+    t.equal((await payout(sidecar.url, { amount: 1, currency: 'KES', externalReference: reference })).headers.get('payment-id'), id, 'and so does its replay')
+  }
+  const warned = sidecar.logs.find('payment unknown: the provider\'s streamed answer has no usable transaction id')
+  t.match(warned, [{ level: 40, reference: 'streamed-0', reason: /no transaction id/ }, { reference: 'streamed-1', reason: /no transaction id/ }, { reference: 'streamed-2', reason: /too large to read/ }])
+  t.equal(warned.length, 3)
 })
 
 t.test('look-ups answered 500, 404, not JSON, with an unlisted status, or never: failed (or pending), the next step, never settled; the proxy unaffected meanwhile', async (t) => {
