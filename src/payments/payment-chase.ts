@@ -5,9 +5,10 @@
  * to the console, which imports nothing of payments.
  *
  * Stale and unknown payments are few (each is an alert), so a page is read as the newest
- * `offset + limit` of each state, merged: no store needs a cursor over two states for it.
+ * `offset + limit` of the states asked for, in the store's own order (its sequence, not the replicas'
+ * clocks, so a page neither skips nor repeats a payment): no store needs a cursor for it.
  */
-import { isFinal, type PaymentRecord } from './payment-record.js'
+import { isFinal } from './payment-record.js'
 import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
 import { paymentView, type PaymentView } from './payment-view.js'
@@ -20,13 +21,11 @@ export interface PaymentChase {
   recheck: (id: string) => Promise<PaymentView | null>
 }
 
-const newestFirst = (a: PaymentRecord, b: PaymentRecord): number => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
-
 export function createPaymentChase (store: PaymentStore, apply: ApplyInput, wake: () => void): PaymentChase {
   return {
     async list ({ states, offset, limit }) {
-      const [counts, ...pages] = await Promise.all([store.counts(), ...states.map(async (state) => await store.list({ state, limit: offset + limit }))])
-      const payments = pages.flat().sort(newestFirst).slice(offset, offset + limit).map(paymentView)
+      const [counts, newest] = await Promise.all([store.counts(), store.list({ states, limit: offset + limit })])
+      const payments = newest.slice(offset, offset + limit).map(paymentView)
       return { payments, total: states.reduce((sum, state) => sum + counts[state], 0) }
     },
     async recheck (id) {

@@ -18,6 +18,8 @@ export type CreateOutcome = { kind: 'created' } | { kind: 'exists', record: Paym
 
 export interface PaymentQuery {
   state?: PaymentState | undefined
+  /** Any of these states, as one list in the store's order (with no other filter). */
+  states?: readonly PaymentState[] | undefined
   /** Only this caller's payments. */
   caller?: string | undefined
   /** Created at or after. */

@@ -107,7 +107,14 @@ export async function createRedisPaymentStore (options: RedisPaymentOptions): Pr
       return await readMany(await run('payClaim', nowMs, limit, nowMs + leaseMs, owner) as string[])
     },
     async release (id) { await run('payRelease', id, owner) },
-    async list ({ state, caller, sinceMs, limit }) {
+    async list ({ state, states, caller, sinceMs, limit }) {
+      if (states !== undefined) {
+        // Each state's set is ordered by the same sequence number: the newest `limit` of each, merged by it.
+        const scored = await Promise.all(states.map(async (s) => await client.zrevrange(`${P}st:${s}`, 0, limit - 1, 'WITHSCORES')))
+        const ids = scored.flatMap((flat) => flat.flatMap((id, i) => i % 2 === 0 ? [{ id, seq: Number(flat[i + 1]) }] : []))
+          .sort((a, b) => b.seq - a.seq).slice(0, limit).map((entry) => entry.id)
+        return (await readMany(ids)).filter((record) => states.includes(record.state))
+      }
       const set = caller !== undefined ? `c:${caller}` : state !== undefined ? `st:${state}` : 'all'
       const found: PaymentRecord[] = []
       for (let at = 0; found.length < limit; at += PAGE) {

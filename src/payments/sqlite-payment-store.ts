@@ -185,10 +185,11 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
       return claimed
     },
     async release (id) { leases.delete(id) },
-    async list ({ state, caller, sinceMs, limit }) {
+    async list ({ state, states, caller, sinceMs, limit }) {
       const where: string[] = []
       const args: Array<string | number> = []
       if (state !== undefined) { where.push('state = ?'); args.push(state) }
+      if (states !== undefined) { where.push(`state IN (${states.map(() => '?').join(', ')})`); args.push(...states) }
       if (caller !== undefined) { where.push('caller = ?'); args.push(caller) }
       if (sinceMs !== undefined) { where.push('created_at >= ?'); args.push(sinceMs) }
       const sql = `SELECT version, record FROM payments ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY seq DESC LIMIT ?`

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { PaymentRecord } from '../../src/payments/payment-record.js'
 import type { PaymentStore } from '../../src/payments/payment-store.js'
+import { createPaymentChase } from '../../src/payments/payment-chase.js'
 import { createRedisPaymentStore } from '../../src/payments/redis-payment-store.js'
 import { createSqlitePaymentStore } from '../../src/payments/sqlite-payment-store.js'
 import { captureLogger } from '../helpers/harness.js'
@@ -152,6 +153,27 @@ for (const factory of factories) {
     await store.update({ ...(records[0] as PaymentRecord), state: 'stale' })
     t.same(await store.counts(), { pending: 1, stale: 2, unknown: 1 })
     t.same(ids(await store.list({ state: 'stale', limit: 10 })), ids([records[1], records[0]] as PaymentRecord[]), 'a state change moves it between the lists, in its place')
+    t.same(ids(await store.list({ states: ['stale', 'unknown'], limit: 10 })), ids([records[4], records[1], records[0]] as PaymentRecord[]), 'two states, one list in the store\'s order')
+    t.same(ids(await store.list({ states: ['stale', 'unknown'], limit: 2 })), ids([records[4], records[1]] as PaymentRecord[]))
+  })
+
+  t.test(`${factory.name}: two states are listed in the store's order, not by the clocks of the replicas that wrote them`, async (t) => {
+    const { store } = await factory.make(t)
+    // Written in this order by replicas whose clocks disagree: creation times go back and forth.
+    const records = [
+      fresh({ state: 'unknown', createdAtMs: 5_000 }), fresh({ state: 'stale', createdAtMs: 1_000 }),
+      fresh({ state: 'unknown', createdAtMs: 9_000 }), fresh({ state: 'stale', createdAtMs: 2_000 }),
+    ]
+    for (const r of records) await store.create(r)
+    const ids = (list: PaymentRecord[]): string[] => list.map((r) => r.id)
+    const all = ids(await store.list({ states: ['stale', 'unknown'], limit: 10 }))
+    t.same(all, ids([...records].reverse()))
+    const pages = [...ids((await store.list({ states: ['unknown', 'stale'], limit: 2 })).slice(0, 2)), ...ids((await store.list({ states: ['unknown', 'stale'], limit: 4 })).slice(2, 4))]
+    t.same(pages, all, 'two pages neither skip nor repeat one')
+    // The console's listing (payment-chase.ts) pages through them in the same order.
+    const chase = createPaymentChase(store, async () => { throw new Error('not rechecked here') }, () => {})
+    const listed = [...(await chase.list({ states: ['stale', 'unknown'], offset: 0, limit: 2 })).payments, ...(await chase.list({ states: ['stale', 'unknown'], offset: 2, limit: 2 })).payments]
+    t.same(listed.map((p) => p.id), all)
   })
 
   t.test(`${factory.name}: retention removes final payments whose notifications are stored, never another`, async (t) => {
