@@ -24,7 +24,8 @@ function source (): string {
   const ajv = new Ajv({
     // env-schema's options: every error, unknown names removed, defaults applied, strings coerced.
     allErrors: true, removeAdditional: true, useDefaults: true, coerceTypes: true, allowUnionTypes: true,
-    code: { source: true, esm: true },
+    // One statement a line: a change of the schema reads as a diff of a few lines.
+    code: { source: true, esm: true, lines: true },
   })
   ajv.addSchema({ ...envSchema, additionalProperties: false, $id: 'settings' })
   const code = standaloneCode.default(ajv, { validateSettings: 'settings' })

@@ -4,13 +4,12 @@
  * types), the same error (its text over `env`, Ajv's errors in `errors`). Not env-schema itself:
  * env-schema builds an Ajv instance when it is imported and compiles the schema at its first use,
  * the largest cost of a start beyond Fastify's (docs/performance-startup.md). The schema is compiled
- * once, at development time, into settings-validator.generated.ts; test/config/settings-validator.test.ts
- * fails when that file is stale and compares this reading with env-schema's.
+ * once, at development time, into settings-validator.generated.js (by
+ * scripts/generate-settings-validator.mts); test/config/settings-validator.test.ts fails when that
+ * file is stale and compares this reading with env-schema's.
  */
 import type { ErrorObject } from 'ajv'
 import { validateSettings } from './settings-validator.generated.js'
-
-const validate = validateSettings
 
 /** Ajv's `errorsText` with `dataVar: 'env'`, without an Ajv instance. */
 function errorsText (errors: readonly ErrorObject[]): string {
@@ -20,8 +19,8 @@ function errorsText (errors: readonly ErrorObject[]): string {
 /** `data` is not changed; the reading is a copy, with the schema's defaults and types. Throws on an invalid value. */
 export function readSettingsVariables<T> (data: Readonly<Record<string, unknown>>): T {
   const reading: Record<string, unknown> = { ...data }
-  if (!validate(reading)) {
-    const errors = validate.errors ?? []
+  if (!validateSettings(reading)) {
+    const errors = validateSettings.errors ?? []
     const error = new Error(errorsText(errors)) as Error & { errors: unknown }
     error.errors = errors
     throw error

@@ -6,10 +6,10 @@
  * (`paymentTap`, wrapped around §8's recorder) reads the provider's answer: a small answer is read
  * whole before it is sent, and recorded by §8 with the headers it is sent with, so a replay carries
  * the same `Payment-Id`, and none when the record was dropped; a streamed answer without a usable
- * transaction id leaves the payment `unknown` (its `Payment-Id` is already sent). A response that ends without an
- * upstream answer (the proxy's own 502/504, a lost connection) leaves the payment `unknown`, unless
- * the proxy refused before sending anything; an error answer (the proxy's or the provider's) is sent
- * only once the payment has taken it in. A client that goes away before its answer aborts the
+ * transaction id leaves the payment `unknown` (its `Payment-Id` is already sent). A response that
+ * ends without an upstream answer (the proxy's own 502/504, a lost connection) leaves the payment
+ * `unknown`, unless the proxy refused before sending anything; an error answer (the proxy's or the
+ * provider's) is sent only once the payment has taken it in. A client that goes away before its answer aborts the
  * forward (routing/upstream-response.ts), so the payment is `unknown`: the provider may have acted.
  */
 import fp from 'fastify-plugin'
