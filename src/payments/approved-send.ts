@@ -10,16 +10,10 @@
 import { HeldJson } from '../json/held-json.js'
 import { foldPath, type CanonicalPath } from '../routing/canonical-path.js'
 import { PAYMENT_ID_HEADER } from './payment-follow-plugin.js'
-import type { FollowedSend, PaymentFollower } from './payment-follower.js'
+import type { FollowedSend, PaymentFollower, SendFacts } from './payment-follower.js'
 
-export interface ApprovedSend {
-  key: string
-  caller: string
-  environment: string
-  interface: string
-  method: string
-  /** Canonical, as held and sent. */
-  path: string
+/** What a followed forward is known by (SendFacts), as approvals held and sent it: the body as bytes. */
+export interface ApprovedSend extends Pick<SendFacts, 'key' | 'caller' | 'environment' | 'interface' | 'method' | 'path'> {
   externalReference: string
   body: Buffer
 }
