@@ -96,6 +96,9 @@ const { values: argv } = parseArgs({
     phases: { type: 'string' },
     pin: { type: 'boolean' },
     'same-session': { type: 'boolean' },
+    'no-control': { type: 'boolean' },
+    'busy-rate': { type: 'string' },
+    'node-args': { type: 'string' },
     'proxy-duration': { type: 'string' },
     syscalls: { type: 'boolean' },
     // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).

@@ -8,7 +8,9 @@
  * - receipt -> application's 2xx p95 at 200 events/s (the application here, on this machine, notes
  *   when each delivery arrives; the event carries its send time);
  * - the proxy's GET ~200 B p99 at 2,000 req/s with the inbox idle, and with the inbox saturated by
- *   provider events at the same time (issue 46: the proxy must not be slowed by the inbox).
+ *   provider events at the same time (issue 46: the proxy must not be slowed by the inbox), and a
+ *   control: the same events/s sent to a server outside the sidecar, so the machine's own share of
+ *   the saturated figure is read beside it.
  * Beside every row: the load average and the synced 2 KiB write time of the disk the store is on,
  * measured before and after the row (lib/disk-sync.mjs): the same build reads differently on a quiet
  * and on a busy disk, and every figure must say which it came from.
@@ -23,6 +25,9 @@
  *
  * Options: --duration S (5) --rate R (500) --e2e-rate R (200) --senders N (64) --stores sqlite,redis
  * --keys pointer,hash --proxy-rate R (2000) --proxy-rounds N (4) --proxy-duration S (3) --log-level L (info)
+ * --busy-rate R (the proxy's busy windows send events at R/s, paced, instead of saturating the inbox:
+ * what the proxy's figure would be were the inbox held to R while the proxy serves) --node-args="..." (more
+ * Node options for the sidecar, for a variant) --no-control (no control window: the proxy's GET while the same events/s go to a server outside the sidecar)
  * --phases intake,saturation,e2e,proxy (a subset, for quick comparisons) --cli PATH (another build's dist-bundle/cli.mjs, for before/after) --profile (a CPU profile of the sidecar's threads, summarised) --syscalls (the sidecar under
  * `strace -f -T`: every fsync/fdatasync by file and phase; slows the sidecar, so its figures are not the run's)
  */
@@ -59,6 +64,9 @@ const { values: argv } = parseArgs({
     phases: { type: 'string', default: 'intake,saturation,e2e,proxy' },
     pin: { type: 'boolean', default: false },
     'same-session': { type: 'boolean', default: false },
+    'no-control': { type: 'boolean', default: false },
+    'busy-rate': { type: 'string', default: '' },
+    'node-args': { type: 'string', default: '' },
   },
 })
 const PHASES = new Set(String(argv.phases).split(','))
@@ -129,7 +137,7 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
     BENCH_PROBE_FILE: probeFile,
   }
   const profileDir = join(dir, `profile-${store}-${keys}`)
-  const nodeArgs = [...OUR_NODE_ARGS, '--import', ORPHAN_GUARD, '--import', new URL('./lib/loop-probe.mjs', import.meta.url).href, ...(argv.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
+  const nodeArgs = [...OUR_NODE_ARGS, ...String(argv['node-args']).split(' ').filter(Boolean), '--import', ORPHAN_GUARD, '--import', new URL('./lib/loop-probe.mjs', import.meta.url).href, ...(argv.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
   const straceLog = join(dir, `strace-${store}-${keys}.log`)
   const [command, args] = argv.syscalls
     ? ['strace', ['-f', '--seccomp-bpf', '-ttt', '-T', '-y', '-e', 'trace=fsync,fdatasync', '-o', straceLog, process.execPath, ...nodeArgs, argv.cli]]
@@ -230,15 +238,25 @@ async function drained (app, accepted, limitS = 120) {
   return (now() - started) / 1000
 }
 
-/** The proxy's GET at PROXY_RATE, paced by wrk; with `busy`, while the inbox is saturated by events. */
-async function proxyGet (sidecar, busy) {
+/**
+ * The proxy's GET at PROXY_RATE, paced by wrk: `idle`; `saturated`, while the inbox is saturated by
+ * events; or `control`, while the same events go at `controlRate` (what the inbox took in the
+ * saturated window before) to a node:http server outside the sidecar that only reads them and
+ * answers. The control is the machine's share: its two cores carry the event load generator and a
+ * receiver there too, and the sidecar none of the work.
+ */
+async function proxyGet (sidecar, mode, controlRate, sinkUrl) {
   const get = { url: sidecar.proxyUrl, method: 'GET', headers: {} }
-  if (!busy) {
+  if (mode === 'idle') {
     await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
     return { get: await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE, { session: SESSION }), events: null }
   }
   // The events start first and last past the measurement on both sides.
-  const events = intakeSaturated(sidecar.intakeUrl, PROXY_DURATION_S + 2 * WARMUP_S + 1)
+  const floodS = PROXY_DURATION_S + 2 * WARMUP_S + 1
+  const busyRate = Number(argv['busy-rate'])
+  const events = mode === 'saturated'
+    ? (busyRate > 0 ? intakeAtRate(sidecar.intakeUrl, busyRate, floodS).then((r) => ({ ...r, perS: r.ok / floodS })) : intakeSaturated(sidecar.intakeUrl, floodS))
+    : runWrk(wrkEvents(sinkUrl), SENDERS, floodS, LOAD_CORE, controlRate, { session: SESSION }).then((r) => ({ ok: 0 /* none reached the inbox */, failed: r.non2xx + r.errors, perS: r.ok / r.durationS }))
   await sleep(WARMUP_S * 1000)
   await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
   const measured = await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
@@ -287,20 +305,25 @@ try {
         await drained(app, accepted, 10)
         row.e2e = { p50: quantile(app.arrivals, 0.5), p95: quantile(app.arrivals, 0.95), delivered: app.arrivals.length }
       }
-      row.proxy = { idle: [], busy: [], idleLoop: [], busyLoop: [] }
+      row.proxy = { idle: [], busy: [], control: [], idleLoop: [], busyLoop: [], controlLoop: [] }
       // Short windows, idle and saturated alternating which goes first, pooled: the machine's own
-      // drift (other processes come and go) falls on both alike.
+      // drift (other processes come and go) falls on both alike. The control follows the saturated
+      // window whose rate it repeats.
       for (let round = 0; PHASES.has('proxy') && round < PROXY_ROUNDS; round++) {
-        for (const busy of round % 2 === 0 ? [false, true] : [true, false]) {
+        for (const mode of round % 2 === 0 ? ['idle', 'saturated', 'control'] : ['saturated', 'control', 'idle']) {
+          if (mode === 'control' && (!WRK || argv['no-control'])) continue
           await drained(app, accepted)
-          mark(`proxy, inbox ${busy ? 'saturated' : 'idle'} ${round + 1}`)
+          mark(`proxy, ${mode === 'control' ? 'control' : `inbox ${mode}`} ${round + 1}`)
           await sidecar.probe()
-          const measured = await proxyGet(sidecar, busy)
+          const measured = await proxyGet(sidecar, mode, Math.round(row.proxy.busy.at(-1)?.events.perS ?? 0), `${app.origin}/sink`)
           const loop = await sidecar.probe()
-          if (busy) {
+          if (mode === 'saturated') {
             count(measured.events)
             row.proxy.busy.push({ ...measured.get, events: measured.events })
             row.proxy.busyLoop.push(loop)
+          } else if (mode === 'control') {
+            row.proxy.control.push({ ...measured.get, events: measured.events })
+            row.proxy.controlLoop.push(loop)
           } else {
             row.proxy.idle.push(measured.get)
             row.proxy.idleLoop.push(loop)
@@ -359,7 +382,7 @@ const ms = (v) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(2))
 const pooled = (rounds) => pooledPercentile(rounds, 99) ?? Math.max(...rounds.map((r) => r.latencyMs.p99))
 const lines = []
 lines.push(`# Webhook inbox, ${new Date().toISOString()}`, '')
-lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; ${argv.pin ? 'the sidecar alone on core 1, the load generators, the application and the upstream on core 0' : 'nothing pinned'}; the sidecar ${SESSION ? 'in a session (autogroup) of its own' : 'in the benchmark\'s session'}.`, '')
+lines.push(`${argv.cli === CLI ? 'This build' : argv.cli}, Node ${process.version}; events sent by ${WRK ? `wrk (${wrkVersion()})` : 'undici in the bench process'}; the sidecar logs at ${argv['log-level']}; ${DURATION_S} s phases; ${argv.pin ? 'the sidecar alone on core 1, the load generators, the application and the upstream on core 0' : 'nothing pinned'}; the sidecar ${SESSION ? 'in a session (autogroup) of its own' : 'in the benchmark\'s session'}${Number(argv['busy-rate']) > 0 ? `; the proxy's busy ("saturated") windows send events paced at ${argv['busy-rate']}/s` : ''}${argv['node-args'] === '' ? '' : `; the sidecar's extra Node options: ${argv['node-args']}`}.`, '')
 /** The inbox's loop: its own thread's, or the main thread's in a build where it ran there. */
 const inboxLoop = (probe) => probe?.inbox ?? probe?.main
 const delay = (probe, q = 'p99') => ms(probe?.loopDelayMs[q])
@@ -378,6 +401,10 @@ for (const r of rows) {
   const achieved = [...r.proxy.idle, ...r.proxy.busy].map((g) => g.achievedRps)
   const parts = []
   if (events.length > 0) parts.push(`during the proxy's saturated windows the inbox took ${events.join(', ')} events/s; the proxy's achieved rates ${achieved.join(', ')} req/s; the proxy's loop delay p99 ${r.proxy.idleLoop.map((l) => delay(l.main)).join(', ')} ms idle, ${r.proxy.busyLoop.map((l) => delay(l.main)).join(', ')} ms saturated`)
+  if (r.proxy.control.length > 0) {
+    const control = pooled(r.proxy.control)
+    parts.push(`control (the same events/s, ${r.proxy.control.map((c) => Math.round(c.events.perS)).join(', ')}, sent by the same wrk to a node:http server outside the sidecar that only reads them): the proxy's GET p99 ${ms(control)} ms, ${(control / pooled(r.proxy.idle)).toFixed(2)} x idle, its loop delay p99 ${r.proxy.controlLoop.map((l) => delay(l.main)).join(', ')} ms`)
+  }
   if (r.intakeLoop !== undefined) parts.push(`GC of the inbox's thread during ${RATE}/s ${JSON.stringify(inboxLoop(r.intakeLoop).gc)}; its loop's utilisation ${inboxLoop(r.intakeLoop).utilisation} at ${RATE}/s`)
   if (r.saturatedLoop !== undefined) parts.push(`${inboxLoop(r.saturatedLoop).utilisation} saturated`)
   lines.push(`- ${r.store}, ${r.keys}: ${parts.join('; ')}.`)
