@@ -28,6 +28,8 @@
  * --busy-rate R (the proxy's busy windows send events at R/s, paced, instead of saturating the inbox:
  * what the proxy's figure would be were the inbox held to R while the proxy serves) --node-args="..." (more
  * Node options for the sidecar, for a variant) --no-control (no control window: the proxy's GET while the same events/s go to a server outside the sidecar)
+ * --direct (two more windows per round, inbox idle and saturated, with the same GET sent to the upstream directly: how much of
+ * the proxy's tail under a saturated inbox the machine's other processes, the upstream among them, have as well)
  * --phases intake,saturation,e2e,proxy (a subset, for quick comparisons) --cli PATH (another build's dist-bundle/cli.mjs, for before/after) --profile (a CPU profile of the sidecar's threads, summarised) --syscalls (the sidecar under
  * `strace -f -T`: every fsync/fdatasync by file and phase; slows the sidecar, so its figures are not the run's)
  */
@@ -65,6 +67,7 @@ const { values: argv } = parseArgs({
     pin: { type: 'boolean', default: false },
     'same-session': { type: 'boolean', default: false },
     'no-control': { type: 'boolean', default: false },
+    direct: { type: 'boolean', default: false },
     'busy-rate': { type: 'string', default: '' },
     'node-args': { type: 'string', default: '' },
   },
@@ -245,8 +248,8 @@ async function drained (app, accepted, limitS = 120) {
  * answers. The control is the machine's share: its two cores carry the event load generator and a
  * receiver there too, and the sidecar none of the work.
  */
-async function proxyGet (sidecar, mode, controlRate, sinkUrl) {
-  const get = { url: sidecar.proxyUrl, method: 'GET', headers: {} }
+async function proxyGet (sidecar, mode, controlRate, sinkUrl, direct = null) {
+  const get = direct ?? { url: sidecar.proxyUrl, method: 'GET', headers: {} }
   if (mode === 'idle') {
     await runWrk(get, 50, WARMUP_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
     return { get: await runWrk(get, 50, PROXY_DURATION_S, LOAD_CORE, PROXY_RATE, { session: SESSION }), events: null }
@@ -267,10 +270,11 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-')
 const dir = mkdtempSync(join(tmpdir(), 'pap-bench-webhooks-'))
 const rows = []
 const notes = []
+let app = null
 try {
   bodyFile = writeBodyFile(join(dir, 'event.json'), eventBody('[<id>]'))
   const upstream = await startUpstream('bench upstream', { core: LOAD_CORE, tokenLifetimeS: 600, session: SESSION })
-  const app = await startApp()
+  app = await startApp()
   // What the load generator reaches against a server that only reads the body and answers (the application here).
   const ceiling = WRK ? await intakeSaturated(`${app.origin}/sink`, 3) : null
   for (const store of String(argv.stores).split(',')) {
@@ -305,19 +309,26 @@ try {
         await drained(app, accepted, 10)
         row.e2e = { p50: quantile(app.arrivals, 0.5), p95: quantile(app.arrivals, 0.95), delivered: app.arrivals.length }
       }
-      row.proxy = { idle: [], busy: [], control: [], idleLoop: [], busyLoop: [], controlLoop: [] }
+      row.proxy = { idle: [], busy: [], control: [], idleLoop: [], busyLoop: [], controlLoop: [], directIdle: [], directBusy: [] }
       // Short windows, idle and saturated alternating which goes first, pooled: the machine's own
       // drift (other processes come and go) falls on both alike. The control follows the saturated
       // window whose rate it repeats.
       for (let round = 0; PHASES.has('proxy') && round < PROXY_ROUNDS; round++) {
-        for (const mode of round % 2 === 0 ? ['idle', 'saturated', 'control'] : ['saturated', 'control', 'idle']) {
+        for (const mode of round % 2 === 0 ? ['idle', 'saturated', 'control', 'direct idle', 'direct saturated'] : ['saturated', 'control', 'idle', 'direct saturated', 'direct idle']) {
           if (mode === 'control' && (!WRK || argv['no-control'])) continue
+          if (mode.startsWith('direct') && !argv.direct) continue
           await drained(app, accepted)
-          mark(`proxy, ${mode === 'control' ? 'control' : `inbox ${mode}`} ${round + 1}`)
+          mark(`proxy, ${mode === 'control' ? 'control' : mode.startsWith('direct') ? mode : `inbox ${mode}`} ${round + 1}`)
           await sidecar.probe()
-          const measured = await proxyGet(sidecar, mode, Math.round(row.proxy.busy.at(-1)?.events.perS ?? 0), `${app.origin}/sink`)
+          const measured = mode.startsWith('direct')
+            // The upstream takes its static bench token (bench/upstream.mjs) from a caller other than a proxy.
+            ? await proxyGet(sidecar, mode.slice('direct '.length), 0, null, { url: `${upstream.origin}/api/b2b/bench/small`, method: 'GET', headers: { authorization: 'Bearer bench-static' } })
+            : await proxyGet(sidecar, mode, Math.round(row.proxy.busy.at(-1)?.events.perS ?? 0), `${app.origin}/sink`)
           const loop = await sidecar.probe()
-          if (mode === 'saturated') {
+          if (mode.startsWith('direct')) {
+            row.proxy[mode === 'direct idle' ? 'directIdle' : 'directBusy'].push({ ...measured.get, events: measured.events })
+            if (measured.events !== null) count(measured.events)
+          } else if (mode === 'saturated') {
             count(measured.events)
             row.proxy.busy.push({ ...measured.get, events: measured.events })
             row.proxy.busyLoop.push(loop)
@@ -346,6 +357,9 @@ try {
 } finally {
   await stopAll()
   await agent.close()
+  // The application's keep-alive connections would hold this process open once the report is written.
+  app?.server.closeAllConnections()
+  app?.server.close()
   if (process.env.BENCH_KEEP_DIR === undefined) rmSync(dir, { recursive: true, force: true }); else process.stderr.write(`kept ${dir}\n`)
 }
 
@@ -404,6 +418,10 @@ for (const r of rows) {
   if (r.proxy.control.length > 0) {
     const control = pooled(r.proxy.control)
     parts.push(`control (the same events/s, ${r.proxy.control.map((c) => Math.round(c.events.perS)).join(', ')}, sent by the same wrk to a node:http server outside the sidecar that only reads them): the proxy's GET p99 ${ms(control)} ms, ${(control / pooled(r.proxy.idle)).toFixed(2)} x idle, its loop delay p99 ${r.proxy.controlLoop.map((l) => delay(l.main)).join(', ')} ms`)
+  }
+  if (r.proxy.directBusy.length > 0) {
+    const [directIdle, directBusy] = [pooled(r.proxy.directIdle), pooled(r.proxy.directBusy)]
+    parts.push(`direct (the same GET at ${PROXY_RATE}/s sent to the upstream, not through the sidecar): p99 ${ms(directIdle)} ms with the inbox idle, ${ms(directBusy)} ms with it saturated (${r.proxy.directBusy.map((c) => Math.round(c.events.perS)).join(', ')} events/s), ${(directBusy / directIdle).toFixed(2)} x`)
   }
   if (r.intakeLoop !== undefined) parts.push(`GC of the inbox's thread during ${RATE}/s ${JSON.stringify(inboxLoop(r.intakeLoop).gc)}; its loop's utilisation ${inboxLoop(r.intakeLoop).utilisation} at ${RATE}/s`)
   if (r.saturatedLoop !== undefined) parts.push(`${inboxLoop(r.saturatedLoop).utilisation} saturated`)

@@ -19,7 +19,7 @@ import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 import { startSummary } from './ops/start-summary.js'
 import { unsupportedNode } from './supported-node.js'
-import type { Inbox } from './webhooks/inbox-server.js'
+import type { ThreadedInbox } from './webhooks/inbox-thread.js'
 
 /** The console's listen address is one variable, `host:port`. */
 const CONSOLE_LISTEN = { host: 'PROXY_CONSOLE_LISTEN', port: 'PROXY_CONSOLE_LISTEN' }
@@ -73,7 +73,8 @@ function noticeDroppedLines (bytes: number): void {
 async function serve (): Promise<void> {
   const started = loadOrExit()
   const { config, warnings } = started
-  const log = createLogger(config.logLevel, boundedDestination(noticeDroppedLines))
+  const destination = boundedDestination(noticeDroppedLines)
+  const log = createLogger(config.logLevel, destination)
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   const { host, port } = config.listen
   const inboxListen = config.webhooks?.listen
@@ -91,13 +92,14 @@ async function serve (): Promise<void> {
   if (inboxTaken !== null) exitWith(inboxTaken)
   if (consoleTaken !== null) exitWith(consoleTaken)
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
-  let inbox: Inbox | null = null
+  let inbox: ThreadedInbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
   const proxy = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
   const { app, sources, rotation, callers, restart, metrics, mcpTools, payments } = proxy
   if (config.webhooks !== null) {
-    const { buildInbox } = await import('./webhooks/inbox-server.js')
-    inbox = await buildInbox(config.webhooks, config.state, { logger: log, registry: metrics.registry, onStored: payments?.wake })
+    // The whole inbox runs in a thread of its own: its garbage never pauses the proxy's loop.
+    const { startInboxThread } = await import('./webhooks/inbox-thread.js')
+    inbox = await startInboxThread(config.webhooks, config.state, { logger: log, logLevel: config.logLevel, lines: destination, registry: metrics.registry, onStored: payments?.wake })
     // Payments (SPEC §12) read every stored event through the inbox's store, after a cursor of their own.
     await payments?.readEvents(inbox.store)
   }
@@ -150,10 +152,10 @@ async function serve (): Promise<void> {
     // In-flight requests get the grace period; whatever is still open after it is cut.
     const cut = setTimeout(() => {
       app.server.closeAllConnections()
-      inbox?.app.server.closeAllConnections()
+      inbox?.closeAllConnections()
       consoleApp?.server.closeAllConnections()
     }, graceMs)
-    await Promise.all([app.close(), inbox?.app.close(), consoleApp?.close()])
+    await Promise.all([app.close(), inbox?.close(), consoleApp?.close()])
     clearTimeout(cut)
     log.info('stopped')
   })
@@ -170,20 +172,19 @@ async function serve (): Promise<void> {
   if (inbox !== null && inboxListen !== undefined) {
     const { host: inboxHost, port: inboxPort } = inboxListen
     const listening = inbox
-    await listening.app.listen({ host: inboxHost, port: inboxPort }).catch(async (err: unknown) => {
+    const bound = await listening.listen(inboxHost, inboxPort).catch(async (err: unknown) => {
       const sentence = describeListenError(err, inboxHost, inboxPort, INBOX_LISTEN)
       if (sentence === null) throw err
-      await Promise.all([app.close(), listening.app.close()])
+      await Promise.all([app.close(), listening.close()])
       exitWith(sentence)
     })
-    const address = listening.app.server.address()
-    log.info({ port: typeof address === 'object' && address !== null ? address.port : null, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
+    log.info({ port: bound, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
   }
   if (consoleApp !== null && consoleListen !== undefined && config.console !== null) {
     await consoleApp.listen({ host: consoleListen.host, port: consoleListen.port }).catch(async (err: unknown) => {
       const sentence = describeListenError(err, consoleListen.host, consoleListen.port, CONSOLE_LISTEN)
       if (sentence === null) throw err
-      await Promise.all([app.close(), inbox?.app.close(), consoleApp.close()])
+      await Promise.all([app.close(), inbox?.close(), consoleApp.close()])
       exitWith(sentence)
     })
     log.info({ url: config.console.publicUrl }, 'console ready: payments-auth-proxy console-link --as <email> prints a sign-in link')

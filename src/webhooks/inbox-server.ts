@@ -19,7 +19,7 @@ import { METRIC_PREFIX } from '../ops/metrics.js'
 import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
 import { inboxErrors } from './inbox-errors.js'
-import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
+import { createInboxMetrics, noInboxObserver, type InboxObserver } from './inbox-metrics.js'
 import { intakeRoute } from './intake-route.js'
 import { openStore } from './open-store.js'
 import { createPathTokenMatcher } from './path-token.js'
@@ -35,6 +35,8 @@ export interface InboxDeps {
   store?: OutboxStore
   /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
   registry?: Registry
+  /** Told of intakes and deliveries instead of a registry's metrics (the inbox's thread, inbox-thread-program.ts). */
+  observer?: InboxObserver
   /** Outbound dispatcher for deliveries; one of the inbox's own when absent. */
   dispatcher?: Dispatcher
   linger?: LingerBounds
@@ -58,7 +60,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   const clock = deps.clock ?? systemClock
   const log = deps.logger.child({ component: 'webhooks' })
   const store = deps.store ?? await openStore(settings, { state, log })
-  const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs())
+  const observer = deps.observer ?? (deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs()))
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log
   // Requests that sent `Expect: 100-continue`: Node leaves the interim answer to us (SPEC §5's rule).
