@@ -10,7 +10,7 @@ import type { ProxyServer } from '../server.js'
 import type { ConsoleInbox, ConsolePayments } from './console-deps.js'
 import { buildConsole, type Console } from './console-server.js'
 
-/** The running inbox, as buildInbox gives it: its store and its deliverer. */
+/** The running inbox (webhooks/inbox-thread.ts, or buildInbox in the demo): its store's reads and its deliverer's wake. */
 export interface RunningInbox { store: ConsoleInbox['store'], deliverer: { wake: () => void } }
 
 export async function setUpConsole (settings: ConsoleConfig, state: Config['state'], parts: { logger: Logger, proxy: ProxyServer, inbox: RunningInbox | null, payments?: ConsolePayments | null }): Promise<Console> {
