@@ -23,6 +23,7 @@ import { METRIC_PREFIX } from '../ops/metrics.js'
 import type { OutboxStore, SequencedEvent, StoredEvent } from '../outbox/outbox-store.js'
 import { errorOf, type Failure } from '../sqlite/sqlite-thread-messages.js'
 import { startRestartingWorker, type RestartingWorker } from '../threads/restarting-worker.js'
+import { startSharedPool } from '../threads/thread-priority.js'
 import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
 import type { WebhooksReadiness } from './inbox-server.js'
 import { replay, type FromInbox, type StoreCall, type StoreRead, type ToInbox } from './inbox-thread-messages.js'
@@ -103,6 +104,7 @@ export async function startInboxThread (settings: WebhookConfig, state: Config['
     if (turn.stored) deps.onStored?.()
   }
 
+  await startSharedPool()
   thread = await startRestartingWorker({
     name: THREAD_NAME,
     log,

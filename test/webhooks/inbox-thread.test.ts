@@ -88,16 +88,21 @@ function threadStat (task: string): { name: string, nice: number } {
   return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) }
 }
 
-t.test('the inbox\'s thread and its store\'s SQLite thread run at a lower scheduling priority than the main thread', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
+t.test('the inbox\'s thread and its store\'s SQLite thread run at a lower scheduling priority; the main thread and libuv\'s pool do not', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
   const app = await startApp(t)
+  const before = new Set(readdirSync('/proc/self/task'))
   await startThreaded(t, inboxEnv(app.url, join(tempDir(t), 'webhooks.db')))
   const main = threadStat(String(process.pid)).nice
-  const threads = readdirSync('/proc/self/task').map(threadStat)
+  // Node 22 does not name worker threads for the kernel (24 does): they are found among the threads started meanwhile.
+  const started = readdirSync('/proc/self/task').filter((task) => !before.has(task)).map(threadStat)
+  const lowered = started.filter((th) => th.nice === Math.min(19, main + 10))
+  t.ok(lowered.length >= 2, `the inbox's thread and its SQLite thread (and what they start) at nice ${main} + 10: ${JSON.stringify(started)}`)
   for (const name of ['webhook inbox', 'sqlite outbox']) {
-    const thread = threads.find((th) => th.name === name)
-    if (thread === undefined) throw new Error(`no thread is named ${name}: ${threads.map((th) => th.name).join(', ')}`)
-    t.equal(thread.nice, Math.min(19, main + 10), `${name}: nice ${thread.nice} against the main thread's ${main}`)
+    if (started.some((th) => th.name === name)) t.ok(lowered.some((th) => th.name === name), `${name} is lowered`)
   }
+  const pool = readdirSync('/proc/self/task').map(threadStat).filter((th) => th.name === 'libuv-worker')
+  t.ok(pool.length > 0, 'libuv\'s pool is started')
+  t.ok(pool.every((th) => th.nice === main), `libuv's pool at the main thread's nice ${main}: ${JSON.stringify(pool)}`)
 })
 
 t.test('a replay from the main thread wakes the thread\'s deliverer', async (t) => {
