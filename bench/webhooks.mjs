@@ -24,7 +24,8 @@
  * ("load generator included"), as on the machine the goals are set for.
  *
  * Options: --duration S (5) --rate R (500) --e2e-rate R (200) --senders N (64) --stores sqlite,redis
- * --keys pointer,hash --proxy-rate R (2000) --proxy-rounds N (4) --proxy-duration S (3) --log-level L (info)
+ * --keys pointer,hash --proxy-rate R (2000) --proxy-rounds N (4) --proxy-duration S (3) --proxy-warmup S (10: the proxy's GET
+ * alone at the rate before its windows; 0 for none, as before) --log-level L (info)
  * --busy-rate R (the proxy's busy windows send events at R/s, paced, instead of saturating the inbox:
  * what the proxy's figure would be were the inbox held to R while the proxy serves) --node-args="..." (more
  * Node options for the sidecar, for a variant) --no-control (no control window: the proxy's GET while the same events/s go to a server outside the sidecar)
@@ -68,6 +69,7 @@ const { values: argv } = parseArgs({
     'same-session': { type: 'boolean', default: false },
     'no-control': { type: 'boolean', default: false },
     direct: { type: 'boolean', default: false },
+    'proxy-warmup': { type: 'string', default: '10' },
     'busy-rate': { type: 'string', default: '' },
     'node-args': { type: 'string', default: '' },
   },
@@ -91,6 +93,7 @@ const PROXY_RATE = Number(argv['proxy-rate'])
 const PROXY_ROUNDS = Number(argv['proxy-rounds'])
 const PROXY_DURATION_S = Number(argv['proxy-duration'])
 const WARMUP_S = 1
+const PROXY_WARMUP_S = Number(argv['proxy-warmup'])
 const TOKEN = 'wht_benchBenchBenchBench0001'
 const EVENT_BYTES = 2048
 const WRK = wrkVersion() !== null
@@ -313,6 +316,12 @@ try {
       // Short windows, idle and saturated alternating which goes first, pooled: the machine's own
       // drift (other processes come and go) falls on both alike. The control follows the saturated
       // window whose rate it repeats.
+      // The proxy's GET path has served nothing before this phase: warmed up first (JIT, its pools),
+      // as a sidecar that has served its application is, so the first window is not its warm-up.
+      if (PHASES.has('proxy') && PROXY_WARMUP_S > 0) {
+        mark('proxy warm-up')
+        await runWrk({ url: sidecar.proxyUrl, method: 'GET', headers: {} }, 50, PROXY_WARMUP_S, LOAD_CORE, PROXY_RATE, { session: SESSION })
+      }
       for (let round = 0; PHASES.has('proxy') && round < PROXY_ROUNDS; round++) {
         for (const mode of round % 2 === 0 ? ['idle', 'saturated', 'control', 'direct idle', 'direct saturated'] : ['saturated', 'control', 'idle', 'direct saturated', 'direct idle']) {
           if (mode === 'control' && (!WRK || argv['no-control'])) continue
