@@ -8,8 +8,7 @@ import type { Failure } from '../sqlite/sqlite-thread-messages.js'
 import type { InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
 
 /** What the main thread reads of the inbox's store, by name: the console's and payments' reads, and readiness. */
-export const STORE_READS = ['list', 'show', 'replay', 'stats', 'eventsAfter', 'lastEventSeq', 'readiness'] as const
-export type StoreRead = typeof STORE_READS[number]
+export type StoreRead = 'list' | 'show' | 'replay' | 'stats' | 'eventsAfter' | 'lastEventSeq' | 'readiness'
 
 export interface StoreCall { id: number, call: StoreRead, args: unknown[] }
 export type StoreAnswer = { id: number, value: unknown } | { id: number, failure: Failure }
@@ -37,7 +36,7 @@ export type FromInbox =
   | { buildFailed: Failure, operator: boolean }
   | { listening: number }
   | { listenFailed: Failure }
-  /** What one turn of the inbox's loop produced; any part may be empty. `stored`: at least one new event. */
+  /** What the inbox produced since its last message (at most every 5 ms); any part may be empty. `stored`: at least one new event. */
   | { turn: { lines: string, observed: Observation[], stored: boolean, answers: StoreAnswer[] } }
 
 /** Replays observations on the metrics they were made for. */
@@ -52,7 +51,7 @@ export function replay (observer: InboxObserver, observed: readonly Observation[
   }
 }
 
-/** The observer the inbox's thread uses: each call is recorded for its turn's message. */
+/** The observer the inbox's thread uses: each call is recorded for its next message. */
 export function recordingObserver (record: (o: Observation) => void): InboxObserver {
   return {
     received (outcome, seconds) { record(['received', outcome, seconds]) },

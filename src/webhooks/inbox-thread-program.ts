@@ -5,12 +5,12 @@
  * collected here, never in a pause of the loop that serves the proxy. The thread, and the store's
  * SQLite thread it starts, run at a lower scheduling priority than the proxy's (threads/
  * thread-priority.ts): when the machine is busy, the proxy's requests go first (docs/performance.md,
- * "The inbox in a thread of its own").
+ * "28 Nov, last: the inbox in a thread of its own").
  *
  * Its log lines and its metrics' observations go to the main thread, so that stdout has one writer
  * and /metrics one registry; so does the news that events were stored (payments, SPEC §12, read
  * them). The main thread's reads of the store (the console, payments, readiness) are answered here.
- * What one turn of this loop produced crosses in one message.
+ * What this loop produced crosses in one message at most every FLUSH_EVERY_MS.
  */
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import type { Config } from '../config/config.js'

@@ -2,7 +2,8 @@
  * The webhook inbox (SPEC §10) as the sidecar runs it: whole, in a thread of its own
  * (inbox-thread-program.ts), with its own event loop and its own heap. At a few thousand events a
  * second the inbox makes garbage faster than anything else in the sidecar; collected on the proxy's
- * heap, its pauses were the proxy's tail (docs/performance.md, "The inbox on a heap of its own").
+ * heap, its pauses were the proxy's tail (docs/performance.md, "28 Nov, last: the inbox in a thread
+ * of its own").
  *
  * This side writes the thread's log lines with the sidecar's own, counts its observations on the
  * proxy's /metrics, wakes payments (SPEC §12) when events were stored, and gives the console and
