@@ -8,6 +8,7 @@ import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { existsSync } from 'node:fs'
 import type { InboxCheck } from './check.js'
+import { systemClock } from './clock.js'
 import type { Config } from './config/config.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
@@ -15,6 +16,7 @@ import { describeListenError, INBOX_LISTEN, listenProblem } from './http/listen-
 import { OperatorError } from './operator-error.js'
 import { boundedDestination, createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
+import { createProxyActivity } from './ops/proxy-activity.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 import { startSummary } from './ops/start-summary.js'
@@ -94,12 +96,14 @@ async function serve (): Promise<void> {
   // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
   let inbox: ThreadedInbox | null = null
   const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  const proxy = await buildServer(config, { logger: log, webhooks }).catch(exitOnConfigError)
+  // The inbox's thread reads when the proxy last forwarded, and paces its intake while it is busy.
+  const activity = config.webhooks === null ? undefined : createProxyActivity(systemClock)
+  const proxy = await buildServer(config, { logger: log, webhooks, activity }).catch(exitOnConfigError)
   const { app, sources, rotation, callers, restart, metrics, mcpTools, payments } = proxy
   if (config.webhooks !== null) {
     // The whole inbox runs in a thread of its own: its garbage never pauses the proxy's loop.
     const { startInboxThread } = await import('./webhooks/inbox-thread.js')
-    inbox = await startInboxThread(config.webhooks, config.state, { logger: log, logLevel: config.logLevel, lines: destination, registry: metrics.registry, onStored: payments?.wake })
+    inbox = await startInboxThread(config.webhooks, config.state, { logger: log, logLevel: config.logLevel, lines: destination, registry: metrics.registry, onStored: payments?.wake, proxyActivity: activity?.buffer })
     // Payments (SPEC §12) read every stored event through the inbox's store, after a cursor of their own.
     await payments?.readEvents(inbox.store)
   }

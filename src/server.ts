@@ -34,6 +34,7 @@ import { healthRoutes, type WebhooksSection } from './ops/health-routes.js'
 import { createRestartNotice, type RestartNotice } from './ops/restart-required.js'
 import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
+import type { ProxyActivity } from './ops/proxy-activity.js'
 import { requestAudit, type RequestAuditOptions } from './ops/request-audit.js'
 import { createOutbound, type Outbound } from './outbound/outbound-agents.js'
 import { pathGuard } from './routing/path-guard.js'
@@ -68,6 +69,8 @@ export interface ServerDeps {
   httpEdges?: HttpEdgeSettings
   /** The webhook inbox's `/readyz` section (SPEC §10), when the inbox is on; null while it starts. */
   webhooks?: (() => Promise<WebhooksSection | null>) | undefined
+  /** Told of every forwarded request: the inbox paces its intake while the proxy is busy (ops/proxy-activity.ts). */
+  activity?: ProxyActivity | undefined
 }
 
 export interface ProxyServer {
@@ -154,7 +157,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   await app.register(requestRefusal, { isClosing: () => closing })
   await app.register(clientAccessHook, { access: createClientAccess(config) })
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
-  const recorder = await registerTransactionChecks(app, config, { callers, refuse, store, clock, metrics, via: mcp?.viaOf, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins }, payments })
+  const recorder = await registerTransactionChecks(app, config, { callers, refuse, store, clock, metrics, via: mcp?.viaOf, activity: deps.activity, approvals: approvals === null || approvalPlugins === null ? null : { inUse: approvals, ...approvalPlugins }, payments })
   await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, webhooks: deps.webhooks, payments: payments?.readiness })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
@@ -240,7 +243,7 @@ interface ApprovalPlugins { inUse: ApprovalsInUse, approvalRetries: typeof appro
  */
 async function registerTransactionChecks (
   app: FastifyInstance, config: Config,
-  deps: { callers: CallersHolder | null, refuse: RefuseCaller | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, via: RequestAuditOptions['via'], approvals: ApprovalPlugins | null, payments: Payments | null },
+  deps: { callers: CallersHolder | null, refuse: RefuseCaller | null, store: StateStore, clock: Clock, metrics: ProxyMetrics, via: RequestAuditOptions['via'], activity: RequestAuditOptions['activity'], approvals: ApprovalPlugins | null, payments: Payments | null },
 ): Promise<UpstreamResponseTap | undefined> {
   const { callers, refuse, store, clock, metrics, approvals, payments } = deps
   const callerOptions = callers === null || refuse === null
@@ -249,7 +252,7 @@ async function registerTransactionChecks (
   if (callerOptions !== null) await app.register(callerIdentity, callerOptions)
   await app.register(pathGuard)
   if (callerOptions !== null) await app.register(callerRules, callerOptions)
-  await app.register(requestAudit, { metrics, via: deps.via })
+  await app.register(requestAudit, { metrics, via: deps.via, activity: deps.activity })
   let recorder: UpstreamResponseTap | undefined
   if (config.idempotency.enabled) {
     const observer = createIdempotencyMetrics(metrics.registry, METRIC_PREFIX)

@@ -29,6 +29,8 @@ export const DEFAULT_WEBHOOK_RETENTION_S = 7 * 86400
 export const DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S = 15
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h'
 export const DEFAULT_WEBHOOK_CONCURRENCY = 8
+/** Events a second the inbox takes while the proxy is busy (webhooks/intake-pacing.ts; docs/performance.md, issue 46). */
+export const DEFAULT_WEBHOOK_RATE_WHILE_PROXYING = 250
 /** SPEC §10: a later event waits at most this long behind an earlier one of its order key that keeps failing. */
 export const DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S = 900
 export const DEFAULT_WEBHOOK_STORE_PATH = './data/webhooks.db'
@@ -145,6 +147,7 @@ const featureProperties = {
   PROXY_WEBHOOK_ORDER_KEY_POINTER: optionalString,
   PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS: seconds(DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S, 1, 365 * 86400),
   PROXY_WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: DEFAULT_WEBHOOK_CONCURRENCY }),
+  PROXY_WEBHOOK_RATE_WHILE_PROXYING: Type.Integer({ minimum: 0, maximum: 1_000_000, default: DEFAULT_WEBHOOK_RATE_WHILE_PROXYING }),
   PROXY_WEBHOOK_STORE_PATH: Type.String({ minLength: 1, default: DEFAULT_WEBHOOK_STORE_PATH }),
   PROXY_WEBHOOK_STORE_MAX_EVENTS: Type.Integer({ minimum: 1, default: DEFAULT_WEBHOOK_STORE_MAX_EVENTS }),
   PROXY_WEBHOOK_STORE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: DEFAULT_WEBHOOK_STORE_MAX_BYTES }),

@@ -3,7 +3,7 @@
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
 
 export const validateSettings = validate10;
-const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
+const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ucs2length.default;
 const pattern0 = new RegExp("^[A-Za-z0-9:._-]{0,64}$", "u");
@@ -124,6 +124,9 @@ data.PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS = 900;
 }
 if(data.PROXY_WEBHOOK_CONCURRENCY === undefined){
 data.PROXY_WEBHOOK_CONCURRENCY = 8;
+}
+if(data.PROXY_WEBHOOK_RATE_WHILE_PROXYING === undefined){
+data.PROXY_WEBHOOK_RATE_WHILE_PROXYING = 250;
 }
 if(data.PROXY_WEBHOOK_STORE_PATH === undefined){
 data.PROXY_WEBHOOK_STORE_PATH = "./data/webhooks.db";
@@ -570,8 +573,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data.PROXY_WEBHOOK_STORE_PATH === undefined){
-const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_STORE_PATH"},message:"must have required property '"+"PROXY_WEBHOOK_STORE_PATH"+"'"};
+if(data.PROXY_WEBHOOK_RATE_WHILE_PROXYING === undefined){
+const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_RATE_WHILE_PROXYING"},message:"must have required property '"+"PROXY_WEBHOOK_RATE_WHILE_PROXYING"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -580,8 +583,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data.PROXY_WEBHOOK_STORE_MAX_EVENTS === undefined){
-const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_STORE_MAX_EVENTS"},message:"must have required property '"+"PROXY_WEBHOOK_STORE_MAX_EVENTS"+"'"};
+if(data.PROXY_WEBHOOK_STORE_PATH === undefined){
+const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_STORE_PATH"},message:"must have required property '"+"PROXY_WEBHOOK_STORE_PATH"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -590,8 +593,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data.PROXY_WEBHOOK_STORE_MAX_BYTES === undefined){
-const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_STORE_MAX_BYTES"},message:"must have required property '"+"PROXY_WEBHOOK_STORE_MAX_BYTES"+"'"};
+if(data.PROXY_WEBHOOK_STORE_MAX_EVENTS === undefined){
+const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_STORE_MAX_EVENTS"},message:"must have required property '"+"PROXY_WEBHOOK_STORE_MAX_EVENTS"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -600,8 +603,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data.PROXY_APPROVAL_TTL_SECONDS === undefined){
-const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_APPROVAL_TTL_SECONDS"},message:"must have required property '"+"PROXY_APPROVAL_TTL_SECONDS"+"'"};
+if(data.PROXY_WEBHOOK_STORE_MAX_BYTES === undefined){
+const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_WEBHOOK_STORE_MAX_BYTES"},message:"must have required property '"+"PROXY_WEBHOOK_STORE_MAX_BYTES"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -610,8 +613,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data.PROXY_CONSOLE_ALLOWED_CLIENTS === undefined){
-const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_ALLOWED_CLIENTS"},message:"must have required property '"+"PROXY_CONSOLE_ALLOWED_CLIENTS"+"'"};
+if(data.PROXY_APPROVAL_TTL_SECONDS === undefined){
+const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_APPROVAL_TTL_SECONDS"},message:"must have required property '"+"PROXY_APPROVAL_TTL_SECONDS"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -620,8 +623,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data.PROXY_CONSOLE_TRUSTED_PROXIES === undefined){
-const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_TRUSTED_PROXIES"},message:"must have required property '"+"PROXY_CONSOLE_TRUSTED_PROXIES"+"'"};
+if(data.PROXY_CONSOLE_ALLOWED_CLIENTS === undefined){
+const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_ALLOWED_CLIENTS"},message:"must have required property '"+"PROXY_CONSOLE_ALLOWED_CLIENTS"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -630,8 +633,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data.PROXY_CONSOLE_USER_HEADER === undefined){
-const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_USER_HEADER"},message:"must have required property '"+"PROXY_CONSOLE_USER_HEADER"+"'"};
+if(data.PROXY_CONSOLE_TRUSTED_PROXIES === undefined){
+const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_TRUSTED_PROXIES"},message:"must have required property '"+"PROXY_CONSOLE_TRUSTED_PROXIES"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -640,8 +643,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data.PROXY_CONSOLE_APPROVERS === undefined){
-const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_APPROVERS"},message:"must have required property '"+"PROXY_CONSOLE_APPROVERS"+"'"};
+if(data.PROXY_CONSOLE_USER_HEADER === undefined){
+const err44 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_USER_HEADER"},message:"must have required property '"+"PROXY_CONSOLE_USER_HEADER"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -650,8 +653,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data.PROXY_MCP === undefined){
-const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_MCP"},message:"must have required property '"+"PROXY_MCP"+"'"};
+if(data.PROXY_CONSOLE_APPROVERS === undefined){
+const err45 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_APPROVERS"},message:"must have required property '"+"PROXY_CONSOLE_APPROVERS"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -660,8 +663,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS === undefined){
-const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS"},message:"must have required property '"+"PROXY_PAYMENTS"+"'"};
+if(data.PROXY_MCP === undefined){
+const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_MCP"},message:"must have required property '"+"PROXY_MCP"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -670,8 +673,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_PATHS === undefined){
-const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_PATHS"},message:"must have required property '"+"PROXY_PAYMENTS_PATHS"+"'"};
+if(data.PROXY_PAYMENTS === undefined){
+const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS"},message:"must have required property '"+"PROXY_PAYMENTS"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -680,8 +683,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER === undefined){
-const err48 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_TRANSACTION_ID_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_PATHS === undefined){
+const err48 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_PATHS"},message:"must have required property '"+"PROXY_PAYMENTS_PATHS"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -690,8 +693,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_STATUS_POINTER === undefined){
-const err49 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_STATUS_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_STATUS_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER === undefined){
+const err49 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_TRANSACTION_ID_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -700,8 +703,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_SUCCEEDED_STATUSES === undefined){
-const err50 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_SUCCEEDED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_SUCCEEDED_STATUSES"+"'"};
+if(data.PROXY_PAYMENTS_STATUS_POINTER === undefined){
+const err50 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_STATUS_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_STATUS_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -710,8 +713,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_FAILED_STATUSES === undefined){
-const err51 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_FAILED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_FAILED_STATUSES"+"'"};
+if(data.PROXY_PAYMENTS_SUCCEEDED_STATUSES === undefined){
+const err51 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_SUCCEEDED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_SUCCEEDED_STATUSES"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -720,8 +723,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_AMOUNT_POINTER === undefined){
-const err52 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_AMOUNT_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_AMOUNT_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_FAILED_STATUSES === undefined){
+const err52 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_FAILED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_FAILED_STATUSES"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -730,8 +733,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_CURRENCY_POINTER === undefined){
-const err53 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CURRENCY_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_CURRENCY_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_AMOUNT_POINTER === undefined){
+const err53 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_AMOUNT_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_AMOUNT_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -740,8 +743,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER === undefined){
-const err54 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_CURRENCY_POINTER === undefined){
+const err54 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CURRENCY_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_CURRENCY_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -750,8 +753,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER === undefined){
-const err55 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER === undefined){
+const err55 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -760,8 +763,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_CONFIRM === undefined){
-const err56 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CONFIRM"},message:"must have required property '"+"PROXY_PAYMENTS_CONFIRM"+"'"};
+if(data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER === undefined){
+const err56 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -770,8 +773,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUP_PATH === undefined){
-const err57 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_PATH"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_PATH"+"'"};
+if(data.PROXY_PAYMENTS_CONFIRM === undefined){
+const err57 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CONFIRM"},message:"must have required property '"+"PROXY_PAYMENTS_CONFIRM"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -780,8 +783,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUP_SCHEDULE === undefined){
-const err58 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_SCHEDULE"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_SCHEDULE"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUP_PATH === undefined){
+const err58 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_PATH"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_PATH"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -790,8 +793,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY === undefined){
-const err59 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_CONCURRENCY"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_CONCURRENCY"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUP_SCHEDULE === undefined){
+const err59 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_SCHEDULE"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_SCHEDULE"+"'"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -800,8 +803,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND === undefined){
-const err60 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUPS_PER_SECOND"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUPS_PER_SECOND"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY === undefined){
+const err60 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_CONCURRENCY"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_CONCURRENCY"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -810,13 +813,23 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_RETENTION_SECONDS === undefined){
-const err61 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_RETENTION_SECONDS"},message:"must have required property '"+"PROXY_PAYMENTS_RETENTION_SECONDS"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND === undefined){
+const err61 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUPS_PER_SECOND"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUPS_PER_SECOND"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
 else {
 vErrors.push(err61);
+}
+errors++;
+}
+if(data.PROXY_PAYMENTS_RETENTION_SECONDS === undefined){
+const err62 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_RETENTION_SECONDS"},message:"must have required property '"+"PROXY_PAYMENTS_RETENTION_SECONDS"+"'"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
 }
 errors++;
 }
@@ -838,12 +851,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err62 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err63 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err62];
+vErrors = [err63];
 }
 else {
-vErrors.push(err62);
+vErrors.push(err63);
 }
 errors++;
 }
@@ -857,12 +870,12 @@ data["PAYMENTS_FIAT_BASE_URL"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(func3(data0) < 1){
-const err63 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err64 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err63];
+vErrors = [err64];
 }
 else {
-vErrors.push(err63);
+vErrors.push(err64);
 }
 errors++;
 }
@@ -881,12 +894,12 @@ else if(data1 === null){
 coerced1 = "";
 }
 else {
-const err64 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err65 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err65];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err65);
 }
 errors++;
 }
@@ -900,12 +913,12 @@ data["PAYMENTS_FIAT_SANDBOX_BASE_URL"] = coerced1;
 }
 if(typeof data1 === "string"){
 if(func3(data1) < 1){
-const err65 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err66 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err66];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err66);
 }
 errors++;
 }
@@ -924,12 +937,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err66 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err67 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err67];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err67);
 }
 errors++;
 }
@@ -943,12 +956,12 @@ data["PAYMENTS_CRYPTO_BASE_URL"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err67 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err68 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err68];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -967,12 +980,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err68 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err69 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err69];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -986,12 +999,12 @@ data["PAYMENTS_CRYPTO_SANDBOX_BASE_URL"] = coerced3;
 }
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err69 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err70 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err70];
 }
 else {
-vErrors.push(err69);
+vErrors.push(err70);
 }
 errors++;
 }
@@ -1010,12 +1023,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err70 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err71 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err70];
+vErrors = [err71];
 }
 else {
-vErrors.push(err70);
+vErrors.push(err71);
 }
 errors++;
 }
@@ -1029,12 +1042,12 @@ data["PAYMENTS_PRODUCTION_API_KEY"] = coerced4;
 }
 if(typeof data4 === "string"){
 if(func3(data4) < 1){
-const err71 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err72 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err72];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err72);
 }
 errors++;
 }
@@ -1053,12 +1066,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err72 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err73 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err73];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err73);
 }
 errors++;
 }
@@ -1072,12 +1085,12 @@ data["PAYMENTS_PRODUCTION_API_KEY_FILE"] = coerced5;
 }
 if(typeof data5 === "string"){
 if(func3(data5) < 1){
-const err73 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err74 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err74];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err74);
 }
 errors++;
 }
@@ -1096,12 +1109,12 @@ else if(data6 === null){
 coerced6 = "";
 }
 else {
-const err74 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err75 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err75];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err75);
 }
 errors++;
 }
@@ -1115,12 +1128,12 @@ data["PAYMENTS_PRODUCTION_PUBLIC_KEY"] = coerced6;
 }
 if(typeof data6 === "string"){
 if(func3(data6) < 1){
-const err75 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err76 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err75];
+vErrors = [err76];
 }
 else {
-vErrors.push(err75);
+vErrors.push(err76);
 }
 errors++;
 }
@@ -1139,12 +1152,12 @@ else if(data7 === null){
 coerced7 = "";
 }
 else {
-const err76 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err77 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err76];
+vErrors = [err77];
 }
 else {
-vErrors.push(err76);
+vErrors.push(err77);
 }
 errors++;
 }
@@ -1158,12 +1171,12 @@ data["PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE"] = coerced7;
 }
 if(typeof data7 === "string"){
 if(func3(data7) < 1){
-const err77 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err78 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err77];
+vErrors = [err78];
 }
 else {
-vErrors.push(err77);
+vErrors.push(err78);
 }
 errors++;
 }
@@ -1182,12 +1195,12 @@ else if(data8 === null){
 coerced8 = "";
 }
 else {
-const err78 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err79 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err78];
+vErrors = [err79];
 }
 else {
-vErrors.push(err78);
+vErrors.push(err79);
 }
 errors++;
 }
@@ -1201,12 +1214,12 @@ data["PAYMENTS_SANDBOX_API_KEY"] = coerced8;
 }
 if(typeof data8 === "string"){
 if(func3(data8) < 1){
-const err79 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err80 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err80];
 }
 else {
-vErrors.push(err79);
+vErrors.push(err80);
 }
 errors++;
 }
@@ -1225,12 +1238,12 @@ else if(data9 === null){
 coerced9 = "";
 }
 else {
-const err80 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err81 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err80];
+vErrors = [err81];
 }
 else {
-vErrors.push(err80);
+vErrors.push(err81);
 }
 errors++;
 }
@@ -1244,12 +1257,12 @@ data["PAYMENTS_SANDBOX_API_KEY_FILE"] = coerced9;
 }
 if(typeof data9 === "string"){
 if(func3(data9) < 1){
-const err81 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err82 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err82];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err82);
 }
 errors++;
 }
@@ -1268,12 +1281,12 @@ else if(data10 === null){
 coerced10 = "";
 }
 else {
-const err82 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err83 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err83];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err83);
 }
 errors++;
 }
@@ -1287,12 +1300,12 @@ data["PAYMENTS_SANDBOX_PUBLIC_KEY"] = coerced10;
 }
 if(typeof data10 === "string"){
 if(func3(data10) < 1){
-const err83 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err84 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err84];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err84);
 }
 errors++;
 }
@@ -1311,12 +1324,12 @@ else if(data11 === null){
 coerced11 = "";
 }
 else {
-const err84 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err85 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err85];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err85);
 }
 errors++;
 }
@@ -1330,12 +1343,12 @@ data["PAYMENTS_SANDBOX_PUBLIC_KEY_FILE"] = coerced11;
 }
 if(typeof data11 === "string"){
 if(func3(data11) < 1){
-const err85 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err86 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err86];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err86);
 }
 errors++;
 }
@@ -1354,12 +1367,12 @@ else if(data12 === null){
 coerced12 = "";
 }
 else {
-const err86 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err87 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err87];
 }
 else {
-vErrors.push(err86);
+vErrors.push(err87);
 }
 errors++;
 }
@@ -1372,12 +1385,12 @@ data["PROXY_DEFAULT_ENVIRONMENT"] = coerced12;
 }
 }
 if(!((data12 === "production") || (data12 === "sandbox"))){
-const err87 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_DEFAULT_ENVIRONMENT.enum},message:"must be equal to one of the allowed values"};
+const err88 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_DEFAULT_ENVIRONMENT.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err87];
+vErrors = [err88];
 }
 else {
-vErrors.push(err87);
+vErrors.push(err88);
 }
 errors++;
 }
@@ -1394,12 +1407,12 @@ else if(data13 === null){
 coerced13 = "";
 }
 else {
-const err88 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err89 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err88];
+vErrors = [err89];
 }
 else {
-vErrors.push(err88);
+vErrors.push(err89);
 }
 errors++;
 }
@@ -1413,12 +1426,12 @@ data["PROXY_HOST"] = coerced13;
 }
 if(typeof data13 === "string"){
 if(func3(data13) < 1){
-const err89 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err90 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err90];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err90);
 }
 errors++;
 }
@@ -1433,12 +1446,12 @@ if(dataType14 === "boolean" || data14 === null
 coerced14 = +data14;
 }
 else {
-const err90 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err91 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err91];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err91);
 }
 errors++;
 }
@@ -1452,22 +1465,22 @@ data["PROXY_PORT"] = coerced14;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 65535 || isNaN(data14)){
-const err91 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-if(data14 < 0 || isNaN(data14)){
-const err92 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err92 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err92];
 }
 else {
 vErrors.push(err92);
+}
+errors++;
+}
+if(data14 < 0 || isNaN(data14)){
+const err93 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
 }
 errors++;
 }
@@ -1482,12 +1495,12 @@ if(dataType15 === "boolean" || data15 === null
 coerced15 = +data15;
 }
 else {
-const err93 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err94 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err94];
 }
 else {
-vErrors.push(err93);
+vErrors.push(err94);
 }
 errors++;
 }
@@ -1501,22 +1514,22 @@ data["PROXY_TOKEN_REFRESH_MARGIN_SECONDS"] = coerced15;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 86400 || isNaN(data15)){
-const err94 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-if(data15 < 0 || isNaN(data15)){
-const err95 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err95 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
 if(vErrors === null){
 vErrors = [err95];
 }
 else {
 vErrors.push(err95);
+}
+errors++;
+}
+if(data15 < 0 || isNaN(data15)){
+const err96 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
 }
 errors++;
 }
@@ -1531,12 +1544,12 @@ if(dataType16 === "boolean" || data16 === null
 coerced16 = +data16;
 }
 else {
-const err96 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err97 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err97];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err97);
 }
 errors++;
 }
@@ -1550,22 +1563,22 @@ data["PROXY_TOKEN_TIMEOUT_SECONDS"] = coerced16;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 120 || isNaN(data16)){
-const err97 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
-if(vErrors === null){
-vErrors = [err97];
-}
-else {
-vErrors.push(err97);
-}
-errors++;
-}
-if(data16 < 1 || isNaN(data16)){
-const err98 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err98 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
+}
+errors++;
+}
+if(data16 < 1 || isNaN(data16)){
+const err99 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }
@@ -1580,12 +1593,12 @@ if(dataType17 === "boolean" || data17 === null
 coerced17 = +data17;
 }
 else {
-const err99 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err100 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err99];
+vErrors = [err100];
 }
 else {
-vErrors.push(err99);
+vErrors.push(err100);
 }
 errors++;
 }
@@ -1599,22 +1612,22 @@ data["PROXY_TOKEN_MAX_LIFETIME_SECONDS"] = coerced17;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 604800 || isNaN(data17)){
-const err100 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
-}
-errors++;
-}
-if(data17 < 60 || isNaN(data17)){
-const err101 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err101 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
 if(vErrors === null){
 vErrors = [err101];
 }
 else {
 vErrors.push(err101);
+}
+errors++;
+}
+if(data17 < 60 || isNaN(data17)){
+const err102 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
 }
 errors++;
 }
@@ -1629,12 +1642,12 @@ if(dataType18 === "boolean" || data18 === null
 coerced18 = +data18;
 }
 else {
-const err102 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err103 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err102];
+vErrors = [err103];
 }
 else {
-vErrors.push(err102);
+vErrors.push(err103);
 }
 errors++;
 }
@@ -1648,22 +1661,22 @@ data["PROXY_TOKEN_RETRY_MIN_SECONDS"] = coerced18;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 3600 || isNaN(data18)){
-const err103 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-if(data18 < 1 || isNaN(data18)){
-const err104 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err104 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err104];
 }
 else {
 vErrors.push(err104);
+}
+errors++;
+}
+if(data18 < 1 || isNaN(data18)){
+const err105 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
 }
 errors++;
 }
@@ -1678,12 +1691,12 @@ if(dataType19 === "boolean" || data19 === null
 coerced19 = +data19;
 }
 else {
-const err105 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err106 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err105];
+vErrors = [err106];
 }
 else {
-vErrors.push(err105);
+vErrors.push(err106);
 }
 errors++;
 }
@@ -1697,22 +1710,22 @@ data["PROXY_TOKEN_RETRY_MAX_SECONDS"] = coerced19;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 3600 || isNaN(data19)){
-const err106 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err106];
-}
-else {
-vErrors.push(err106);
-}
-errors++;
-}
-if(data19 < 1 || isNaN(data19)){
-const err107 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err107 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err107];
 }
 else {
 vErrors.push(err107);
+}
+errors++;
+}
+if(data19 < 1 || isNaN(data19)){
+const err108 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
 }
 errors++;
 }
@@ -1729,12 +1742,12 @@ else if(data20 === null){
 coerced20 = "";
 }
 else {
-const err108 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err109 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err108];
+vErrors = [err109];
 }
 else {
-vErrors.push(err108);
+vErrors.push(err109);
 }
 errors++;
 }
@@ -1748,12 +1761,12 @@ data["PROXY_EGRESS_IP_URL"] = coerced20;
 }
 if(typeof data20 === "string"){
 if(func3(data20) < 1){
-const err109 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err110 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err110];
 }
 else {
-vErrors.push(err109);
+vErrors.push(err110);
 }
 errors++;
 }
@@ -1768,12 +1781,12 @@ if(dataType21 === "boolean" || data21 === null
 coerced21 = +data21;
 }
 else {
-const err110 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err111 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err111];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err111);
 }
 errors++;
 }
@@ -1787,22 +1800,22 @@ data["PROXY_EGRESS_IP_INTERVAL_SECONDS"] = coerced21;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 86400 || isNaN(data21)){
-const err111 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
-if(vErrors === null){
-vErrors = [err111];
-}
-else {
-vErrors.push(err111);
-}
-errors++;
-}
-if(data21 < 1 || isNaN(data21)){
-const err112 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err112 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
 if(vErrors === null){
 vErrors = [err112];
 }
 else {
 vErrors.push(err112);
+}
+errors++;
+}
+if(data21 < 1 || isNaN(data21)){
+const err113 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
 }
 errors++;
 }
@@ -1819,12 +1832,12 @@ else if(data22 === null){
 coerced22 = "";
 }
 else {
-const err113 = {instancePath:instancePath+"/PROXY_EXPECTED_EGRESS_IPS",schemaPath:"#/properties/PROXY_EXPECTED_EGRESS_IPS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err114 = {instancePath:instancePath+"/PROXY_EXPECTED_EGRESS_IPS",schemaPath:"#/properties/PROXY_EXPECTED_EGRESS_IPS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err113];
+vErrors = [err114];
 }
 else {
-vErrors.push(err113);
+vErrors.push(err114);
 }
 errors++;
 }
@@ -1848,12 +1861,12 @@ else if(data23 === null){
 coerced23 = "";
 }
 else {
-const err114 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err115 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err114];
+vErrors = [err115];
 }
 else {
-vErrors.push(err114);
+vErrors.push(err115);
 }
 errors++;
 }
@@ -1866,12 +1879,12 @@ data["PROXY_OUTBOUND_IP_FAMILY"] = coerced23;
 }
 }
 if(!((data23 === "ipv4") || (data23 === "any"))){
-const err115 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_OUTBOUND_IP_FAMILY.enum},message:"must be equal to one of the allowed values"};
+const err116 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_OUTBOUND_IP_FAMILY.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err115];
+vErrors = [err116];
 }
 else {
-vErrors.push(err115);
+vErrors.push(err116);
 }
 errors++;
 }
@@ -1885,12 +1898,12 @@ if(dataType24 === "boolean" || data24 === null
 coerced24 = +data24;
 }
 else {
-const err116 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err117 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err117];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err117);
 }
 errors++;
 }
@@ -1904,22 +1917,22 @@ data["PROXY_UPSTREAM_TIMEOUT_SECONDS"] = coerced24;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 3600 || isNaN(data24)){
-const err117 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err117];
-}
-else {
-vErrors.push(err117);
-}
-errors++;
-}
-if(data24 < 1 || isNaN(data24)){
-const err118 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err118 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err118];
 }
 else {
 vErrors.push(err118);
+}
+errors++;
+}
+if(data24 < 1 || isNaN(data24)){
+const err119 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
 }
 errors++;
 }
@@ -1934,12 +1947,12 @@ if(dataType25 === "boolean" || data25 === null
 coerced25 = +data25;
 }
 else {
-const err119 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err120 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err119];
+vErrors = [err120];
 }
 else {
-vErrors.push(err119);
+vErrors.push(err120);
 }
 errors++;
 }
@@ -1953,22 +1966,22 @@ data["PROXY_UPSTREAM_CONNECTIONS"] = coerced25;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 4096 || isNaN(data25)){
-const err120 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-}
-if(data25 < 1 || isNaN(data25)){
-const err121 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err121 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err121];
 }
 else {
 vErrors.push(err121);
+}
+errors++;
+}
+if(data25 < 1 || isNaN(data25)){
+const err122 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
 }
 errors++;
 }
@@ -1983,12 +1996,12 @@ if(dataType26 === "boolean" || data26 === null
 coerced26 = +data26;
 }
 else {
-const err122 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err123 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err122];
+vErrors = [err123];
 }
 else {
-vErrors.push(err122);
+vErrors.push(err123);
 }
 errors++;
 }
@@ -2002,22 +2015,22 @@ data["PROXY_BODY_LIMIT_BYTES"] = coerced26;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 67108864 || isNaN(data26)){
-const err123 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-}
-if(data26 < 1024 || isNaN(data26)){
-const err124 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+const err124 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
 if(vErrors === null){
 vErrors = [err124];
 }
 else {
 vErrors.push(err124);
+}
+errors++;
+}
+if(data26 < 1024 || isNaN(data26)){
+const err125 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
 }
 errors++;
 }
@@ -2034,12 +2047,12 @@ else if(data27 === null){
 coerced27 = "";
 }
 else {
-const err125 = {instancePath:instancePath+"/PROXY_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err126 = {instancePath:instancePath+"/PROXY_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err125];
+vErrors = [err126];
 }
 else {
-vErrors.push(err125);
+vErrors.push(err126);
 }
 errors++;
 }
@@ -2063,12 +2076,12 @@ else if(data28 === null){
 coerced28 = "";
 }
 else {
-const err126 = {instancePath:instancePath+"/PROXY_ALLOWED_HOSTS",schemaPath:"#/properties/PROXY_ALLOWED_HOSTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err127 = {instancePath:instancePath+"/PROXY_ALLOWED_HOSTS",schemaPath:"#/properties/PROXY_ALLOWED_HOSTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err126];
+vErrors = [err127];
 }
 else {
-vErrors.push(err126);
+vErrors.push(err127);
 }
 errors++;
 }
@@ -2090,12 +2103,12 @@ if(dataType29 === "boolean" || data29 === null
 coerced29 = +data29;
 }
 else {
-const err127 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err128 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err127];
+vErrors = [err128];
 }
 else {
-vErrors.push(err127);
+vErrors.push(err128);
 }
 errors++;
 }
@@ -2109,22 +2122,22 @@ data["PROXY_SHUTDOWN_GRACE_SECONDS"] = coerced29;
 }
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 3600 || isNaN(data29)){
-const err128 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-}
-if(data29 < 0 || isNaN(data29)){
-const err129 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err129 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err129];
 }
 else {
 vErrors.push(err129);
+}
+errors++;
+}
+if(data29 < 0 || isNaN(data29)){
+const err130 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
 }
 errors++;
 }
@@ -2142,12 +2155,12 @@ else if(data30 === null){
 coerced30 = "";
 }
 else {
-const err130 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err131 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err130];
+vErrors = [err131];
 }
 else {
-vErrors.push(err130);
+vErrors.push(err131);
 }
 errors++;
 }
@@ -2161,12 +2174,12 @@ data["PROXY_CALLERS_FILE"] = coerced30;
 }
 if(typeof data30 === "string"){
 if(func3(data30) < 1){
-const err131 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err132 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err131];
+vErrors = [err132];
 }
 else {
-vErrors.push(err131);
+vErrors.push(err132);
 }
 errors++;
 }
@@ -2184,12 +2197,12 @@ else if(data31 === null){
 coerced31 = "";
 }
 else {
-const err132 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err133 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err132];
+vErrors = [err133];
 }
 else {
-vErrors.push(err132);
+vErrors.push(err133);
 }
 errors++;
 }
@@ -2202,12 +2215,12 @@ data["PROXY_IDEMPOTENCY"] = coerced31;
 }
 }
 if(!((data31 === "on") || (data31 === "off"))){
-const err133 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_IDEMPOTENCY.enum},message:"must be equal to one of the allowed values"};
+const err134 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_IDEMPOTENCY.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err133];
+vErrors = [err134];
 }
 else {
-vErrors.push(err133);
+vErrors.push(err134);
 }
 errors++;
 }
@@ -2223,12 +2236,12 @@ else if(data32 === null){
 coerced32 = "";
 }
 else {
-const err134 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_KEY_POINTER",schemaPath:"#/properties/PROXY_IDEMPOTENCY_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err135 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_KEY_POINTER",schemaPath:"#/properties/PROXY_IDEMPOTENCY_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err134];
+vErrors = [err135];
 }
 else {
-vErrors.push(err134);
+vErrors.push(err135);
 }
 errors++;
 }
@@ -2250,12 +2263,12 @@ if(dataType33 === "boolean" || data33 === null
 coerced33 = +data33;
 }
 else {
-const err135 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err136 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err135];
+vErrors = [err136];
 }
 else {
-vErrors.push(err135);
+vErrors.push(err136);
 }
 errors++;
 }
@@ -2269,22 +2282,22 @@ data["PROXY_IDEMPOTENCY_TTL_SECONDS"] = coerced33;
 }
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 2592000 || isNaN(data33)){
-const err136 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
-}
-errors++;
-}
-if(data33 < 60 || isNaN(data33)){
-const err137 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err137 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
 if(vErrors === null){
 vErrors = [err137];
 }
 else {
 vErrors.push(err137);
+}
+errors++;
+}
+if(data33 < 60 || isNaN(data33)){
+const err138 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
 }
 errors++;
 }
@@ -2301,12 +2314,12 @@ else if(data34 === null){
 coerced34 = "";
 }
 else {
-const err138 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err139 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err138];
+vErrors = [err139];
 }
 else {
-vErrors.push(err138);
+vErrors.push(err139);
 }
 errors++;
 }
@@ -2319,12 +2332,12 @@ data["PROXY_PATH_ALLOW_DOTS"] = coerced34;
 }
 }
 if(!((data34 === "true") || (data34 === "false"))){
-const err139 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PATH_ALLOW_DOTS.enum},message:"must be equal to one of the allowed values"};
+const err140 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PATH_ALLOW_DOTS.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err139];
+vErrors = [err140];
 }
 else {
-vErrors.push(err139);
+vErrors.push(err140);
 }
 errors++;
 }
@@ -2341,12 +2354,12 @@ else if(data35 === null){
 coerced35 = "";
 }
 else {
-const err140 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err141 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err140];
+vErrors = [err141];
 }
 else {
-vErrors.push(err140);
+vErrors.push(err141);
 }
 errors++;
 }
@@ -2360,12 +2373,12 @@ data["PROXY_REDIS_URL"] = coerced35;
 }
 if(typeof data35 === "string"){
 if(func3(data35) < 1){
-const err141 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err142 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err141];
+vErrors = [err142];
 }
 else {
-vErrors.push(err141);
+vErrors.push(err142);
 }
 errors++;
 }
@@ -2384,12 +2397,12 @@ else if(data36 === null){
 coerced36 = "";
 }
 else {
-const err142 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err143 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err142];
+vErrors = [err143];
 }
 else {
-vErrors.push(err142);
+vErrors.push(err143);
 }
 errors++;
 }
@@ -2403,12 +2416,12 @@ data["PROXY_REDIS_URL_FILE"] = coerced36;
 }
 if(typeof data36 === "string"){
 if(func3(data36) < 1){
-const err143 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err144 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err143];
+vErrors = [err144];
 }
 else {
-vErrors.push(err143);
+vErrors.push(err144);
 }
 errors++;
 }
@@ -2426,12 +2439,12 @@ else if(data37 === null){
 coerced37 = "";
 }
 else {
-const err144 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err145 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err144];
+vErrors = [err145];
 }
 else {
-vErrors.push(err144);
+vErrors.push(err145);
 }
 errors++;
 }
@@ -2445,12 +2458,12 @@ data["PROXY_REDIS_KEY_PREFIX"] = coerced37;
 }
 if(typeof data37 === "string"){
 if(!pattern0.test(data37)){
-const err145 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:._-]{0,64}$"},message:"must match pattern \""+"^[A-Za-z0-9:._-]{0,64}$"+"\""};
+const err146 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:._-]{0,64}$"},message:"must match pattern \""+"^[A-Za-z0-9:._-]{0,64}$"+"\""};
 if(vErrors === null){
-vErrors = [err145];
+vErrors = [err146];
 }
 else {
-vErrors.push(err145);
+vErrors.push(err146);
 }
 errors++;
 }
@@ -2467,12 +2480,12 @@ else if(data38 === null){
 coerced38 = "";
 }
 else {
-const err146 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err147 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err146];
+vErrors = [err147];
 }
 else {
-vErrors.push(err146);
+vErrors.push(err147);
 }
 errors++;
 }
@@ -2485,12 +2498,12 @@ data["PROXY_ALLOW_UNKNOWN_VARIABLES"] = coerced38;
 }
 }
 if(!((data38 === "true") || (data38 === "false"))){
-const err147 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_ALLOW_UNKNOWN_VARIABLES.enum},message:"must be equal to one of the allowed values"};
+const err148 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_ALLOW_UNKNOWN_VARIABLES.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err147];
+vErrors = [err148];
 }
 else {
-vErrors.push(err147);
+vErrors.push(err148);
 }
 errors++;
 }
@@ -2506,12 +2519,12 @@ else if(data39 === null){
 coerced39 = "";
 }
 else {
-const err148 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err149 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err148];
+vErrors = [err149];
 }
 else {
-vErrors.push(err148);
+vErrors.push(err149);
 }
 errors++;
 }
@@ -2524,12 +2537,12 @@ data["LOG_LEVEL"] = coerced39;
 }
 }
 if(!(((((((data39 === "fatal") || (data39 === "error")) || (data39 === "warn")) || (data39 === "info")) || (data39 === "debug")) || (data39 === "trace")) || (data39 === "silent"))){
-const err149 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
+const err150 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err149];
+vErrors = [err150];
 }
 else {
-vErrors.push(err149);
+vErrors.push(err150);
 }
 errors++;
 }
@@ -2546,12 +2559,12 @@ else if(data40 === null){
 coerced40 = "";
 }
 else {
-const err150 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err151 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err150];
+vErrors = [err151];
 }
 else {
-vErrors.push(err150);
+vErrors.push(err151);
 }
 errors++;
 }
@@ -2565,12 +2578,12 @@ data["PROXY_WEBHOOK_LISTEN"] = coerced40;
 }
 if(typeof data40 === "string"){
 if(func3(data40) < 1){
-const err151 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err152 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err151];
+vErrors = [err152];
 }
 else {
-vErrors.push(err151);
+vErrors.push(err152);
 }
 errors++;
 }
@@ -2589,12 +2602,12 @@ else if(data41 === null){
 coerced41 = "";
 }
 else {
-const err152 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err153 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err152];
+vErrors = [err153];
 }
 else {
-vErrors.push(err152);
+vErrors.push(err153);
 }
 errors++;
 }
@@ -2608,12 +2621,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN"] = coerced41;
 }
 if(typeof data41 === "string"){
 if(func3(data41) < 1){
-const err153 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err154 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err153];
+vErrors = [err154];
 }
 else {
-vErrors.push(err153);
+vErrors.push(err154);
 }
 errors++;
 }
@@ -2632,12 +2645,12 @@ else if(data42 === null){
 coerced42 = "";
 }
 else {
-const err154 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err155 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err154];
+vErrors = [err155];
 }
 else {
-vErrors.push(err154);
+vErrors.push(err155);
 }
 errors++;
 }
@@ -2651,12 +2664,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN_FILE"] = coerced42;
 }
 if(typeof data42 === "string"){
 if(func3(data42) < 1){
-const err155 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err156 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err155];
+vErrors = [err156];
 }
 else {
-vErrors.push(err155);
+vErrors.push(err156);
 }
 errors++;
 }
@@ -2675,12 +2688,12 @@ else if(data43 === null){
 coerced43 = "";
 }
 else {
-const err156 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err157 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err156];
+vErrors = [err157];
 }
 else {
-vErrors.push(err156);
+vErrors.push(err157);
 }
 errors++;
 }
@@ -2694,12 +2707,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS"] = coerced43;
 }
 if(typeof data43 === "string"){
 if(func3(data43) < 1){
-const err157 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err158 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err157];
+vErrors = [err158];
 }
 else {
-vErrors.push(err157);
+vErrors.push(err158);
 }
 errors++;
 }
@@ -2717,12 +2730,12 @@ else if(data44 === null){
 coerced44 = "";
 }
 else {
-const err158 = {instancePath:instancePath+"/PROXY_WEBHOOK_ALLOWED_SOURCES",schemaPath:"#/properties/PROXY_WEBHOOK_ALLOWED_SOURCES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err159 = {instancePath:instancePath+"/PROXY_WEBHOOK_ALLOWED_SOURCES",schemaPath:"#/properties/PROXY_WEBHOOK_ALLOWED_SOURCES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err158];
+vErrors = [err159];
 }
 else {
-vErrors.push(err158);
+vErrors.push(err159);
 }
 errors++;
 }
@@ -2746,12 +2759,12 @@ else if(data45 === null){
 coerced45 = "";
 }
 else {
-const err159 = {instancePath:instancePath+"/PROXY_WEBHOOK_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_WEBHOOK_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err160 = {instancePath:instancePath+"/PROXY_WEBHOOK_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_WEBHOOK_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err159];
+vErrors = [err160];
 }
 else {
-vErrors.push(err159);
+vErrors.push(err160);
 }
 errors++;
 }
@@ -2776,12 +2789,12 @@ else if(data46 === null){
 coerced46 = "";
 }
 else {
-const err160 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err161 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err160];
+vErrors = [err161];
 }
 else {
-vErrors.push(err160);
+vErrors.push(err161);
 }
 errors++;
 }
@@ -2795,12 +2808,12 @@ data["PROXY_WEBHOOK_VERIFY_SECRET"] = coerced46;
 }
 if(typeof data46 === "string"){
 if(func3(data46) < 1){
-const err161 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err162 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err161];
+vErrors = [err162];
 }
 else {
-vErrors.push(err161);
+vErrors.push(err162);
 }
 errors++;
 }
@@ -2819,12 +2832,12 @@ else if(data47 === null){
 coerced47 = "";
 }
 else {
-const err162 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err163 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err162];
+vErrors = [err163];
 }
 else {
-vErrors.push(err162);
+vErrors.push(err163);
 }
 errors++;
 }
@@ -2838,12 +2851,12 @@ data["PROXY_WEBHOOK_VERIFY_SECRET_FILE"] = coerced47;
 }
 if(typeof data47 === "string"){
 if(func3(data47) < 1){
-const err163 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err164 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err163];
+vErrors = [err164];
 }
 else {
-vErrors.push(err163);
+vErrors.push(err164);
 }
 errors++;
 }
@@ -2861,12 +2874,12 @@ else if(data48 === null){
 coerced48 = "";
 }
 else {
-const err164 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err165 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err164];
+vErrors = [err165];
 }
 else {
-vErrors.push(err164);
+vErrors.push(err165);
 }
 errors++;
 }
@@ -2879,12 +2892,12 @@ data["PROXY_WEBHOOK_VERIFY_SCHEME"] = coerced48;
 }
 }
 if(!((data48 === "header-secret") || (data48 === "hmac"))){
-const err165 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_SCHEME.enum},message:"must be equal to one of the allowed values"};
+const err166 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_SCHEME.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err165];
+vErrors = [err166];
 }
 else {
-vErrors.push(err165);
+vErrors.push(err166);
 }
 errors++;
 }
@@ -2900,12 +2913,12 @@ else if(data49 === null){
 coerced49 = "";
 }
 else {
-const err166 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err167 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err166];
+vErrors = [err167];
 }
 else {
-vErrors.push(err166);
+vErrors.push(err167);
 }
 errors++;
 }
@@ -2919,12 +2932,12 @@ data["PROXY_WEBHOOK_VERIFY_HEADER"] = coerced49;
 }
 if(typeof data49 === "string"){
 if(!pattern1.test(data49)){
-const err167 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err168 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err167];
+vErrors = [err168];
 }
 else {
-vErrors.push(err167);
+vErrors.push(err168);
 }
 errors++;
 }
@@ -2941,12 +2954,12 @@ else if(data50 === null){
 coerced50 = "";
 }
 else {
-const err168 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err169 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err168];
+vErrors = [err169];
 }
 else {
-vErrors.push(err168);
+vErrors.push(err169);
 }
 errors++;
 }
@@ -2959,12 +2972,12 @@ data["PROXY_WEBHOOK_VERIFY_ALGORITHM"] = coerced50;
 }
 }
 if(!((data50 === "sha256") || (data50 === "sha512"))){
-const err169 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
+const err170 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err169];
+vErrors = [err170];
 }
 else {
-vErrors.push(err169);
+vErrors.push(err170);
 }
 errors++;
 }
@@ -2980,12 +2993,12 @@ else if(data51 === null){
 coerced51 = "";
 }
 else {
-const err170 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err171 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err170];
+vErrors = [err171];
 }
 else {
-vErrors.push(err170);
+vErrors.push(err171);
 }
 errors++;
 }
@@ -2998,12 +3011,12 @@ data["PROXY_WEBHOOK_VERIFY_ENCODING"] = coerced51;
 }
 }
 if(!((data51 === "hex") || (data51 === "base64"))){
-const err171 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ENCODING.enum},message:"must be equal to one of the allowed values"};
+const err172 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ENCODING.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err171];
+vErrors = [err172];
 }
 else {
-vErrors.push(err171);
+vErrors.push(err172);
 }
 errors++;
 }
@@ -3019,12 +3032,12 @@ else if(data52 === null){
 coerced52 = "";
 }
 else {
-const err172 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_PREFIX",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err173 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_PREFIX",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err172];
+vErrors = [err173];
 }
 else {
-vErrors.push(err172);
+vErrors.push(err173);
 }
 errors++;
 }
@@ -3046,12 +3059,12 @@ if(dataType53 === "boolean" || data53 === null
 coerced53 = +data53;
 }
 else {
-const err173 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err174 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err173];
+vErrors = [err174];
 }
 else {
-vErrors.push(err173);
+vErrors.push(err174);
 }
 errors++;
 }
@@ -3065,22 +3078,22 @@ data["PROXY_WEBHOOK_BODY_LIMIT_BYTES"] = coerced53;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 > 67108864 || isNaN(data53)){
-const err174 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
-if(vErrors === null){
-vErrors = [err174];
-}
-else {
-vErrors.push(err174);
-}
-errors++;
-}
-if(data53 < 1024 || isNaN(data53)){
-const err175 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+const err175 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
 if(vErrors === null){
 vErrors = [err175];
 }
 else {
 vErrors.push(err175);
+}
+errors++;
+}
+if(data53 < 1024 || isNaN(data53)){
+const err176 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
 }
 errors++;
 }
@@ -3098,12 +3111,12 @@ else if(data54 === null){
 coerced54 = "";
 }
 else {
-const err176 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err177 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err176];
+vErrors = [err177];
 }
 else {
-vErrors.push(err176);
+vErrors.push(err177);
 }
 errors++;
 }
@@ -3117,12 +3130,12 @@ data["PROXY_WEBHOOK_EVENT_ID_POINTER"] = coerced54;
 }
 if(typeof data54 === "string"){
 if(func3(data54) < 1){
-const err177 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err178 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err177];
+vErrors = [err178];
 }
 else {
-vErrors.push(err177);
+vErrors.push(err178);
 }
 errors++;
 }
@@ -3141,12 +3154,12 @@ else if(data55 === null){
 coerced55 = "";
 }
 else {
-const err178 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err179 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err178];
+vErrors = [err179];
 }
 else {
-vErrors.push(err178);
+vErrors.push(err179);
 }
 errors++;
 }
@@ -3160,12 +3173,12 @@ data["PROXY_WEBHOOK_EVENT_ID_HEADER"] = coerced55;
 }
 if(typeof data55 === "string"){
 if(!pattern1.test(data55)){
-const err179 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err180 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err179];
+vErrors = [err180];
 }
 else {
-vErrors.push(err179);
+vErrors.push(err180);
 }
 errors++;
 }
@@ -3181,12 +3194,12 @@ if(dataType56 === "boolean" || data56 === null
 coerced56 = +data56;
 }
 else {
-const err180 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err181 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err180];
+vErrors = [err181];
 }
 else {
-vErrors.push(err180);
+vErrors.push(err181);
 }
 errors++;
 }
@@ -3200,22 +3213,22 @@ data["PROXY_WEBHOOK_RETENTION_SECONDS"] = coerced56;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 > 31536000 || isNaN(data56)){
-const err181 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
-if(vErrors === null){
-vErrors = [err181];
-}
-else {
-vErrors.push(err181);
-}
-errors++;
-}
-if(data56 < 3600 || isNaN(data56)){
-const err182 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+const err182 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err182];
 }
 else {
 vErrors.push(err182);
+}
+errors++;
+}
+if(data56 < 3600 || isNaN(data56)){
+const err183 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
 }
 errors++;
 }
@@ -3233,12 +3246,12 @@ else if(data57 === null){
 coerced57 = "";
 }
 else {
-const err183 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err184 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err183];
+vErrors = [err184];
 }
 else {
-vErrors.push(err183);
+vErrors.push(err184);
 }
 errors++;
 }
@@ -3252,12 +3265,12 @@ data["PROXY_WEBHOOK_DELIVER_TO"] = coerced57;
 }
 if(typeof data57 === "string"){
 if(func3(data57) < 1){
-const err184 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err185 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err184];
+vErrors = [err185];
 }
 else {
-vErrors.push(err184);
+vErrors.push(err185);
 }
 errors++;
 }
@@ -3276,12 +3289,12 @@ else if(data58 === null){
 coerced58 = "";
 }
 else {
-const err185 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err186 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err185];
+vErrors = [err186];
 }
 else {
-vErrors.push(err185);
+vErrors.push(err186);
 }
 errors++;
 }
@@ -3295,12 +3308,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET"] = coerced58;
 }
 if(typeof data58 === "string"){
 if(func3(data58) < 1){
-const err186 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err187 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err186];
+vErrors = [err187];
 }
 else {
-vErrors.push(err186);
+vErrors.push(err187);
 }
 errors++;
 }
@@ -3319,12 +3332,12 @@ else if(data59 === null){
 coerced59 = "";
 }
 else {
-const err187 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err188 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err187];
+vErrors = [err188];
 }
 else {
-vErrors.push(err187);
+vErrors.push(err188);
 }
 errors++;
 }
@@ -3338,12 +3351,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET_FILE"] = coerced59;
 }
 if(typeof data59 === "string"){
 if(func3(data59) < 1){
-const err188 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err189 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err188];
+vErrors = [err189];
 }
 else {
-vErrors.push(err188);
+vErrors.push(err189);
 }
 errors++;
 }
@@ -3362,12 +3375,12 @@ else if(data60 === null){
 coerced60 = "";
 }
 else {
-const err189 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err190 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err189];
+vErrors = [err190];
 }
 else {
-vErrors.push(err189);
+vErrors.push(err190);
 }
 errors++;
 }
@@ -3381,12 +3394,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS"] = coerced60;
 }
 if(typeof data60 === "string"){
 if(func3(data60) < 1){
-const err190 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err191 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err190];
+vErrors = [err191];
 }
 else {
-vErrors.push(err190);
+vErrors.push(err191);
 }
 errors++;
 }
@@ -3402,12 +3415,12 @@ if(dataType61 === "boolean" || data61 === null
 coerced61 = +data61;
 }
 else {
-const err191 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err192 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err191];
+vErrors = [err192];
 }
 else {
-vErrors.push(err191);
+vErrors.push(err192);
 }
 errors++;
 }
@@ -3421,22 +3434,22 @@ data["PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS"] = coerced61;
 }
 if((typeof data61 == "number") && (isFinite(data61))){
 if(data61 > 300 || isNaN(data61)){
-const err192 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300},message:"must be <= 300"};
-if(vErrors === null){
-vErrors = [err192];
-}
-else {
-vErrors.push(err192);
-}
-errors++;
-}
-if(data61 < 1 || isNaN(data61)){
-const err193 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err193 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300},message:"must be <= 300"};
 if(vErrors === null){
 vErrors = [err193];
 }
 else {
 vErrors.push(err193);
+}
+errors++;
+}
+if(data61 < 1 || isNaN(data61)){
+const err194 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
 }
 errors++;
 }
@@ -3453,12 +3466,12 @@ else if(data62 === null){
 coerced62 = "";
 }
 else {
-const err194 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETRY_SCHEDULE",schemaPath:"#/properties/PROXY_WEBHOOK_RETRY_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err195 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETRY_SCHEDULE",schemaPath:"#/properties/PROXY_WEBHOOK_RETRY_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err194];
+vErrors = [err195];
 }
 else {
-vErrors.push(err194);
+vErrors.push(err195);
 }
 errors++;
 }
@@ -3483,12 +3496,12 @@ else if(data63 === null){
 coerced63 = "";
 }
 else {
-const err195 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err196 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err195];
+vErrors = [err196];
 }
 else {
-vErrors.push(err195);
+vErrors.push(err196);
 }
 errors++;
 }
@@ -3502,12 +3515,12 @@ data["PROXY_WEBHOOK_ORDER_KEY_POINTER"] = coerced63;
 }
 if(typeof data63 === "string"){
 if(func3(data63) < 1){
-const err196 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err197 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err196];
+vErrors = [err197];
 }
 else {
-vErrors.push(err196);
+vErrors.push(err197);
 }
 errors++;
 }
@@ -3523,12 +3536,12 @@ if(dataType64 === "boolean" || data64 === null
 coerced64 = +data64;
 }
 else {
-const err197 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err198 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err197];
+vErrors = [err198];
 }
 else {
-vErrors.push(err197);
+vErrors.push(err198);
 }
 errors++;
 }
@@ -3542,22 +3555,22 @@ data["PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS"] = coerced64;
 }
 if((typeof data64 == "number") && (isFinite(data64))){
 if(data64 > 31536000 || isNaN(data64)){
-const err198 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
-if(vErrors === null){
-vErrors = [err198];
-}
-else {
-vErrors.push(err198);
-}
-errors++;
-}
-if(data64 < 1 || isNaN(data64)){
-const err199 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err199 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err199];
 }
 else {
 vErrors.push(err199);
+}
+errors++;
+}
+if(data64 < 1 || isNaN(data64)){
+const err200 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
 }
 errors++;
 }
@@ -3572,12 +3585,12 @@ if(dataType65 === "boolean" || data65 === null
 coerced65 = +data65;
 }
 else {
-const err200 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err201 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err200];
+vErrors = [err201];
 }
 else {
-vErrors.push(err200);
+vErrors.push(err201);
 }
 errors++;
 }
@@ -3591,17 +3604,7 @@ data["PROXY_WEBHOOK_CONCURRENCY"] = coerced65;
 }
 if((typeof data65 == "number") && (isFinite(data65))){
 if(data65 > 256 || isNaN(data65)){
-const err201 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"};
-if(vErrors === null){
-vErrors = [err201];
-}
-else {
-vErrors.push(err201);
-}
-errors++;
-}
-if(data65 < 1 || isNaN(data65)){
-const err202 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err202 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -3610,20 +3613,8 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-let data66 = data.PROXY_WEBHOOK_STORE_PATH;
-if(typeof data66 !== "string"){
-let dataType66 = typeof data66;
-let coerced66 = undefined;
-if(!(coerced66 !== undefined)){
-if(dataType66 == "number" || dataType66 == "boolean"){
-coerced66 = "" + data66;
-}
-else if(data66 === null){
-coerced66 = "";
-}
-else {
-const err203 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65 < 1 || isNaN(data65)){
+const err203 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -3633,16 +3624,17 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(coerced66 !== undefined){
-data66 = coerced66;
-if(data !== undefined){
-data["PROXY_WEBHOOK_STORE_PATH"] = coerced66;
+let data66 = data.PROXY_WEBHOOK_RATE_WHILE_PROXYING;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+let dataType66 = typeof data66;
+let coerced66 = undefined;
+if(!(coerced66 !== undefined)){
+if(dataType66 === "boolean" || data66 === null
+              || (dataType66 === "string" && data66 && data66 == +data66 && !(data66 % 1))){
+coerced66 = +data66;
 }
-}
-}
-if(typeof data66 === "string"){
-if(func3(data66) < 1){
-const err204 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err204 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -3652,17 +3644,16 @@ vErrors.push(err204);
 errors++;
 }
 }
-let data67 = data.PROXY_WEBHOOK_STORE_MAX_EVENTS;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
-let dataType67 = typeof data67;
-let coerced67 = undefined;
-if(!(coerced67 !== undefined)){
-if(dataType67 === "boolean" || data67 === null
-              || (dataType67 === "string" && data67 && data67 == +data67 && !(data67 % 1))){
-coerced67 = +data67;
+if(coerced66 !== undefined){
+data66 = coerced66;
+if(data !== undefined){
+data["PROXY_WEBHOOK_RATE_WHILE_PROXYING"] = coerced66;
 }
-else {
-const err205 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 > 1000000 || isNaN(data66)){
+const err205 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -3671,17 +3662,8 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-if(coerced67 !== undefined){
-data67 = coerced67;
-if(data !== undefined){
-data["PROXY_WEBHOOK_STORE_MAX_EVENTS"] = coerced67;
-}
-}
-}
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 < 1 || isNaN(data67)){
-const err206 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data66 < 0 || isNaN(data66)){
+const err206 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -3691,17 +3673,19 @@ vErrors.push(err206);
 errors++;
 }
 }
-let data68 = data.PROXY_WEBHOOK_STORE_MAX_BYTES;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-let dataType68 = typeof data68;
-let coerced68 = undefined;
-if(!(coerced68 !== undefined)){
-if(dataType68 === "boolean" || data68 === null
-              || (dataType68 === "string" && data68 && data68 == +data68 && !(data68 % 1))){
-coerced68 = +data68;
+let data67 = data.PROXY_WEBHOOK_STORE_PATH;
+if(typeof data67 !== "string"){
+let dataType67 = typeof data67;
+let coerced67 = undefined;
+if(!(coerced67 !== undefined)){
+if(dataType67 == "number" || dataType67 == "boolean"){
+coerced67 = "" + data67;
+}
+else if(data67 === null){
+coerced67 = "";
 }
 else {
-const err207 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err207 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -3711,16 +3695,16 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(coerced68 !== undefined){
-data68 = coerced68;
+if(coerced67 !== undefined){
+data67 = coerced67;
 if(data !== undefined){
-data["PROXY_WEBHOOK_STORE_MAX_BYTES"] = coerced68;
+data["PROXY_WEBHOOK_STORE_PATH"] = coerced67;
 }
 }
 }
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 < 1048576 || isNaN(data68)){
-const err208 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"};
+if(typeof data67 === "string"){
+if(func3(data67) < 1){
+const err208 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -3730,17 +3714,17 @@ vErrors.push(err208);
 errors++;
 }
 }
-let data69 = data.PROXY_APPROVAL_TTL_SECONDS;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
-let dataType69 = typeof data69;
-let coerced69 = undefined;
-if(!(coerced69 !== undefined)){
-if(dataType69 === "boolean" || data69 === null
-              || (dataType69 === "string" && data69 && data69 == +data69 && !(data69 % 1))){
-coerced69 = +data69;
+let data68 = data.PROXY_WEBHOOK_STORE_MAX_EVENTS;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+let dataType68 = typeof data68;
+let coerced68 = undefined;
+if(!(coerced68 !== undefined)){
+if(dataType68 === "boolean" || data68 === null
+              || (dataType68 === "string" && data68 && data68 == +data68 && !(data68 % 1))){
+coerced68 = +data68;
 }
 else {
-const err209 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err209 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -3750,16 +3734,16 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(coerced69 !== undefined){
-data69 = coerced69;
+if(coerced68 !== undefined){
+data68 = coerced68;
 if(data !== undefined){
-data["PROXY_APPROVAL_TTL_SECONDS"] = coerced69;
+data["PROXY_WEBHOOK_STORE_MAX_EVENTS"] = coerced68;
 }
 }
 }
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 > 2592000 || isNaN(data69)){
-const err210 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 < 1 || isNaN(data68)){
+const err210 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -3768,8 +3752,18 @@ vErrors.push(err210);
 }
 errors++;
 }
-if(data69 < 60 || isNaN(data69)){
-const err211 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+}
+let data69 = data.PROXY_WEBHOOK_STORE_MAX_BYTES;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+let dataType69 = typeof data69;
+let coerced69 = undefined;
+if(!(coerced69 !== undefined)){
+if(dataType69 === "boolean" || data69 === null
+              || (dataType69 === "string" && data69 && data69 == +data69 && !(data69 % 1))){
+coerced69 = +data69;
+}
+else {
+const err211 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -3779,20 +3773,16 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data.PROXY_APPROVAL_NOTIFY_URL !== undefined){
-let data70 = data.PROXY_APPROVAL_NOTIFY_URL;
-if(typeof data70 !== "string"){
-let dataType70 = typeof data70;
-let coerced70 = undefined;
-if(!(coerced70 !== undefined)){
-if(dataType70 == "number" || dataType70 == "boolean"){
-coerced70 = "" + data70;
+if(coerced69 !== undefined){
+data69 = coerced69;
+if(data !== undefined){
+data["PROXY_WEBHOOK_STORE_MAX_BYTES"] = coerced69;
 }
-else if(data70 === null){
-coerced70 = "";
 }
-else {
-const err212 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 < 1048576 || isNaN(data69)){
+const err212 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -3802,16 +3792,17 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(coerced70 !== undefined){
-data70 = coerced70;
-if(data !== undefined){
-data["PROXY_APPROVAL_NOTIFY_URL"] = coerced70;
+let data70 = data.PROXY_APPROVAL_TTL_SECONDS;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+let dataType70 = typeof data70;
+let coerced70 = undefined;
+if(!(coerced70 !== undefined)){
+if(dataType70 === "boolean" || data70 === null
+              || (dataType70 === "string" && data70 && data70 == +data70 && !(data70 % 1))){
+coerced70 = +data70;
 }
-}
-}
-if(typeof data70 === "string"){
-if(func3(data70) < 1){
-const err213 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err213 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -3821,9 +3812,37 @@ vErrors.push(err213);
 errors++;
 }
 }
+if(coerced70 !== undefined){
+data70 = coerced70;
+if(data !== undefined){
+data["PROXY_APPROVAL_TTL_SECONDS"] = coerced70;
 }
-if(data.PROXY_APPROVAL_SIGNING_SECRET !== undefined){
-let data71 = data.PROXY_APPROVAL_SIGNING_SECRET;
+}
+}
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 > 2592000 || isNaN(data70)){
+const err214 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+if(data70 < 60 || isNaN(data70)){
+const err215 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+}
+if(data.PROXY_APPROVAL_NOTIFY_URL !== undefined){
+let data71 = data.PROXY_APPROVAL_NOTIFY_URL;
 if(typeof data71 !== "string"){
 let dataType71 = typeof data71;
 let coerced71 = undefined;
@@ -3835,12 +3854,12 @@ else if(data71 === null){
 coerced71 = "";
 }
 else {
-const err214 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err216 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err214];
+vErrors = [err216];
 }
 else {
-vErrors.push(err214);
+vErrors.push(err216);
 }
 errors++;
 }
@@ -3848,25 +3867,25 @@ errors++;
 if(coerced71 !== undefined){
 data71 = coerced71;
 if(data !== undefined){
-data["PROXY_APPROVAL_SIGNING_SECRET"] = coerced71;
+data["PROXY_APPROVAL_NOTIFY_URL"] = coerced71;
 }
 }
 }
 if(typeof data71 === "string"){
 if(func3(data71) < 1){
-const err215 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err217 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err215];
+vErrors = [err217];
 }
 else {
-vErrors.push(err215);
+vErrors.push(err217);
 }
 errors++;
 }
 }
 }
-if(data.PROXY_APPROVAL_SIGNING_SECRET_FILE !== undefined){
-let data72 = data.PROXY_APPROVAL_SIGNING_SECRET_FILE;
+if(data.PROXY_APPROVAL_SIGNING_SECRET !== undefined){
+let data72 = data.PROXY_APPROVAL_SIGNING_SECRET;
 if(typeof data72 !== "string"){
 let dataType72 = typeof data72;
 let coerced72 = undefined;
@@ -3878,12 +3897,12 @@ else if(data72 === null){
 coerced72 = "";
 }
 else {
-const err216 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err218 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err216];
+vErrors = [err218];
 }
 else {
-vErrors.push(err216);
+vErrors.push(err218);
 }
 errors++;
 }
@@ -3891,25 +3910,25 @@ errors++;
 if(coerced72 !== undefined){
 data72 = coerced72;
 if(data !== undefined){
-data["PROXY_APPROVAL_SIGNING_SECRET_FILE"] = coerced72;
+data["PROXY_APPROVAL_SIGNING_SECRET"] = coerced72;
 }
 }
 }
 if(typeof data72 === "string"){
 if(func3(data72) < 1){
-const err217 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err219 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err217];
+vErrors = [err219];
 }
 else {
-vErrors.push(err217);
+vErrors.push(err219);
 }
 errors++;
 }
 }
 }
-if(data.PROXY_APPROVAL_SEALING_SECRET !== undefined){
-let data73 = data.PROXY_APPROVAL_SEALING_SECRET;
+if(data.PROXY_APPROVAL_SIGNING_SECRET_FILE !== undefined){
+let data73 = data.PROXY_APPROVAL_SIGNING_SECRET_FILE;
 if(typeof data73 !== "string"){
 let dataType73 = typeof data73;
 let coerced73 = undefined;
@@ -3921,12 +3940,12 @@ else if(data73 === null){
 coerced73 = "";
 }
 else {
-const err218 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err220 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err218];
+vErrors = [err220];
 }
 else {
-vErrors.push(err218);
+vErrors.push(err220);
 }
 errors++;
 }
@@ -3934,25 +3953,25 @@ errors++;
 if(coerced73 !== undefined){
 data73 = coerced73;
 if(data !== undefined){
-data["PROXY_APPROVAL_SEALING_SECRET"] = coerced73;
+data["PROXY_APPROVAL_SIGNING_SECRET_FILE"] = coerced73;
 }
 }
 }
 if(typeof data73 === "string"){
 if(func3(data73) < 1){
-const err219 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err221 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err219];
+vErrors = [err221];
 }
 else {
-vErrors.push(err219);
+vErrors.push(err221);
 }
 errors++;
 }
 }
 }
-if(data.PROXY_APPROVAL_SEALING_SECRET_FILE !== undefined){
-let data74 = data.PROXY_APPROVAL_SEALING_SECRET_FILE;
+if(data.PROXY_APPROVAL_SEALING_SECRET !== undefined){
+let data74 = data.PROXY_APPROVAL_SEALING_SECRET;
 if(typeof data74 !== "string"){
 let dataType74 = typeof data74;
 let coerced74 = undefined;
@@ -3964,12 +3983,12 @@ else if(data74 === null){
 coerced74 = "";
 }
 else {
-const err220 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err222 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err220];
+vErrors = [err222];
 }
 else {
-vErrors.push(err220);
+vErrors.push(err222);
 }
 errors++;
 }
@@ -3977,25 +3996,25 @@ errors++;
 if(coerced74 !== undefined){
 data74 = coerced74;
 if(data !== undefined){
-data["PROXY_APPROVAL_SEALING_SECRET_FILE"] = coerced74;
+data["PROXY_APPROVAL_SEALING_SECRET"] = coerced74;
 }
 }
 }
 if(typeof data74 === "string"){
 if(func3(data74) < 1){
-const err221 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err223 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err221];
+vErrors = [err223];
 }
 else {
-vErrors.push(err221);
+vErrors.push(err223);
 }
 errors++;
 }
 }
 }
-if(data.PROXY_CONSOLE_LISTEN !== undefined){
-let data75 = data.PROXY_CONSOLE_LISTEN;
+if(data.PROXY_APPROVAL_SEALING_SECRET_FILE !== undefined){
+let data75 = data.PROXY_APPROVAL_SEALING_SECRET_FILE;
 if(typeof data75 !== "string"){
 let dataType75 = typeof data75;
 let coerced75 = undefined;
@@ -4007,12 +4026,12 @@ else if(data75 === null){
 coerced75 = "";
 }
 else {
-const err222 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err224 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err222];
+vErrors = [err224];
 }
 else {
-vErrors.push(err222);
+vErrors.push(err224);
 }
 errors++;
 }
@@ -4020,25 +4039,25 @@ errors++;
 if(coerced75 !== undefined){
 data75 = coerced75;
 if(data !== undefined){
-data["PROXY_CONSOLE_LISTEN"] = coerced75;
+data["PROXY_APPROVAL_SEALING_SECRET_FILE"] = coerced75;
 }
 }
 }
 if(typeof data75 === "string"){
 if(func3(data75) < 1){
-const err223 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err225 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err223];
+vErrors = [err225];
 }
 else {
-vErrors.push(err223);
+vErrors.push(err225);
 }
 errors++;
 }
 }
 }
-if(data.PROXY_CONSOLE_PUBLIC_URL !== undefined){
-let data76 = data.PROXY_CONSOLE_PUBLIC_URL;
+if(data.PROXY_CONSOLE_LISTEN !== undefined){
+let data76 = data.PROXY_CONSOLE_LISTEN;
 if(typeof data76 !== "string"){
 let dataType76 = typeof data76;
 let coerced76 = undefined;
@@ -4050,12 +4069,12 @@ else if(data76 === null){
 coerced76 = "";
 }
 else {
-const err224 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err226 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err224];
+vErrors = [err226];
 }
 else {
-vErrors.push(err224);
+vErrors.push(err226);
 }
 errors++;
 }
@@ -4063,24 +4082,25 @@ errors++;
 if(coerced76 !== undefined){
 data76 = coerced76;
 if(data !== undefined){
-data["PROXY_CONSOLE_PUBLIC_URL"] = coerced76;
+data["PROXY_CONSOLE_LISTEN"] = coerced76;
 }
 }
 }
 if(typeof data76 === "string"){
 if(func3(data76) < 1){
-const err225 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err227 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err225];
+vErrors = [err227];
 }
 else {
-vErrors.push(err225);
+vErrors.push(err227);
 }
 errors++;
 }
 }
 }
-let data77 = data.PROXY_CONSOLE_ALLOWED_CLIENTS;
+if(data.PROXY_CONSOLE_PUBLIC_URL !== undefined){
+let data77 = data.PROXY_CONSOLE_PUBLIC_URL;
 if(typeof data77 !== "string"){
 let dataType77 = typeof data77;
 let coerced77 = undefined;
@@ -4092,12 +4112,12 @@ else if(data77 === null){
 coerced77 = "";
 }
 else {
-const err226 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err228 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err226];
+vErrors = [err228];
 }
 else {
-vErrors.push(err226);
+vErrors.push(err228);
 }
 errors++;
 }
@@ -4105,11 +4125,24 @@ errors++;
 if(coerced77 !== undefined){
 data77 = coerced77;
 if(data !== undefined){
-data["PROXY_CONSOLE_ALLOWED_CLIENTS"] = coerced77;
+data["PROXY_CONSOLE_PUBLIC_URL"] = coerced77;
 }
 }
 }
-let data78 = data.PROXY_CONSOLE_TRUSTED_PROXIES;
+if(typeof data77 === "string"){
+if(func3(data77) < 1){
+const err229 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+}
+}
+let data78 = data.PROXY_CONSOLE_ALLOWED_CLIENTS;
 if(typeof data78 !== "string"){
 let dataType78 = typeof data78;
 let coerced78 = undefined;
@@ -4121,12 +4154,12 @@ else if(data78 === null){
 coerced78 = "";
 }
 else {
-const err227 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err230 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err227];
+vErrors = [err230];
 }
 else {
-vErrors.push(err227);
+vErrors.push(err230);
 }
 errors++;
 }
@@ -4134,11 +4167,11 @@ errors++;
 if(coerced78 !== undefined){
 data78 = coerced78;
 if(data !== undefined){
-data["PROXY_CONSOLE_TRUSTED_PROXIES"] = coerced78;
+data["PROXY_CONSOLE_ALLOWED_CLIENTS"] = coerced78;
 }
 }
 }
-let data79 = data.PROXY_CONSOLE_USER_HEADER;
+let data79 = data.PROXY_CONSOLE_TRUSTED_PROXIES;
 if(typeof data79 !== "string"){
 let dataType79 = typeof data79;
 let coerced79 = undefined;
@@ -4150,12 +4183,12 @@ else if(data79 === null){
 coerced79 = "";
 }
 else {
-const err228 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err231 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err228];
+vErrors = [err231];
 }
 else {
-vErrors.push(err228);
+vErrors.push(err231);
 }
 errors++;
 }
@@ -4163,23 +4196,11 @@ errors++;
 if(coerced79 !== undefined){
 data79 = coerced79;
 if(data !== undefined){
-data["PROXY_CONSOLE_USER_HEADER"] = coerced79;
+data["PROXY_CONSOLE_TRUSTED_PROXIES"] = coerced79;
 }
 }
 }
-if(typeof data79 === "string"){
-if(!pattern1.test(data79)){
-const err229 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err229];
-}
-else {
-vErrors.push(err229);
-}
-errors++;
-}
-}
-let data80 = data.PROXY_CONSOLE_APPROVERS;
+let data80 = data.PROXY_CONSOLE_USER_HEADER;
 if(typeof data80 !== "string"){
 let dataType80 = typeof data80;
 let coerced80 = undefined;
@@ -4191,12 +4212,12 @@ else if(data80 === null){
 coerced80 = "";
 }
 else {
-const err230 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err232 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err230];
+vErrors = [err232];
 }
 else {
-vErrors.push(err230);
+vErrors.push(err232);
 }
 errors++;
 }
@@ -4204,11 +4225,23 @@ errors++;
 if(coerced80 !== undefined){
 data80 = coerced80;
 if(data !== undefined){
-data["PROXY_CONSOLE_APPROVERS"] = coerced80;
+data["PROXY_CONSOLE_USER_HEADER"] = coerced80;
 }
 }
 }
-let data81 = data.PROXY_MCP;
+if(typeof data80 === "string"){
+if(!pattern1.test(data80)){
+const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+let data81 = data.PROXY_CONSOLE_APPROVERS;
 if(typeof data81 !== "string"){
 let dataType81 = typeof data81;
 let coerced81 = undefined;
@@ -4220,12 +4253,12 @@ else if(data81 === null){
 coerced81 = "";
 }
 else {
-const err231 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err231];
+vErrors = [err234];
 }
 else {
-vErrors.push(err231);
+vErrors.push(err234);
 }
 errors++;
 }
@@ -4233,22 +4266,11 @@ errors++;
 if(coerced81 !== undefined){
 data81 = coerced81;
 if(data !== undefined){
-data["PROXY_MCP"] = coerced81;
+data["PROXY_CONSOLE_APPROVERS"] = coerced81;
 }
 }
 }
-if(!((data81 === "on") || (data81 === "off"))){
-const err232 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err232];
-}
-else {
-vErrors.push(err232);
-}
-errors++;
-}
-if(data.PROXY_MCP_TOOLS_FILE !== undefined){
-let data82 = data.PROXY_MCP_TOOLS_FILE;
+let data82 = data.PROXY_MCP;
 if(typeof data82 !== "string"){
 let dataType82 = typeof data82;
 let coerced82 = undefined;
@@ -4260,12 +4282,12 @@ else if(data82 === null){
 coerced82 = "";
 }
 else {
-const err233 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err235 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err233];
+vErrors = [err235];
 }
 else {
-vErrors.push(err233);
+vErrors.push(err235);
 }
 errors++;
 }
@@ -4273,24 +4295,22 @@ errors++;
 if(coerced82 !== undefined){
 data82 = coerced82;
 if(data !== undefined){
-data["PROXY_MCP_TOOLS_FILE"] = coerced82;
+data["PROXY_MCP"] = coerced82;
 }
 }
 }
-if(typeof data82 === "string"){
-if(func3(data82) < 1){
-const err234 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data82 === "on") || (data82 === "off"))){
+const err236 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err234];
+vErrors = [err236];
 }
 else {
-vErrors.push(err234);
+vErrors.push(err236);
 }
 errors++;
 }
-}
-}
-let data83 = data.PROXY_PAYMENTS;
+if(data.PROXY_MCP_TOOLS_FILE !== undefined){
+let data83 = data.PROXY_MCP_TOOLS_FILE;
 if(typeof data83 !== "string"){
 let dataType83 = typeof data83;
 let coerced83 = undefined;
@@ -4302,12 +4322,12 @@ else if(data83 === null){
 coerced83 = "";
 }
 else {
-const err235 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err237 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err235];
+vErrors = [err237];
 }
 else {
-vErrors.push(err235);
+vErrors.push(err237);
 }
 errors++;
 }
@@ -4315,21 +4335,24 @@ errors++;
 if(coerced83 !== undefined){
 data83 = coerced83;
 if(data !== undefined){
-data["PROXY_PAYMENTS"] = coerced83;
+data["PROXY_MCP_TOOLS_FILE"] = coerced83;
 }
 }
 }
-if(!((data83 === "on") || (data83 === "off"))){
-const err236 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(typeof data83 === "string"){
+if(func3(data83) < 1){
+const err238 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err236];
+vErrors = [err238];
 }
 else {
-vErrors.push(err236);
+vErrors.push(err238);
 }
 errors++;
 }
-let data84 = data.PROXY_PAYMENTS_PATHS;
+}
+}
+let data84 = data.PROXY_PAYMENTS;
 if(typeof data84 !== "string"){
 let dataType84 = typeof data84;
 let coerced84 = undefined;
@@ -4341,12 +4364,12 @@ else if(data84 === null){
 coerced84 = "";
 }
 else {
-const err237 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err239 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err237];
+vErrors = [err239];
 }
 else {
-vErrors.push(err237);
+vErrors.push(err239);
 }
 errors++;
 }
@@ -4354,11 +4377,21 @@ errors++;
 if(coerced84 !== undefined){
 data84 = coerced84;
 if(data !== undefined){
-data["PROXY_PAYMENTS_PATHS"] = coerced84;
+data["PROXY_PAYMENTS"] = coerced84;
 }
 }
 }
-let data85 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
+if(!((data84 === "on") || (data84 === "off"))){
+const err240 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+let data85 = data.PROXY_PAYMENTS_PATHS;
 if(typeof data85 !== "string"){
 let dataType85 = typeof data85;
 let coerced85 = undefined;
@@ -4370,12 +4403,12 @@ else if(data85 === null){
 coerced85 = "";
 }
 else {
-const err238 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err241 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err238];
+vErrors = [err241];
 }
 else {
-vErrors.push(err238);
+vErrors.push(err241);
 }
 errors++;
 }
@@ -4383,11 +4416,11 @@ errors++;
 if(coerced85 !== undefined){
 data85 = coerced85;
 if(data !== undefined){
-data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced85;
+data["PROXY_PAYMENTS_PATHS"] = coerced85;
 }
 }
 }
-let data86 = data.PROXY_PAYMENTS_STATUS_POINTER;
+let data86 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
 if(typeof data86 !== "string"){
 let dataType86 = typeof data86;
 let coerced86 = undefined;
@@ -4399,12 +4432,12 @@ else if(data86 === null){
 coerced86 = "";
 }
 else {
-const err239 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err242 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err239];
+vErrors = [err242];
 }
 else {
-vErrors.push(err239);
+vErrors.push(err242);
 }
 errors++;
 }
@@ -4412,11 +4445,11 @@ errors++;
 if(coerced86 !== undefined){
 data86 = coerced86;
 if(data !== undefined){
-data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced86;
+data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced86;
 }
 }
 }
-let data87 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
+let data87 = data.PROXY_PAYMENTS_STATUS_POINTER;
 if(typeof data87 !== "string"){
 let dataType87 = typeof data87;
 let coerced87 = undefined;
@@ -4428,12 +4461,12 @@ else if(data87 === null){
 coerced87 = "";
 }
 else {
-const err240 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err243 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err240];
+vErrors = [err243];
 }
 else {
-vErrors.push(err240);
+vErrors.push(err243);
 }
 errors++;
 }
@@ -4441,11 +4474,11 @@ errors++;
 if(coerced87 !== undefined){
 data87 = coerced87;
 if(data !== undefined){
-data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced87;
+data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced87;
 }
 }
 }
-let data88 = data.PROXY_PAYMENTS_FAILED_STATUSES;
+let data88 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
 if(typeof data88 !== "string"){
 let dataType88 = typeof data88;
 let coerced88 = undefined;
@@ -4457,12 +4490,12 @@ else if(data88 === null){
 coerced88 = "";
 }
 else {
-const err241 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err244 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err241];
+vErrors = [err244];
 }
 else {
-vErrors.push(err241);
+vErrors.push(err244);
 }
 errors++;
 }
@@ -4470,11 +4503,11 @@ errors++;
 if(coerced88 !== undefined){
 data88 = coerced88;
 if(data !== undefined){
-data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced88;
+data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced88;
 }
 }
 }
-let data89 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
+let data89 = data.PROXY_PAYMENTS_FAILED_STATUSES;
 if(typeof data89 !== "string"){
 let dataType89 = typeof data89;
 let coerced89 = undefined;
@@ -4486,12 +4519,12 @@ else if(data89 === null){
 coerced89 = "";
 }
 else {
-const err242 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err242];
+vErrors = [err245];
 }
 else {
-vErrors.push(err242);
+vErrors.push(err245);
 }
 errors++;
 }
@@ -4499,11 +4532,11 @@ errors++;
 if(coerced89 !== undefined){
 data89 = coerced89;
 if(data !== undefined){
-data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced89;
+data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced89;
 }
 }
 }
-let data90 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
+let data90 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
 if(typeof data90 !== "string"){
 let dataType90 = typeof data90;
 let coerced90 = undefined;
@@ -4515,12 +4548,12 @@ else if(data90 === null){
 coerced90 = "";
 }
 else {
-const err243 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err243];
+vErrors = [err246];
 }
 else {
-vErrors.push(err243);
+vErrors.push(err246);
 }
 errors++;
 }
@@ -4528,11 +4561,11 @@ errors++;
 if(coerced90 !== undefined){
 data90 = coerced90;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced90;
+data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced90;
 }
 }
 }
-let data91 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
+let data91 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
 if(typeof data91 !== "string"){
 let dataType91 = typeof data91;
 let coerced91 = undefined;
@@ -4544,12 +4577,12 @@ else if(data91 === null){
 coerced91 = "";
 }
 else {
-const err244 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err244];
+vErrors = [err247];
 }
 else {
-vErrors.push(err244);
+vErrors.push(err247);
 }
 errors++;
 }
@@ -4557,11 +4590,11 @@ errors++;
 if(coerced91 !== undefined){
 data91 = coerced91;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced91;
+data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced91;
 }
 }
 }
-let data92 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
+let data92 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
 if(typeof data92 !== "string"){
 let dataType92 = typeof data92;
 let coerced92 = undefined;
@@ -4573,12 +4606,12 @@ else if(data92 === null){
 coerced92 = "";
 }
 else {
-const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err245];
+vErrors = [err248];
 }
 else {
-vErrors.push(err245);
+vErrors.push(err248);
 }
 errors++;
 }
@@ -4586,11 +4619,11 @@ errors++;
 if(coerced92 !== undefined){
 data92 = coerced92;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced92;
+data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced92;
 }
 }
 }
-let data93 = data.PROXY_PAYMENTS_CONFIRM;
+let data93 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
 if(typeof data93 !== "string"){
 let dataType93 = typeof data93;
 let coerced93 = undefined;
@@ -4602,12 +4635,12 @@ else if(data93 === null){
 coerced93 = "";
 }
 else {
-const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err246];
+vErrors = [err249];
 }
 else {
-vErrors.push(err246);
+vErrors.push(err249);
 }
 errors++;
 }
@@ -4615,21 +4648,11 @@ errors++;
 if(coerced93 !== undefined){
 data93 = coerced93;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CONFIRM"] = coerced93;
+data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced93;
 }
 }
 }
-if(!((data93 === "lookup") || (data93 === "event"))){
-const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err247];
-}
-else {
-vErrors.push(err247);
-}
-errors++;
-}
-let data94 = data.PROXY_PAYMENTS_LOOKUP_PATH;
+let data94 = data.PROXY_PAYMENTS_CONFIRM;
 if(typeof data94 !== "string"){
 let dataType94 = typeof data94;
 let coerced94 = undefined;
@@ -4641,12 +4664,12 @@ else if(data94 === null){
 coerced94 = "";
 }
 else {
-const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err248];
+vErrors = [err250];
 }
 else {
-vErrors.push(err248);
+vErrors.push(err250);
 }
 errors++;
 }
@@ -4654,24 +4677,21 @@ errors++;
 if(coerced94 !== undefined){
 data94 = coerced94;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced94;
+data["PROXY_PAYMENTS_CONFIRM"] = coerced94;
 }
 }
 }
-if(typeof data94 === "string"){
-if(func3(data94) < 1){
-const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data94 === "lookup") || (data94 === "event"))){
+const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err251];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err251);
 }
 errors++;
 }
-}
-if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
-let data95 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
+let data95 = data.PROXY_PAYMENTS_LOOKUP_PATH;
 if(typeof data95 !== "string"){
 let dataType95 = typeof data95;
 let coerced95 = undefined;
@@ -4683,12 +4703,12 @@ else if(data95 === null){
 coerced95 = "";
 }
 else {
-const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err250];
+vErrors = [err252];
 }
 else {
-vErrors.push(err250);
+vErrors.push(err252);
 }
 errors++;
 }
@@ -4696,24 +4716,24 @@ errors++;
 if(coerced95 !== undefined){
 data95 = coerced95;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced95;
+data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced95;
 }
 }
 }
 if(typeof data95 === "string"){
 if(func3(data95) < 1){
-const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err251];
+vErrors = [err253];
 }
 else {
-vErrors.push(err251);
+vErrors.push(err253);
 }
 errors++;
 }
 }
-}
-let data96 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
+let data96 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
 if(typeof data96 !== "string"){
 let dataType96 = typeof data96;
 let coerced96 = undefined;
@@ -4725,53 +4745,7 @@ else if(data96 === null){
 coerced96 = "";
 }
 else {
-const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err252];
-}
-else {
-vErrors.push(err252);
-}
-errors++;
-}
-}
-if(coerced96 !== undefined){
-data96 = coerced96;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced96;
-}
-}
-}
-let data97 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-let dataType97 = typeof data97;
-let coerced97 = undefined;
-if(!(coerced97 !== undefined)){
-if(dataType97 === "boolean" || data97 === null
-              || (dataType97 === "string" && data97 && data97 == +data97 && !(data97 % 1))){
-coerced97 = +data97;
-}
-else {
-const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err253];
-}
-else {
-vErrors.push(err253);
-}
-errors++;
-}
-}
-if(coerced97 !== undefined){
-data97 = coerced97;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced97;
-}
-}
-}
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 > 64 || isNaN(data97)){
-const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -4780,8 +4754,17 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(data97 < 1 || isNaN(data97)){
-const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(coerced96 !== undefined){
+data96 = coerced96;
+if(data !== undefined){
+data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced96;
+}
+}
+}
+if(typeof data96 === "string"){
+if(func3(data96) < 1){
+const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -4791,17 +4774,20 @@ vErrors.push(err255);
 errors++;
 }
 }
-let data98 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-let dataType98 = typeof data98;
-let coerced98 = undefined;
-if(!(coerced98 !== undefined)){
-if(dataType98 === "boolean" || data98 === null
-              || (dataType98 === "string" && data98 && data98 == +data98 && !(data98 % 1))){
-coerced98 = +data98;
+}
+let data97 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+if(typeof data97 !== "string"){
+let dataType97 = typeof data97;
+let coerced97 = undefined;
+if(!(coerced97 !== undefined)){
+if(dataType97 == "number" || dataType97 == "boolean"){
+coerced97 = "" + data97;
+}
+else if(data97 === null){
+coerced97 = "";
 }
 else {
-const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -4811,16 +4797,24 @@ vErrors.push(err256);
 errors++;
 }
 }
-if(coerced98 !== undefined){
-data98 = coerced98;
+if(coerced97 !== undefined){
+data97 = coerced97;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced98;
+data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced97;
 }
 }
 }
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 1000 || isNaN(data98)){
-const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+let data98 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
+let dataType98 = typeof data98;
+let coerced98 = undefined;
+if(!(coerced98 !== undefined)){
+if(dataType98 === "boolean" || data98 === null
+              || (dataType98 === "string" && data98 && data98 == +data98 && !(data98 % 1))){
+coerced98 = +data98;
+}
+else {
+const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -4829,8 +4823,17 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(coerced98 !== undefined){
+data98 = coerced98;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced98;
+}
+}
+}
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 > 64 || isNaN(data98)){
+const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -4839,21 +4842,8 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
-let data99 = data.PROXY_PAYMENTS_NOTIFY_URL;
-if(typeof data99 !== "string"){
-let dataType99 = typeof data99;
-let coerced99 = undefined;
-if(!(coerced99 !== undefined)){
-if(dataType99 == "number" || dataType99 == "boolean"){
-coerced99 = "" + data99;
-}
-else if(data99 === null){
-coerced99 = "";
-}
-else {
-const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data98 < 1 || isNaN(data98)){
+const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -4863,16 +4853,17 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(coerced99 !== undefined){
-data99 = coerced99;
-if(data !== undefined){
-data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced99;
+let data99 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
+if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
+let dataType99 = typeof data99;
+let coerced99 = undefined;
+if(!(coerced99 !== undefined)){
+if(dataType99 === "boolean" || data99 === null
+              || (dataType99 === "string" && data99 && data99 == +data99 && !(data99 % 1))){
+coerced99 = +data99;
 }
-}
-}
-if(typeof data99 === "string"){
-if(func3(data99) < 1){
-const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -4882,18 +4873,16 @@ vErrors.push(err260);
 errors++;
 }
 }
+if(coerced99 !== undefined){
+data99 = coerced99;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced99;
 }
-let data100 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
-let dataType100 = typeof data100;
-let coerced100 = undefined;
-if(!(coerced100 !== undefined)){
-if(dataType100 === "boolean" || data100 === null
-              || (dataType100 === "string" && data100 && data100 == +data100 && !(data100 % 1))){
-coerced100 = +data100;
 }
-else {
-const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if((typeof data99 == "number") && (isFinite(data99))){
+if(data99 > 1000 || isNaN(data99)){
+const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -4902,17 +4891,8 @@ vErrors.push(err261);
 }
 errors++;
 }
-}
-if(coerced100 !== undefined){
-data100 = coerced100;
-if(data !== undefined){
-data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced100;
-}
-}
-}
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 > 31536000 || isNaN(data100)){
-const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(data99 < 1 || isNaN(data99)){
+const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -4921,8 +4901,21 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(data100 < 3600 || isNaN(data100)){
-const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+}
+if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
+let data100 = data.PROXY_PAYMENTS_NOTIFY_URL;
+if(typeof data100 !== "string"){
+let dataType100 = typeof data100;
+let coerced100 = undefined;
+if(!(coerced100 !== undefined)){
+if(dataType100 == "number" || dataType100 == "boolean"){
+coerced100 = "" + data100;
+}
+else if(data100 === null){
+coerced100 = "";
+}
+else {
+const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -4932,14 +4925,83 @@ vErrors.push(err263);
 errors++;
 }
 }
+if(coerced100 !== undefined){
+data100 = coerced100;
+if(data !== undefined){
+data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced100;
 }
-else {
-const err264 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if(typeof data100 === "string"){
+if(func3(data100) < 1){
+const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err264];
 }
 else {
 vErrors.push(err264);
+}
+errors++;
+}
+}
+}
+let data101 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+let dataType101 = typeof data101;
+let coerced101 = undefined;
+if(!(coerced101 !== undefined)){
+if(dataType101 === "boolean" || data101 === null
+              || (dataType101 === "string" && data101 && data101 == +data101 && !(data101 % 1))){
+coerced101 = +data101;
+}
+else {
+const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+}
+if(coerced101 !== undefined){
+data101 = coerced101;
+if(data !== undefined){
+data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced101;
+}
+}
+}
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 > 31536000 || isNaN(data101)){
+const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+if(data101 < 3600 || isNaN(data101)){
+const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+}
+}
+else {
+const err268 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
 }
 errors++;
 }

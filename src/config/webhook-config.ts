@@ -33,6 +33,8 @@ export interface WebhookConfig {
   /** How long a later event waits behind an earlier one of its order key before it is delivered out of order. */
   orderMaxWaitS: number
   concurrency: number
+  /** Events a second taken while the proxy is busy (webhooks/intake-pacing.ts); 0: never paced. */
+  rateWhileProxying: number
   storePath: string
   storeMaxEvents: number
   storeMaxBytes: number

@@ -68,6 +68,7 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
     orderKeyPointer: pointer(settings.PROXY_WEBHOOK_ORDER_KEY_POINTER, 'PROXY_WEBHOOK_ORDER_KEY_POINTER', problems),
     orderMaxWaitS: settings.PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS,
     concurrency: settings.PROXY_WEBHOOK_CONCURRENCY,
+    rateWhileProxying: settings.PROXY_WEBHOOK_RATE_WHILE_PROXYING,
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
     storeMaxEvents: settings.PROXY_WEBHOOK_STORE_MAX_EVENTS,
     storeMaxBytes: settings.PROXY_WEBHOOK_STORE_MAX_BYTES,

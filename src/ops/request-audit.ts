@@ -9,15 +9,18 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { callerIdOf } from '../callers/caller.js'
 import type { ProxyMetrics } from './metrics.js'
+import type { ProxyActivity } from './proxy-activity.js'
 
 export interface RequestAuditOptions {
   metrics: ProxyMetrics
   /** SPEC §13: `via` and `tool` of a request a tool call made (null for the listener's requests); absent with MCP off. */
   via?: ((request: FastifyRequest) => { via: string, tool: string } | null) | undefined
+  /** Told of every forwarded request (the inbox's pacing, proxy-activity.ts); absent with the inbox off. */
+  activity?: Pick<ProxyActivity, 'forwarded'> | undefined
 }
 
 export const requestAudit = fp(async function requestAudit (app: FastifyInstance, options: RequestAuditOptions) {
-  const { metrics, via } = options
+  const { metrics, via, activity } = options
   // One child for every access line, without redaction or the secret scrub (logger.ts): the line's
   // fields are ours and hold no secret (the path has no query string), and the two cost about 7 %
   // of a small request's CPU (docs/performance.md, issue 46).
@@ -31,6 +34,7 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
     metrics.requestAnswered(route?.environment ?? '', route?.interface ?? '', reply.statusCode, callerIdOf(request), typeof code === 'string' ? code : '')
     const ctx = request.proxy
     if (ctx === null) return
+    activity?.forwarded()
     metrics.upstreamCompleted(ctx.route.environment ?? '', ctx.route.interface, (performance.now() - ctx.startedMs) / 1000)
     const line: Record<string, unknown> = {
       reqId: request.id,

@@ -62,6 +62,8 @@ export interface DelivererDeps {
   observer: DeliveryObserver
   dispatcher?: Dispatcher | undefined
   random?: (() => number) | undefined
+  /** How long to hold the next attempt (the inbox's pacing while the proxy is busy); absent: never held. */
+  pace?: (() => number) | undefined
 }
 
 export function createDeliverer (deps: DelivererDeps): Deliverer {
@@ -121,6 +123,12 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   }
   /** null: abandoned on stop, released without counting as an attempt. */
   const attempt = async (event: ClaimedEvent, signal: AbortSignal): Promise<Attempt | null> => {
+    const holdMs = deps.pace?.() ?? 0
+    if (holdMs > 0) await held(holdMs, signal)
+    if (signal.aborted) {
+      await store.release(event.id)
+      return null
+    }
     const atMs = clock.wallMs()
     const started = clock.monotonicMs()
     const answer = await attemptDelivery(event, target, Math.floor(atMs / 1000), signal)
@@ -131,6 +139,11 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
     }
     return { answer, atMs, durationMs }
   }
+  const held = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
+    const timer = clock.setTimeout(() => { signal.removeEventListener('abort', cut); resolve() }, ms)
+    const cut = (): void => { clock.clearTimeout(timer); resolve() }
+    signal.addEventListener('abort', cut, { once: true })
+  })
   const record = async (event: ClaimedEvent, { answer, atMs, durationMs }: Attempt): Promise<void> => {
     const next = nextStep(event.attempts, answer, clock.wallMs(), settings.retryScheduleMs, random())
     const status = answer.kind === 'status' ? answer.status : null

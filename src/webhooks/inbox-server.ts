@@ -20,6 +20,7 @@ import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
 import { inboxErrors } from './inbox-errors.js'
 import { createInboxMetrics, noInboxObserver, type InboxObserver } from './inbox-metrics.js'
+import type { IntakePacer } from './intake-pacing.js'
 import { intakeRoute } from './intake-route.js'
 import { openStore } from './open-store.js'
 import { createPathTokenMatcher } from './path-token.js'
@@ -45,6 +46,8 @@ export interface InboxDeps {
   random?: () => number
   /** Told of every event stored, after the deliverer (payments, SPEC §12, then read the store). */
   onStored?: (() => void) | undefined
+  /** Hold events, and deliveries, while the proxy is busy (intake-pacing.ts; one pacer each); absent: never held. */
+  pacers?: { intake: IntakePacer, delivery: IntakePacer } | undefined
 }
 
 export interface WebhooksReadiness { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
@@ -85,7 +88,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   })
   inboxErrors(app, { bodyLimitBytes: settings.bodyLimitBytes, linger, observer })
   app.get('/healthz', async () => ({ status: 'ok' }))
-  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random })
+  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random, pace: deps.pacers?.delivery.waitMs })
   await app.register(intakeRoute, {
     settings,
     store,
@@ -95,6 +98,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     observer,
     clock,
     onStored: deps.onStored === undefined ? deliverer.wake : () => { deliverer.wake(); deps.onStored?.() },
+    pacer: deps.pacers?.intake,
     awaitsContinue: (req) => awaitingContinue.delete(req),
   })
   app.addHook('onReady', async () => { deliverer.start() })

@@ -15,11 +15,14 @@
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import type { Config } from '../config/config.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
+import { systemClock } from '../clock.js'
 import { createLogger } from '../logger.js'
+import { proxyIdleMs } from '../ops/proxy-activity.js'
 import { OperatorError } from '../operator-error.js'
 import { failureOf } from '../sqlite/sqlite-thread-messages.js'
 import { lowerThreadPriority } from '../threads/thread-priority.js'
 import { buildInbox, type Inbox } from './inbox-server.js'
+import { createIntakePacer, pacingPolicy, type IntakePacer } from './intake-pacing.js'
 import { recordingObserver, type FromInbox, type Observation, type StoreAnswer, type StoreCall, type ToInbox } from './inbox-thread-messages.js'
 
 /** The module the inbox's thread runs. */
@@ -30,6 +33,8 @@ export interface InboxThreadData {
   settings: WebhookConfig
   state: Config['state']
   logLevel: string
+  /** When the proxy last forwarded a request (ops/proxy-activity.ts): intake is paced while it is busy. */
+  proxyActivity?: SharedArrayBuffer | undefined
 }
 
 const FLUSH_EVERY_MS = 5
@@ -69,7 +74,7 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
 
   let inbox: Inbox
   try {
-    inbox = await buildInbox(data.settings, data.state, { logger: log, observer, onStored () { stored = true; later() } })
+    inbox = await buildInbox(data.settings, data.state, { logger: log, observer, pacers: pacersOf(data), onStored () { stored = true; later() } })
   } catch (err) {
     flush()
     send({ buildFailed: failureOf(err), operator: err instanceof OperatorError })
@@ -99,6 +104,15 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
     }
   })
   send({ built: true })
+}
+
+/** Intake and deliveries paced apart, at the same rate each, while the proxy is busy. */
+function pacersOf ({ proxyActivity, settings }: InboxThreadData): { intake: IntakePacer, delivery: IntakePacer } | undefined {
+  if (proxyActivity === undefined || settings.rateWhileProxying === 0) return undefined
+  const policy = pacingPolicy(settings.rateWhileProxying)
+  const idleMs = proxyIdleMs(proxyActivity, systemClock)
+  const nowMs = (): number => systemClock.monotonicMs()
+  return { intake: createIntakePacer(policy, idleMs, nowMs), delivery: createIntakePacer(policy, idleMs, nowMs) }
 }
 
 async function read (inbox: Inbox, { call, args }: StoreCall): Promise<unknown> {

@@ -44,6 +44,8 @@ export interface InboxThreadDeps {
   registry?: Registry
   /** Told when events were stored (payments then read the store). */
   onStored?: (() => void) | undefined
+  /** The proxy's ProxyActivity buffer (ops/proxy-activity.ts): the thread paces intake while the proxy is busy. */
+  proxyActivity?: SharedArrayBuffer | undefined
 }
 
 export interface ThreadedInbox {
@@ -109,7 +111,7 @@ export async function startInboxThread (settings: WebhookConfig, state: Config['
   thread = await startRestartingWorker({
     name: THREAD_NAME,
     log,
-    start: () => spawnInbox({ thread: INBOX_THREAD, settings, state, logLevel: deps.logLevel }, onTurn, log),
+    start: () => spawnInbox({ thread: INBOX_THREAD, settings, state, logLevel: deps.logLevel, proxyActivity: deps.proxyActivity }, onTurn, log),
     onStopped: failWaiting,
     onRestarted: async (worker) => {
       if (listenAt !== null) log.info({ port: await openListener(worker, listenAt.host, listenAt.port), path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')

@@ -16,6 +16,7 @@ import {
 import type { OutboxStore } from '../outbox/outbox-store.js'
 import { eventKeys } from './event-key.js'
 import type { InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
+import type { IntakePacer } from './intake-pacing.js'
 import type { PathTokenMatcher } from './path-token.js'
 import { isValidSignature } from './provider-signature.js'
 import { sourceAddress } from './source-address.js'
@@ -37,6 +38,8 @@ export interface IntakeRouteOptions {
   onStored: () => void
   /** Whether the request sent `Expect: 100-continue` and awaits its interim answer (asked once). */
   awaitsContinue: (req: IncomingMessage) => boolean
+  /** How long to hold an event while the proxy is busy (intake-pacing.ts); absent: never held. */
+  pacer?: IntakePacer | undefined
 }
 
 declare module 'fastify' {
@@ -68,6 +71,9 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
       if (!options.matchesToken(raw.slice(INTAKE_PATH_PREFIX.length))) throw refuse(request, new WebhookRouteNotFoundError(), null)
       if (options.allowed !== null && !peerIn(options.allowed, request.webhookSource)) throw refuse(request, new WebhookSourceNotAllowedError(), 'not_allowed')
       if (request.method !== 'POST') throw refuse(request, new WebhookMethodNotAllowedError(), null)
+      // Held before its body is read: the sender's bytes wait in the socket, not in this heap.
+      const holdMs = options.pacer?.waitMs() ?? 0
+      if (holdMs > 0) await new Promise<void>((resolve) => { clock.setTimeout(resolve, holdMs) })
     },
     // SPEC §5's rule: a declared length over the limit gets the 413 (the body parser's, from the
     // header) instead of 100 Continue; within it, or without a length, the sender is told to go on.
