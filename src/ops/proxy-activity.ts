@@ -6,7 +6,8 @@
  *
  * The time is the wall clock's milliseconds cut to 32 bits (an Int32Array, so that Atomics keep a
  * read whole): an age is the wrapping difference of two such stamps, right while the true age is
- * under 2^31 ms (24.8 days). A proxy silent for longer may read as busy for one second, once.
+ * under 2^31 ms (24.8 days); older reads as negative, which the pacing takes as idle, except that a
+ * proxy silent for a whole multiple of 2^32 ms (49.7 days) reads as busy for one second.
  */
 import type { Clock } from '../clock.js'
 

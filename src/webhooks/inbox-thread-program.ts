@@ -33,7 +33,7 @@ export interface InboxThreadData {
   settings: WebhookConfig
   state: Config['state']
   logLevel: string
-  /** When the proxy last forwarded a request (ops/proxy-activity.ts): intake is paced while it is busy. */
+  /** When the proxy last forwarded a request (ops/proxy-activity.ts): intake and deliveries are paced while it is busy. */
   proxyActivity?: SharedArrayBuffer | undefined
 }
 

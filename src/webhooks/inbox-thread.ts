@@ -44,7 +44,7 @@ export interface InboxThreadDeps {
   registry?: Registry
   /** Told when events were stored (payments then read the store). */
   onStored?: (() => void) | undefined
-  /** The proxy's ProxyActivity buffer (ops/proxy-activity.ts): the thread paces intake while the proxy is busy. */
+  /** The proxy's ProxyActivity buffer (ops/proxy-activity.ts): the thread paces intake and deliveries while the proxy is busy. */
   proxyActivity?: SharedArrayBuffer | undefined
 }
 
