@@ -35,9 +35,12 @@ t.test('the stamp wraps at 32 bits and the idle time does not see it', async (t)
 
 t.test('another thread reads what the proxy\'s thread writes, without a message', async (t) => {
   const activity = createProxyActivity(systemClock)
+  const markedAt = Date.now()
   activity.forwarded()
   const worker = new Worker(new URL(ACTIVITY_READER), { workerData: activity.buffer })
   t.teardown(() => worker.terminate())
   const [idleMs] = await once(worker, 'message') as [number]
-  t.ok(idleMs >= 0 && idleMs < 1_000, `read as ${idleMs} ms`)
+  // A worker can take a second or more to start on a busy machine: bounded by the time since the mark.
+  const sinceMark = Date.now() - markedAt
+  t.ok(idleMs >= 0 && idleMs <= sinceMark, `read as ${idleMs} ms, ${sinceMark} ms after the mark`)
 })

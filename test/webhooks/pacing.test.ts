@@ -40,11 +40,9 @@ t.test('an event held by the pacer is answered 200 after the hold, stored and de
   await eventually(() => app.deliveries.length === 1, { what: 'the held event delivered' })
 
   const asked = intake.asked()
-  const refusedAt = performance.now()
   t.equal((await post(`${inbox.url}/webhooks/wht_notTheToken0000000000000`, '{}')).status, 404)
   t.equal((await fetch(inbox.intakeUrl, { method: 'PUT', body: '{}' })).status, 405)
-  t.ok(performance.now() - refusedAt < 390, 'refused at once')
-  t.equal(intake.asked(), asked, 'the pacer is asked only for requests that passed the checks')
+  t.equal(intake.asked(), asked, 'refused unheld: the pacer is asked only for requests that passed the checks')
 })
 
 t.test('a delivery held by the pacer is made after the hold', async (t) => {
