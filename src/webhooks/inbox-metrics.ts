@@ -8,15 +8,19 @@ import { noDeliveryObserver, type DeliveryObserver } from '../outbox/deliverer.j
 import type { OutboxStats } from '../outbox/outbox-store.js'
 
 export type IntakeOutcomeLabel = 'stored' | 'duplicate' | 'unauthorized' | 'not_allowed' | 'too_large' | 'unavailable'
+/** What a hold while the proxy was busy held back (intake-pacing.ts). */
+export type HeldKind = 'intake' | 'delivery'
 
 /** The intake's outcomes, and its store's deliveries. */
 export interface InboxObserver extends DeliveryObserver {
   received: (outcome: IntakeOutcomeLabel, seconds: number | null) => void
   /** Delivered events removed before their retention to make room for new ones. */
   evicted: (events: number) => void
+  /** An event, or a delivery, held while the proxy was busy. */
+  held: (kind: HeldKind, seconds: number) => void
 }
 
-export const noInboxObserver: InboxObserver = { ...noDeliveryObserver, received () {}, evicted () {} }
+export const noInboxObserver: InboxObserver = { ...noDeliveryObserver, received () {}, evicted () {}, held () {} }
 
 export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<OutboxStats>, nowMs: () => number): InboxObserver {
   const p = prefix
@@ -29,6 +33,8 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
   const outOfOrder = new Counter({
     name: `${p}webhooks_out_of_order_total`, help: 'Events delivered ahead of an earlier event of their order key that kept failing, after PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS', registers: [registry],
   })
+  const held = new Counter({ name: `${p}webhooks_held_total`, help: 'Events (intake) and delivery attempts (delivery) held while the proxy was busy (PROXY_WEBHOOK_RATE_WHILE_PROXYING)', labelNames: ['kind'], registers: [registry] })
+  const heldSeconds = new Counter({ name: `${p}webhooks_held_seconds_total`, help: 'Time those holds lasted, in all', labelNames: ['kind'], registers: [registry] })
   const deliveries = new Counter({ name: `${p}webhook_deliveries_total`, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] })
   const delivery = new Histogram({
     name: `${p}webhook_delivery_duration_seconds`, help: 'Duration of webhook delivery attempts', registers: [registry],
@@ -53,6 +59,10 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
   })
   for (const outcome of ['stored', 'duplicate', 'unauthorized', 'not_allowed', 'too_large', 'unavailable']) received.inc({ outcome }, 0)
   for (const outcome of ['delivered', 'failed_attempt', 'failed']) deliveries.inc({ outcome }, 0)
+  for (const kind of ['intake', 'delivery']) {
+    held.inc({ kind }, 0)
+    heldSeconds.inc({ kind }, 0)
+  }
   return {
     received (outcome, seconds) {
       received.inc({ outcome })
@@ -63,6 +73,10 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
       delivery.observe(seconds)
     },
     evicted (events) { evicted.inc(events) },
+    held (kind, seconds) {
+      held.inc({ kind })
+      heldSeconds.inc({ kind }, seconds)
+    },
     outOfOrder () { outOfOrder.inc() },
   }
 }

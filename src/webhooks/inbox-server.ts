@@ -19,7 +19,7 @@ import { METRIC_PREFIX } from '../ops/metrics.js'
 import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
 import { inboxErrors } from './inbox-errors.js'
-import { createInboxMetrics, noInboxObserver, type InboxObserver } from './inbox-metrics.js'
+import { createInboxMetrics, noInboxObserver, type HeldKind, type InboxObserver } from './inbox-metrics.js'
 import type { IntakePacer } from './intake-pacing.js'
 import { intakeRoute } from './intake-route.js'
 import { openStore } from './open-store.js'
@@ -48,6 +48,17 @@ export interface InboxDeps {
   onStored?: (() => void) | undefined
   /** Hold events, and deliveries, while the proxy is busy (intake-pacing.ts; one pacer each); absent: never held. */
   pacers?: { intake: IntakePacer, delivery: IntakePacer } | undefined
+}
+
+/** A pacer whose holds are counted (`webhooks_held_total`, `webhooks_held_seconds_total`). */
+function counted (pacer: IntakePacer, kind: HeldKind, observer: InboxObserver): IntakePacer {
+  return {
+    waitMs () {
+      const ms = pacer.waitMs()
+      if (ms > 0) observer.held(kind, ms / 1000)
+      return ms
+    },
+  }
 }
 
 export interface WebhooksReadiness { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
@@ -88,7 +99,8 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   })
   inboxErrors(app, { bodyLimitBytes: settings.bodyLimitBytes, linger, observer })
   app.get('/healthz', async () => ({ status: 'ok' }))
-  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random, pace: deps.pacers?.delivery.waitMs })
+  const pacers = deps.pacers === undefined ? undefined : { intake: counted(deps.pacers.intake, 'intake', observer), delivery: counted(deps.pacers.delivery, 'delivery', observer) }
+  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random, pace: pacers?.delivery.waitMs })
   await app.register(intakeRoute, {
     settings,
     store,
@@ -98,7 +110,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     observer,
     clock,
     onStored: deps.onStored === undefined ? deliverer.wake : () => { deliverer.wake(); deps.onStored?.() },
-    pacer: deps.pacers?.intake,
+    pacer: pacers?.intake,
     awaitsContinue: (req) => awaitingContinue.delete(req),
   })
   app.addHook('onReady', async () => { deliverer.start() })

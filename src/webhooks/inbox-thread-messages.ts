@@ -5,7 +5,7 @@
  */
 import type { DeliveryOutcomeLabel } from '../outbox/deliverer.js'
 import type { Failure } from '../sqlite/sqlite-thread-messages.js'
-import type { InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
+import type { HeldKind, InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
 
 /** What the main thread reads of the inbox's store, by name: the console's and payments' reads, and readiness. */
 export type StoreRead = 'list' | 'show' | 'replay' | 'stats' | 'eventsAfter' | 'lastEventSeq' | 'readiness'
@@ -27,6 +27,7 @@ export type ToInbox =
 export type Observation =
   | ['received', IntakeOutcomeLabel, number | null]
   | ['evicted', number]
+  | ['held', HeldKind, number]
   | ['delivery', DeliveryOutcomeLabel, number]
   | ['outOfOrder']
 
@@ -45,6 +46,7 @@ export function replay (observer: InboxObserver, observed: readonly Observation[
     switch (o[0]) {
       case 'received': observer.received(o[1], o[2]); break
       case 'evicted': observer.evicted(o[1]); break
+      case 'held': observer.held(o[1], o[2]); break
       case 'delivery': observer.delivery(o[1], o[2]); break
       case 'outOfOrder': observer.outOfOrder(); break
     }
@@ -56,6 +58,7 @@ export function recordingObserver (record: (o: Observation) => void): InboxObser
   return {
     received (outcome, seconds) { record(['received', outcome, seconds]) },
     evicted (events) { record(['evicted', events]) },
+    held (kind, seconds) { record(['held', kind, seconds]) },
     delivery (outcome, seconds) { record(['delivery', outcome, seconds]) },
     outOfOrder () { record(['outOfOrder']) },
   }

@@ -31,13 +31,18 @@ const holding = (ms: number): { waitMs: () => number, asked: () => number } => {
 
 t.test('an event held by the pacer is answered 200 after the hold, stored and delivered; refusals are not held', async (t) => {
   const intake = holding(400)
-  const { inbox, app } = await startInboxAndApp(t, {}, { pacers: { intake, delivery: never } })
+  const registry = new Registry()
+  const { inbox, app } = await startInboxAndApp(t, {}, { pacers: { intake, delivery: never }, registry })
   const started = performance.now()
   const res = await post(inbox.intakeUrl, '{"n":1}')
   const tookMs = performance.now() - started
   t.equal(res.status, 200)
   t.ok(tookMs >= 390, `answered after the hold (${Math.round(tookMs)} ms)`)
   await eventually(() => app.deliveries.length === 1, { what: 'the held event delivered' })
+  const metrics = await registry.metrics()
+  t.match(metrics, /payments_auth_proxy_webhooks_held_total\{kind="intake"\} 1\n/, 'the hold counted')
+  t.match(metrics, /payments_auth_proxy_webhooks_held_seconds_total\{kind="intake"\} 0\.4\n/, 'its time counted')
+  t.match(metrics, /payments_auth_proxy_webhooks_held_total\{kind="delivery"\} 0\n/, 'no delivery held')
 
   const asked = intake.asked()
   t.equal((await post(`${inbox.url}/webhooks/wht_notTheToken0000000000000`, '{}')).status, 404)
@@ -46,11 +51,13 @@ t.test('an event held by the pacer is answered 200 after the hold, stored and de
 })
 
 t.test('a delivery held by the pacer is made after the hold', async (t) => {
-  const { inbox, app } = await startInboxAndApp(t, {}, { pacers: { intake: never, delivery: holding(300) } })
+  const registry = new Registry()
+  const { inbox, app } = await startInboxAndApp(t, {}, { pacers: { intake: never, delivery: holding(300) }, registry })
   const answeredAt = Date.now()
   t.equal((await post(inbox.intakeUrl, '{"n":2}')).status, 200)
   await eventually(() => app.deliveries.length === 1, { what: 'the held delivery made' })
   t.ok((app.deliveries[0]?.atMs ?? 0) - answeredAt >= 290, 'after the hold')
+  t.match(await registry.metrics(), /payments_auth_proxy_webhooks_held_total\{kind="delivery"\} 1\n/, 'the hold counted')
 })
 
 t.test('a stop during a held delivery releases the event without counting an attempt, and does not wait out the hold', async (t) => {
@@ -90,8 +97,9 @@ t.test('through the inbox\'s thread: with the proxy busy, events are taken at PR
   const activity = createProxyActivity(systemClock)
   const { config } = loadConfig(inboxEnv(app.url, join(tempDir(t), 'webhooks.db'), { PROXY_WEBHOOK_RATE_WHILE_PROXYING: '2' }))
   if (config.webhooks === null) throw new Error('the inbox is off')
+  const registry = new Registry()
   const inbox = await startInboxThread(config.webhooks, config.state, {
-    logger: captureLogger().logger, logLevel: 'warn', lines: { write: () => true }, registry: new Registry(), proxyActivity: activity.buffer,
+    logger: captureLogger().logger, logLevel: 'warn', lines: { write: () => true }, registry, proxyActivity: activity.buffer,
   })
   t.teardown(() => inbox.close())
   const url = `http://127.0.0.1:${await inbox.listen('127.0.0.1', 0)}/webhooks/${PATH_TOKEN}`
@@ -108,4 +116,5 @@ t.test('through the inbox\'s thread: with the proxy busy, events are taken at PR
   t.ok(busyMs >= 1_400, `busy: four events took ${Math.round(busyMs)} ms`)
   t.ok(idleMs < 1_400, `idle: four events took ${Math.round(idleMs)} ms`)
   await eventually(() => app.deliveries.length === 8, { what: 'all eight delivered', timeoutMs: 10_000 })
+  await eventually(async () => /payments_auth_proxy_webhooks_held_total\{kind="intake"\} 3\n/.test(await registry.metrics()), { what: 'the three holds counted on the main thread\'s registry' })
 })
