@@ -2,10 +2,11 @@
  * The inbox yields to the proxy (src/webhooks/intake-pacing.ts, docs/webhooks.md "While the proxy is
  * busy"), over real sockets:
  * - an event the pacer holds is answered 200 after the hold, stored and delivered: held, never
- *   refused; a request the route's checks refuse (path token, method) is refused at once, unheld;
+ *   refused; a request the route's checks refuse (path token, method) is refused unheld;
  * - a delivery the pacer holds is made after the hold; a stop during the hold releases the event
  *   without counting an attempt, and does not wait out the hold;
- * - the proxy marks each forwarded request, and not its own endpoints (/healthz, /metrics);
+ * - every hold is counted, with its time (webhooks_held_total, webhooks_held_seconds_total);
+ * - the proxy marks each forwarded request, and not its own endpoints (/healthz, /readyz, /metrics);
  * - through the sidecar's inbox thread: with the proxy busy, events are taken at
  *   PROXY_WEBHOOK_RATE_WHILE_PROXYING; with it idle, at once.
  */
