@@ -7,6 +7,7 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
+import { DEFAULT_DEADLINE_MS } from '../../src/sqlite/sqlite-thread.js'
 import { createIntakePacer, FRESH_PACING, paceIntake, pacingPolicy, PACING_HOLD_MAX_MS, type PacingState } from '../../src/webhooks/intake-pacing.js'
 
 const policy = { ratePerS: 100, burst: 3, busyWindowMs: 1_000, holdMaxMs: 2_000 }
@@ -70,6 +71,10 @@ t.test('over any arrivals: waits within [0, bound]; short of the bound, at most 
     }
     return true
   }))
+})
+
+t.test('a held event whose store cannot take it is still answered 503 within SPEC §10\'s 5 s', async (t) => {
+  t.ok(PACING_HOLD_MAX_MS + DEFAULT_DEADLINE_MS + 200 <= 5_000, `held at most ${PACING_HOLD_MAX_MS} ms, then the store's ${DEFAULT_DEADLINE_MS} ms`)
 })
 
 t.test('createIntakePacer keeps the state between events and reads the proxy\'s idle time each time', async (t) => {
