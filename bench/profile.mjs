@@ -1,6 +1,6 @@
 /**
  * CPU profile of our proxy under load: the bench upstream on the load core, `node --cpu-prof
- * dist-bundle/cli.mjs` (with npm start's Node options, LOG_LEVEL=info to a file, as in the benchmark) on
+ * dist-bundle/cli.mjs` (with npm start's Node options, LOG_LEVEL=info to a FIFO read into a file, as in the benchmark) on
  * the target core, saturated by wrk
  * (or autocannon) for --duration seconds after a warm-up; then the proxy is stopped with SIGTERM
  * (it writes the profile on exit) and the profile is summarised with cpuprofile-summary.mjs.

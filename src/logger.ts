@@ -68,22 +68,6 @@ export function isoTimeAt (ms: number): string {
   return `${secondPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z"`
 }
 
-/** Past this many bytes waiting for a slow stdout reader, lines are dropped rather than held. */
-export const MAX_BUFFERED_LOG_BYTES = 16 * 1024 * 1024
-
-/**
- * stdout as pino writes it by default (asynchronously, lines written while a write is in flight go
- * out together in the next one, the rest flushed on exit), but bounded: pino's default holds every
- * line a stalled log reader has not taken, so a blocked pipe would grow the heap until the
- * container is killed. Past `maxLength` characters waiting (SonicBoom counts a string's length;
- * log lines are JSON, nearly all ASCII) lines are dropped and `onDrop` hears how many bytes went.
- */
-export function boundedDestination (onDrop: (bytes: number) => void, fd = 1, maxLength = MAX_BUFFERED_LOG_BYTES): ReturnType<typeof pino.destination> {
-  const destination = pino.destination({ dest: fd, sync: false, maxLength })
-  destination.on('drop', (data: string) => { onDrop(Buffer.byteLength(data)) })
-  return destination
-}
-
 export function createLogger (level: string, destination?: DestinationStream): Logger {
   return destination === undefined ? pino(loggerOptions(level)) : pino(loggerOptions(level), destination)
 }
