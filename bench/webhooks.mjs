@@ -36,14 +36,14 @@
  */
 import { createServer } from 'node:http'
 import { once } from 'node:events'
-import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import { syncedWriteMs } from './lib/disk-sync.mjs'
 import { runWrk, wrkVersion, writeBodyFile } from './lib/measure.mjs'
-import { ORPHAN_GUARD, cpuLayout, freePort, pinProcess, start, stop, stopAll } from './lib/processes.mjs'
+import { ORPHAN_GUARD, cpuLayout, freePort, logFifo, pinProcess, start, stop, stopAll } from './lib/processes.mjs'
 import { pooledPercentile } from './lib/report.mjs'
 import { CLI, FIAT_SANDBOX_BASE, OUR_NODE_ARGS, ROOT_DIR, ourProxyEnv, startRedis, startUpstream } from './lib/targets.mjs'
 import { formatSummary, summariseProfile } from './cpuprofile-summary.mjs'
@@ -148,7 +148,7 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
   const [command, args] = argv.syscalls
     ? ['strace', ['-f', '--seccomp-bpf', '-ttt', '-T', '-y', '-e', 'trace=fsync,fdatasync', '-o', straceLog, process.execPath, ...nodeArgs, argv.cli]]
     : [process.execPath, [...nodeArgs, argv.cli]]
-  const logFd = openSync(join(dir, `sidecar-${store}-${keys}.log`), 'a')
+  const logFd = logFifo(`sidecar (${store}, ${keys})`, join(dir, `sidecar-${store}-${keys}.log`))
   const proc = start(`sidecar (${store}, ${keys})`, command, args, { core: TARGET_CORE, env, cwd: dir, stdout: logFd, session: SESSION })
   closeSync(logFd)
   // Ready once the inbox answers and the proxy holds its tokens.

@@ -5,7 +5,7 @@
  * SIGKILLed benchmark leaves nothing running.
  */
 import { spawn, execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync, existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import os from 'node:os'
@@ -48,6 +48,21 @@ export function start (name, command, args, { core = null, env, cwd, stdout, ses
   child.stderr.setEncoding('utf8').on('data', (s) => { proc.err = (proc.err + s).slice(-1 << 16) })
   running.add(proc)
   return proc
+}
+
+/**
+ * A stdout for a proxy under measurement: a container's stdout is a FIFO that containerd reads,
+ * so the log goes through one here too, and `cat` appends it to `logFile` on the core of the
+ * script that calls this (the load core). (A spawn's 'pipe' would be a socket pair, and a file
+ * costs its writer differently.) Pass the returned descriptor as `stdout`, then close it.
+ */
+export function logFifo (name, logFile) {
+  const fifo = `${logFile}.${process.pid}-${running.size}.fifo`
+  execFileSync('mkfifo', [fifo])
+  start(`${name}'s log`, 'sh', ['-c', 'exec cat "$0" >> "$1"', fifo, logFile], { stdout: 'ignore' })
+  const fd = openSync(fifo, 'w')
+  unlinkSync(fifo)
+  return fd
 }
 
 /** Resolves with the first stdout line that parses as JSON and has `key`; rejects on exit or timeout. */

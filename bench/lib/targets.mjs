@@ -5,11 +5,10 @@
  * the caller's choice of core and stopped through processes.mjs.
  */
 import { createHash } from 'node:crypto'
-import { execFileSync } from 'node:child_process'
-import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { ORPHAN_GUARD, freePort, start, waitForJsonLine } from './processes.mjs'
+import { ORPHAN_GUARD, freePort, logFifo, start, waitForJsonLine } from './processes.mjs'
 
 const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url))
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url))
@@ -83,16 +82,9 @@ export async function startOurProxy ({ name = 'our proxy', cli = CLI, core, upst
     PROXY_TOKEN_REFRESH_MARGIN_SECONDS: String(refreshMarginS),
     ...extraEnv,
   }
-  // A container's stdout is a FIFO that containerd reads, so the log goes through one here too:
-  // `cat` appends it to logFile on the core of the script that starts us (the load core), and the
-  // proxy pays for its log what it pays in a container. (A spawn's 'pipe' would be a socket pair.)
-  const fifo = `${logFile}.${port}.fifo`
-  execFileSync('mkfifo', [fifo])
-  start(`${name}'s log`, 'sh', ['-c', 'exec cat "$0" >> "$1"', fifo, logFile], { stdout: 'ignore' })
-  const fd = openSync(fifo, 'w')
+  const fd = logFifo(name, logFile)
   const proc = start(name, process.execPath, node(cli, nodeArgs), { core, env, cwd, stdout: fd })
   closeSync(fd)
-  unlinkSync(fifo)
   const origin = `http://127.0.0.1:${port}`
   await waitReady(proc, `${origin}/readyz`)
   return { proc, port, origin, env }
