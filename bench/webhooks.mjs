@@ -168,7 +168,8 @@ async function startSidecar ({ store, keys, app, upstream, dir }) {
     process.kill(sidecarPid, 'SIGWINCH')
     // A busy machine may hold the sidecar's main thread for a while: up to 10 s.
     for (let i = 0; i < 1000; i++) {
-      const lines = existsSync(probeFile) ? readFileSync(probeFile, 'utf8').trim().split('\n') : []
+      // Whole lines only: appendFileSync creates the file before it writes the line.
+      const lines = existsSync(probeFile) ? readFileSync(probeFile, 'utf8').split('\n').slice(0, -1) : []
       if (lines.length > probe.read) return JSON.parse(lines[probe.read++])
       await sleep(10)
     }

@@ -18,7 +18,8 @@
  * own URL, not a path beside it: in the bundle the module is a chunk whose name the build chooses.
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
-import { failureOf, type Answer, type FromThread, type Request, type ToThread } from './sqlite-thread-messages.js'
+import { failureOf, type Answer } from '../threads/thread-calls.js'
+import type { FromThread, Request, ToThread } from './sqlite-thread-messages.js'
 
 /** A synchronous operation of a program; its arguments and result are structured-cloned. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each program declares its own parameters; callers see them through SqliteThread's types

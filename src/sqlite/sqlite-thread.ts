@@ -22,7 +22,8 @@
 import { Worker } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import { startRestartingWorker, type RestartingWorker } from '../threads/restarting-worker.js'
-import { errorOf, type Answer, type FromThread, type Request, type ToThread } from './sqlite-thread-messages.js'
+import { errorOf, WaitingCalls, type Answer } from '../threads/thread-calls.js'
+import type { FromThread, Request, ToThread } from './sqlite-thread-messages.js'
 import type { SqliteProgram, ThreadData } from './sqlite-thread-program.js'
 
 export const DEFAULT_DEADLINE_MS = 4_000
@@ -61,14 +62,11 @@ export interface SqliteThreadOptions {
   deadlineMs?: number
 }
 
-interface Waiting { resolve: (value: unknown) => void, reject: (err: Error) => void }
-
 /** Resolves once the program has opened its database; rejects with the reason it could not (its code kept). */
 export async function startSqliteThread<P> (options: SqliteThreadOptions): Promise<SqliteThread<P>> {
   const { log, name } = options
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS
-  const waiting = new Map<number, Waiting>()
-  let nextId = 0
+  const waiting = new WaitingCalls()
   let outgoing: Request[] = []
   let stalled = false
   let closing: Promise<void> | null = null
@@ -82,22 +80,12 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
     for (const done of idle) done()
     idle = []
   }
-  const fail = (ids: Iterable<number>, reason: string): void => {
-    const err = new SqliteThreadUnavailableError(reason)
-    for (const id of ids) {
-      waiting.get(id)?.reject(err)
-      waiting.delete(id)
-    }
+  const fail = (ids: Iterable<number> | undefined, reason: string): void => {
+    waiting.fail(new SqliteThreadUnavailableError(reason), ids)
     waited()
   }
   const answer = (answers: readonly Answer[]): void => {
-    for (const { id, ...outcome } of answers) {
-      const w = waiting.get(id)
-      if (w === undefined) continue // Past its deadline: its caller was already told.
-      waiting.delete(id)
-      if ('failure' in outcome) w.reject(errorOf(outcome.failure))
-      else w.resolve(outcome.value)
-    }
+    for (const answer of answers) waiting.answer(answer)
     waited()
   }
 
@@ -124,7 +112,7 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
     })
     worker.on('exit', () => {
       // Nothing it was sent will be answered now.
-      fail([...waiting.keys()], 'the store\'s thread stopped')
+      fail(undefined, 'the store\'s thread stopped')
       if (!opened) reject(new Error('the store\'s thread stopped before its database was open'))
     })
   })
@@ -157,9 +145,8 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
       reject(new SqliteThreadUnavailableError('the store\'s thread is starting again'))
       return
     }
-    const id = nextId++
     if (waiting.size === 0) worker.ref()
-    waiting.set(id, { resolve, reject })
+    const id = waiting.add(resolve, reject)
     if (outgoing.length === 0) setImmediate(flush)
     outgoing.push({ id, ...request } as Request)
   })

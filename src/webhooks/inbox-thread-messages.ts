@@ -1,17 +1,16 @@
 /**
  * What the inbox's thread (inbox-thread-program.ts) and the sidecar's main thread (inbox-thread.ts)
  * say to each other. Every message is structured-cloned: a Buffer arrives as a Uint8Array, an error
- * as its message and code (sqlite/sqlite-thread-messages.ts).
+ * as its message and code (threads/thread-calls.ts).
  */
 import type { DeliveryOutcomeLabel } from '../outbox/deliverer.js'
-import type { Failure } from '../sqlite/sqlite-thread-messages.js'
+import type { Answer, Failure } from '../threads/thread-calls.js'
 import type { HeldKind, InboxObserver, IntakeOutcomeLabel } from './inbox-metrics.js'
 
 /** What the main thread reads of the inbox's store, by name: the console's and payments' reads, and readiness. */
 export type StoreRead = 'list' | 'show' | 'replay' | 'stats' | 'eventsAfter' | 'lastEventSeq' | 'readiness'
 
 export interface StoreCall { id: number, call: StoreRead, args: unknown[] }
-export type StoreAnswer = { id: number, value: unknown } | { id: number, failure: Failure }
 
 export type ToInbox =
   | { listen: { host: string, port: number } }
@@ -38,7 +37,7 @@ export type FromInbox =
   | { listening: number }
   | { listenFailed: Failure }
   /** What the inbox produced since its last message (at most every 5 ms); any part may be empty. `stored`: at least one new event. */
-  | { turn: { lines: string, observed: Observation[], stored: boolean, answers: StoreAnswer[] } }
+  | { turn: { lines: string, observed: Observation[], stored: boolean, answers: Answer[] } }
 
 /** Replays observations on the metrics they were made for. */
 export function replay (observer: InboxObserver, observed: readonly Observation[]): void {

@@ -19,11 +19,11 @@ import { systemClock } from '../clock.js'
 import { createLogger } from '../logger.js'
 import { proxyIdleMs } from '../ops/proxy-activity.js'
 import { OperatorError } from '../operator-error.js'
-import { failureOf } from '../sqlite/sqlite-thread-messages.js'
+import { failureOf, type Answer } from '../threads/thread-calls.js'
 import { lowerThreadPriority } from '../threads/thread-priority.js'
 import { buildInbox, type Inbox } from './inbox-server.js'
 import { createIntakePacer, pacingPolicy, type IntakePacer } from './intake-pacing.js'
-import { recordingObserver, type FromInbox, type Observation, type StoreAnswer, type StoreCall, type ToInbox } from './inbox-thread-messages.js'
+import { recordingObserver, type FromInbox, type Observation, type StoreCall, type ToInbox } from './inbox-thread-messages.js'
 
 /** The module the inbox's thread runs. */
 export const INBOX_THREAD = import.meta.url
@@ -47,7 +47,7 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
   let lines = ''
   let observed: Observation[] = []
   let stored = false
-  let answers: StoreAnswer[] = []
+  let answers: Answer[] = []
   let scheduled = false
   const flush = (): void => {
     scheduled = false

@@ -22,8 +22,8 @@ import type { WebhookConfig } from '../config/webhook-config.js'
 import { OperatorError } from '../operator-error.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import type { OutboxStore, SequencedEvent, StoredEvent } from '../outbox/outbox-store.js'
-import { errorOf, type Failure } from '../sqlite/sqlite-thread-messages.js'
 import { startRestartingWorker, type RestartingWorker } from '../threads/restarting-worker.js'
+import { errorOf, WaitingCalls, type Failure } from '../threads/thread-calls.js'
 import { startSharedPool } from '../threads/thread-priority.js'
 import { createInboxMetrics, noInboxObserver } from './inbox-metrics.js'
 import type { WebhooksReadiness } from './inbox-server.js'
@@ -60,21 +60,16 @@ export interface ThreadedInbox {
   close: () => Promise<void>
 }
 
-interface Waiting { resolve: (value: unknown) => void, reject: (err: Error) => void }
-
 /** Resolves once the thread's store is open and its listener built; rejects as that failed (an OperatorError stays one). */
 export async function startInboxThread (settings: WebhookConfig, state: Config['state'], deps: InboxThreadDeps): Promise<ThreadedInbox> {
   const log = deps.logger.child({ component: 'webhooks' })
-  const waiting = new Map<number, Waiting>()
-  let nextId = 0
+  const waiting = new WaitingCalls()
   let calls: StoreCall[] = []
   let listenAt: { host: string, port: number } | null = null
   let closing: Promise<void> | null = null
   let thread: RestartingWorker | null = null
   const failWaiting = (): void => {
-    const err = new Error('the webhook inbox thread stopped; it is being started again')
-    for (const w of waiting.values()) w.reject(err)
-    waiting.clear()
+    waiting.fail(new Error('the webhook inbox thread stopped; it is being started again'))
   }
   const call = (name: StoreRead, args: unknown[]): Promise<unknown> => new Promise((resolve, reject) => {
     const worker = thread?.current() ?? null
@@ -82,8 +77,7 @@ export async function startInboxThread (settings: WebhookConfig, state: Config['
       reject(new Error('the webhook inbox thread is not running; it is being started again'))
       return
     }
-    const id = nextId++
-    waiting.set(id, { resolve, reject })
+    const id = waiting.add(resolve, reject)
     if (calls.length === 0) {
       setImmediate(() => {
         thread?.current()?.postMessage({ calls } satisfies ToInbox)
@@ -97,13 +91,7 @@ export async function startInboxThread (settings: WebhookConfig, state: Config['
   const onTurn = (turn: Extract<FromInbox, { turn: unknown }>['turn']): void => {
     if (turn.lines !== '') deps.lines.write(turn.lines)
     replay(observer, turn.observed)
-    for (const answer of turn.answers) {
-      const w = waiting.get(answer.id)
-      if (w === undefined) continue
-      waiting.delete(answer.id)
-      if ('value' in answer) w.resolve(answer.value)
-      else w.reject(errorOf(answer.failure))
-    }
+    for (const answer of turn.answers) waiting.answer(answer)
     if (turn.stored) deps.onStored?.()
   }
 
