@@ -7,7 +7,7 @@
  * opened non-blocking (`/proc/self/fd/N`: the flags of the description stdout shares with the
  * parent are left alone). A full pipe takes part or nothing; the rest waits, bounded, and is tried
  * again shortly. sonic-boom's asynchronous writes go through libuv's thread pool instead, one
- * hand-off and one wake-up of this thread per write: on a saturated proxy that cost 2–3 µs per
+ * hand-off and one wake-up of this thread per write: on a saturated proxy that cost 2–6 µs per
  * access line (docs/performance.md, issue 46). Anything else (a file, a terminal, a socket,
  * /dev/null) keeps sonic-boom.
  */
@@ -108,13 +108,13 @@ export class PipeLines implements LogDestination {
     this.#unsent = null
   }
 
-  async end (): Promise<void> {
+  end (): Promise<void> {
     if (this.#retry !== null) clearTimeout(this.#retry)
     this.#retry = null
     this.flushSync()
     this.#broken = true
     closeSync(this.fd)
-    await Promise.resolve()
+    return Promise.resolve()
   }
 }
 
