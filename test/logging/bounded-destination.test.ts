@@ -5,8 +5,7 @@
  */
 import t, { type Test } from 'tap'
 import { execFileSync, spawn } from 'node:child_process'
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { closeSync, constants, openSync, readFileSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { boundedDestination, PipeLines } from '../../src/log-destination.js'
@@ -30,14 +29,17 @@ function drain (fd: number): string {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-t.test('a log reader that stops reading costs dropped lines, not unbounded memory; what is kept arrives whole', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'bounded-log-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  const fifo = join(dir, 'stdout')
+/** A FIFO in a fresh directory, both ends open: ours to read (non-blocking), and one to write. */
+function fifoPair (t: Test, writeFlags = constants.O_WRONLY | constants.O_NONBLOCK): { readFd: number, writeFd: number } {
+  const fifo = join(tempDir(t), 'stdout')
   execFileSync('mkfifo', [fifo])
-  // A pipe nobody reads until we say so: the read end is ours, held open and left alone.
   const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
-  const writeFd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)
+  return { readFd, writeFd: openSync(fifo, writeFlags) }
+}
+
+t.test('a log reader that stops reading costs dropped lines, not unbounded memory; what is kept arrives whole', async (t) => {
+  // A pipe nobody reads until we say so: the read end is ours, held open and left alone.
+  const { readFd, writeFd } = fifoPair(t)
   t.teardown(() => { closeSync(readFd) })
 
   const maxBytes = 256 * 1024
@@ -68,9 +70,7 @@ t.test('a log reader that stops reading costs dropped lines, not unbounded memor
 const NAMES = ['Zürich', 'Nairobi ✓', '東京', 'emoji 🚀 and a "quote"']
 
 t.test('on a file, lines with multi-byte characters arrive byte for byte', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'bounded-log-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  const file = join(dir, 'stdout')
+  const file = join(tempDir(t), 'stdout')
   const fd = openSync(file, 'w')
   const destination = boundedDestination(() => { t.fail('nothing is dropped') }, fd)
   t.notOk(destination instanceof PipeLines, 'a file is written by sonic-boom')
@@ -89,10 +89,7 @@ const LOGGER_MODULE = new URL('../../dist/logger.js', import.meta.url).href
  * gives a container (a spawn's 'pipe' would be a socket pair); what it printed.
  */
 async function childStdout (t: Test, script: string): Promise<{ stdout: string, stderr: string, code: number | null }> {
-  const fifo = join(tempDir(t), 'stdout')
-  execFileSync('mkfifo', [fifo])
-  const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
-  const writeFd = openSync(fifo, constants.O_WRONLY)
+  const { readFd, writeFd } = fifoPair(t, constants.O_WRONLY)
   const child = spawn(process.execPath, ['--input-type=module', '-e', `const { boundedDestination, PipeLines } = await import(${JSON.stringify(DESTINATION_MODULE)}); const { createLogger } = await import(${JSON.stringify(LOGGER_MODULE)}); ${script}`], { stdio: ['ignore', writeFd, 'pipe'] })
   closeSync(writeFd)
   let stderr = ''
@@ -120,12 +117,7 @@ t.test('on a pipe, lines with multi-byte characters arrive byte for byte, in ord
 })
 
 t.test('on a pipe whose reader has gone, lines are dropped and the process goes on', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'bounded-log-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
-  const fifo = join(dir, 'stdout')
-  execFileSync('mkfifo', [fifo])
-  const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
-  const writeFd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)
+  const { readFd, writeFd } = fifoPair(t)
   let dropped = 0
   const destination = boundedDestination(() => { dropped++ }, writeFd)
   t.ok(destination instanceof PipeLines, 'written as lines to a pipe')
