@@ -36,8 +36,9 @@ const pause = new Int32Array(new SharedArrayBuffer(4))
 /**
  * Lines written to a non-blocking pipe descriptor, those of a turn together. Past `maxLength`
  * bytes waiting (log lines are JSON, nearly all ASCII: their length is their size) a line is
- * dropped and `onDrop` hears its size; so is every line once the reader has gone (EPIPE): the
- * sidecar keeps serving.
+ * dropped and `onDrop` hears its size. So are the lines a write finds no reader for (EPIPE): the
+ * sidecar keeps serving, and a reader that opens the FIFO again (a restarted log collector) gets
+ * the lines from then on.
  */
 export class PipeLines implements LogDestination {
   /** Bytes a full pipe did not take, sent before `#batch`. */
@@ -45,7 +46,7 @@ export class PipeLines implements LogDestination {
   #batch = ''
   #scheduled = false
   #retry: NodeJS.Timeout | null = null
-  #broken = false
+  #ended = false
 
   constructor (
     private readonly fd: number,
@@ -54,7 +55,7 @@ export class PipeLines implements LogDestination {
   ) {}
 
   write (text: string): boolean {
-    if (this.#broken || (this.#unsent?.length ?? 0) + this.#batch.length + text.length > this.maxLength) {
+    if (this.#ended || (this.#unsent?.length ?? 0) + this.#batch.length + text.length > this.maxLength) {
       this.onDrop(Buffer.byteLength(text))
       return false
     }
@@ -84,20 +85,19 @@ export class PipeLines implements LogDestination {
       this.#unsent = this.#unsent === null ? bytes : Buffer.concat([this.#unsent, bytes])
       this.#batch = ''
     }
-    while (this.#unsent !== null && !this.#broken) {
+    while (this.#unsent !== null) {
       let written: number
       try {
         written = writeSync(this.fd, this.#unsent)
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return false
-        // EPIPE (the reader has gone) or worse: nothing more can be written here.
-        this.#broken = true
+        // EPIPE (no reader now) or worse: these bytes cannot be written, later ones may be.
         this.onDrop(this.#unsent.length)
+        this.#unsent = null
         break
       }
       this.#unsent = written === this.#unsent.length ? null : this.#unsent.subarray(written)
     }
-    this.#unsent = this.#broken ? null : this.#unsent
     return true
   }
 
@@ -112,7 +112,7 @@ export class PipeLines implements LogDestination {
     if (this.#retry !== null) clearTimeout(this.#retry)
     this.#retry = null
     this.flushSync()
-    this.#broken = true
+    this.#ended = true
     closeSync(this.fd)
     return Promise.resolve()
   }

@@ -30,11 +30,11 @@ function drain (fd: number): string {
 }
 
 /** A FIFO in a fresh directory, both ends open: ours to read (non-blocking), and one to write. */
-function fifoPair (t: Test, writeFlags = constants.O_WRONLY | constants.O_NONBLOCK): { readFd: number, writeFd: number } {
+function fifoPair (t: Test, writeFlags = constants.O_WRONLY | constants.O_NONBLOCK): { fifo: string, readFd: number, writeFd: number } {
   const fifo = join(tempDir(t), 'stdout')
   execFileSync('mkfifo', [fifo])
   const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
-  return { readFd, writeFd: openSync(fifo, writeFlags) }
+  return { fifo, readFd, writeFd: openSync(fifo, writeFlags) }
 }
 
 t.test('a log reader that stops reading costs dropped lines, not unbounded memory; what is kept arrives whole', async (t) => {
@@ -116,8 +116,8 @@ t.test('on a pipe, lines with multi-byte characters arrive byte for byte, in ord
   t.ok(lines.every((line, i) => line.i === i && line.name === NAMES[i % 4]), 'whole, in order, byte for byte')
 })
 
-t.test('on a pipe whose reader has gone, lines are dropped and the process goes on', async (t) => {
-  const { readFd, writeFd } = fifoPair(t)
+t.test('on a pipe whose reader has gone, lines are dropped and the process goes on; a reader that comes back gets the lines from then on', async (t) => {
+  const { fifo, readFd, writeFd } = fifoPair(t)
   let dropped = 0
   const destination = boundedDestination(() => { dropped++ }, writeFd)
   t.ok(destination instanceof PipeLines, 'written as lines to a pipe')
@@ -131,4 +131,13 @@ t.test('on a pipe whose reader has gone, lines are dropped and the process goes 
   log.info('later')
   await sleep(20)
   t.ok(dropped >= 1, `lines after the reader left are dropped (${dropped})`)
+
+  // A log collector that restarts opens the FIFO again.
+  const again = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
+  t.teardown(() => { closeSync(again) })
+  log.info('once the reader is back')
+  await sleep(20)
+  const text = drain(again)
+  t.match(text, /once the reader is back/)
+  t.notMatch(text, /"msg":"(after|later)"/, 'what was dropped stays dropped')
 })
