@@ -26,6 +26,9 @@
  * commit built with npm run build, for before/after figures in one run)
  * --compare-node-options=OPTS (Node options for target (e) instead of npm start's, e.g.
  * =--max-semi-space-size=4, or empty for none; without --compare-cli, (e) is this build run with them)
+ * --bare-node-options=OPTS (Node options for the bare proxy (b), which otherwise runs with none, e.g.
+ * ="--max-semi-space-size=8 --heap-growing-percent=100", npm start's: the two proxies with one
+ * young generation's size, so what is compared is their code and not their memory)
  * --cli PATH (measure another build as (c); default dist-bundle/cli.mjs)
  * --callers N (target (e): this build with a callers file of N callers × 10 rules, requests sent
  * with the last caller's key, whose last rule is the one that matches; paired against (c), this is
@@ -75,6 +78,7 @@ const { values: argv } = parseArgs({
     'keep-log': { type: 'boolean', default: false },
     'compare-cli': { type: 'string' },
     'compare-node-options': { type: 'string' },
+    'bare-node-options': { type: 'string' },
     cli: { type: 'string' },
     workloads: { type: 'string', default: 'small,large,post,idem' },
     targets: { type: 'string' },
@@ -181,6 +185,7 @@ function variantTarget () {
  */
 const PAYMENTS_ON = { PROXY_PAYMENTS: 'on', PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/notifications', PROXY_WEBHOOK_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 44).toString('base64')}`, PROXY_WEBHOOK_STORE_PATH: './payments/webhooks.db' }
 const VARIANT = variantTarget()
+const BARE_NODE_ARGS = (argv['bare-node-options'] ?? '').split(/\s+/).filter((a) => a !== '')
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))
 const DURATION_S = positive('duration', argv.duration ?? (argv.quick ? 2 : 5))
 const RATE_DURATION_S = positive('rate-duration', argv['rate-duration'] ?? (argv.quick ? 2 : 3))
@@ -265,7 +270,7 @@ async function main () {
 
   const upstream = await startUpstream('upstream', { core: UPSTREAM_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
   const directUpstream = await startUpstream('direct upstream', { core: TARGET_CORE, tokenLifetimeS: TOKEN_LIFETIME_S })
-  const bare = await startReferenceProxy('bare proxy', 'bare-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin })
+  const bare = await startReferenceProxy('bare proxy', 'bare-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin, nodeArgs: BARE_NODE_ARGS })
   const plain = argv['with-plain'] ? await startReferenceProxy('plain proxy', 'plain-proxy.mjs', { core: TARGET_CORE, upstreamOrigin: upstream.origin }) : null
   // On the upstream's core: like the upstream, it is the proxy's network peer, not the proxy.
   const redis = argv.redis ? await startRedis({ core: UPSTREAM_CORE, dir: scratch }) : null
@@ -290,7 +295,7 @@ async function main () {
 
   const allTargets = [
     { name: 'direct', label: '(a) upstream direct', base: `${directUpstream.origin}${FIAT_SANDBOX_BASE}`, pid: directUpstream.proc.pid, auth: 'Bearer bench-static' },
-    { name: 'bare', label: '(b) bare Fastify + http-proxy', base: `${bare.origin}/fiat`, pid: bare.proc.pid },
+    { name: 'bare', label: `(b) bare Fastify + http-proxy${BARE_NODE_ARGS.length === 0 ? '' : ` with ${BARE_NODE_ARGS.join(' ')}`}`, base: `${bare.origin}/fiat`, pid: bare.proc.pid },
     ...(plain === null ? [] : [{ name: 'plain', label: '(d) node:http + undici', base: `${plain.origin}/fiat`, pid: plain.proc.pid }]),
     { name: 'ours', label: `(c) payments-auth-proxy${redis === null ? '' : ', state in a local redis-server'}`, base: `${ours.origin}/fiat`, pid: ours.proc.pid },
     ...(variant === null ? [] : [{ name: 'variant', label: VARIANT.label, base: `${variant.origin}/fiat`, pid: variant.proc.pid, auth: callerKey === undefined ? undefined : `Bearer ${callerKey}` }]),
