@@ -7,7 +7,9 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
 import { callerIdOf } from '../callers/caller.js'
+import { accessLineWriter, type AccessLine } from './access-line.js'
 import type { ProxyMetrics } from './metrics.js'
 import type { ProxyActivity } from './proxy-activity.js'
 
@@ -25,6 +27,7 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
   // fields are ours and hold no secret (the path has no query string), and the two cost about 7 %
   // of a small request's CPU (docs/performance.md, issue 46).
   const accessLog = app.log.child({}, { redact: [], formatters: { log: (fields: object) => fields } })
+  const writeAccessLine = accessLineWriter(accessLog as Logger)
   app.addHook('onResponse', (request, reply, done) => {
     done()
     const code = reply.getHeader('x-proxy-error')
@@ -36,7 +39,7 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
     if (ctx === null) return
     activity?.forwarded()
     metrics.upstreamCompleted(ctx.route.environment ?? '', ctx.route.interface, (performance.now() - ctx.startedMs) / 1000)
-    const line: Record<string, unknown> = {
+    const line: AccessLine = {
       reqId: request.id,
       environment: ctx.route.environment,
       interface: ctx.route.interface,
@@ -49,9 +52,9 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
     }
     const toolCall = via?.(request) ?? null
     if (toolCall !== null) {
-      line['via'] = toolCall.via
-      line['tool'] = toolCall.tool
+      line.via = toolCall.via
+      line.tool = toolCall.tool
     }
-    accessLog.info(line, 'proxied request')
+    writeAccessLine(line)
   })
 }, { name: 'request-audit' })
