@@ -8,9 +8,9 @@
  *
  * The logger given must be one whose lines need nothing more than those pieces: no redaction and
  * no log formatter (the access child of request-audit.ts has neither; its fields hold no secret).
- * A mixin, a stream-write hook, a message prefix or a destination that asks for each line's
- * metadata (pino's multistream) would each add to a line, so with any of them the line is written
- * by `logger.info`.
+ * A mixin, a stream-write hook, a message prefix, a nested key or a destination that asks for each
+ * line's metadata (pino's multistream) would each change a line, so with any of them the line is
+ * written by `logger.info`.
  */
 import pino, { type Logger } from 'pino'
 
@@ -41,7 +41,7 @@ interface PinoInternals {
   bindings: string
   end: string
   messageKey: string
-  addsToLines: boolean
+  changesLines: boolean
 }
 
 function internalsOf (logger: Logger): PinoInternals {
@@ -56,15 +56,16 @@ function internalsOf (logger: Logger): PinoInternals {
     bindings: view[s.chindingsSym] as string,
     end: view[s.endSym] as string,
     messageKey: view[s.messageKeySym] as string,
-    addsToLines: view[s.mixinSym] != null || hooks?.streamWrite != null || (view[MESSAGE_PREFIX] ?? '') !== '' || stream[s.needsMetadataGsym] === true,
+    changesLines: view[s.mixinSym] != null || hooks?.streamWrite != null || (view[MESSAGE_PREFIX] ?? '') !== '' || view[s.nestedKeySym] != null ||
+      stream[s.needsMetadataGsym] === true || typeof (view[s.lsCacheSym] as Record<number, unknown>)[INFO] !== 'string',
   }
 }
 
 /** Writes access lines through `logger` (see above for which loggers). */
 export function accessLineWriter (logger: Logger): (line: AccessLine) => void {
   const pieces = internalsOf(logger)
-  if (pieces.addsToLines) return (line) => { logger.info(line, ACCESS_MESSAGE) }
-  const prefix = pieces.levelPrefixes[INFO]
+  if (pieces.changesLines) return (line) => { logger.info(line, ACCESS_MESSAGE) }
+  const prefix = pieces.levelPrefixes[INFO] as string
   const suffix = `,${JSON.stringify(pieces.messageKey)}:${JSON.stringify(ACCESS_MESSAGE)}${pieces.end}`
   const { stream, time, bindings } = pieces
   return (line) => {
@@ -74,7 +75,11 @@ export function accessLineWriter (logger: Logger): (line: AccessLine) => void {
   }
 }
 
-/** The fields as pino writes them: strings as JSON.stringify does, a number that is not finite as null. */
+/**
+ * The fields as pino writes them: a number that is not finite as null, strings as JSON.stringify
+ * does. pino does too from Node 25; before, it leaves a lone surrogate unescaped, which the line's
+ * UTF-8 then turns into U+FFFD, where this writes it escaped.
+ */
 function fieldsOf (line: AccessLine): string {
   let text = `,"reqId":${JSON.stringify(line.reqId)},"environment":${JSON.stringify(line.environment)},"interface":${JSON.stringify(line.interface)},"method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${numberOf(line.status)},"retried":${line.retried},"durationMs":${numberOf(line.durationMs)},"caller":${JSON.stringify(line.caller)}`
   if (line.via !== undefined) text += `,"via":${JSON.stringify(line.via)}`

@@ -69,9 +69,12 @@ t.test('a level above info writes nothing; a level set later is read on the next
   t.equal(lines.length, 2)
 })
 
-t.test('a logger that adds to its lines writes the access line itself', async (t) => {
-  const { lines, access } = loggers({ mixin: () => ({ added: 1 }) })
-  accessLineWriter(access)({ reqId: 'r', environment: 'sandbox', interface: 'fiat', method: 'GET', path: '/p', status: 200, retried: false, durationMs: 1, caller: 'anonymous' })
-  t.equal(lines.length, 1)
-  t.match(JSON.parse(lines[0] as string), { added: 1, reqId: 'r', msg: ACCESS_MESSAGE })
+t.test('a logger that changes its lines writes the access line itself', async (t) => {
+  const line: AccessLine = { reqId: 'r', environment: 'sandbox', interface: 'fiat', method: 'GET', path: '/p', status: 200, retried: false, durationMs: 1, caller: 'anonymous' }
+  const mixed = loggers({ mixin: () => ({ added: 1 }) })
+  accessLineWriter(mixed.access)(line)
+  t.match(mixed.lines.map((text) => JSON.parse(text) as unknown), [{ added: 1, reqId: 'r', msg: ACCESS_MESSAGE }], 'a mixin')
+  const nested = loggers({ nestedKey: 'payload' })
+  accessLineWriter(nested.access)(line)
+  t.match(nested.lines.map((text) => JSON.parse(text) as unknown), [{ payload: { reqId: 'r' }, msg: ACCESS_MESSAGE }], 'a nested key')
 })
