@@ -36,8 +36,21 @@ async function browser (t: Test, options: { javaScriptEnabled?: boolean, viewpor
   return context
 }
 
+/**
+ * Chromium sometimes refuses a capture ("Unable to capture screenshot", most often the first after
+ * a cold start) and takes the same picture when asked again a moment later: a screenshot is the
+ * docs' picture, not an assertion, so that one refusal is asked again, twice at most.
+ */
 async function shot (page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+      return
+    } catch (err) {
+      if (attempt === 3 || !String(err).includes('Unable to capture screenshot')) throw err
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
 }
 
 async function linkFor (rig: ConsoleRig, email: string): Promise<string> {
