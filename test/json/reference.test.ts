@@ -3,6 +3,7 @@ import { HeldJson } from '../../src/json/held-json.js'
 import { readReference, readReferenceInFull } from '../../src/json/reference.js'
 import type { StrictJson } from '../../src/json/strict-json.js'
 import { generatedJsonTexts } from '../helpers/generated-json.js'
+import { printable } from '../helpers/printable.js'
 
 /** A held body that counts its strict readings: the test sees when the reading was spared. */
 class CountedJson extends HeldJson {
@@ -36,7 +37,7 @@ t.test('read in full unless the body cannot hold the first name, and the same an
       const full = readReferenceInFull(new HeldJson(bytes), pointer)
       if (counted.reads === 0) spared++
       else read++
-      if (JSON.stringify(answer) !== JSON.stringify(full)) t.fail(`${pointer} in ${bytes.toString('latin1')}: ${JSON.stringify(answer)} but read in full ${JSON.stringify(full)}`)
+      if (JSON.stringify(answer) !== JSON.stringify(full)) t.fail(`${printable(pointer)} in ${printable(bytes.toString('latin1'))}: ${printable(JSON.stringify(answer))} but read in full ${printable(JSON.stringify(full))}`)
     }
   }
   t.pass(`${spared} readings spared and ${read} read in full, every answer the same`)

@@ -2,6 +2,7 @@ import t from 'tap'
 import pino, { type Logger } from 'pino'
 import { loggerOptions } from '../../src/logger.js'
 import { ACCESS_MESSAGE, accessLineWriter, type AccessLine } from '../../src/ops/access-line.js'
+import { printable } from '../helpers/printable.js'
 
 /** A logger as the proxy makes it, writing to an array, at a fixed time; and request-audit.ts's access child of it. */
 function loggers (options: pino.LoggerOptions = {}): { lines: string[], root: Logger, access: Logger } {
@@ -9,11 +10,6 @@ function loggers (options: pino.LoggerOptions = {}): { lines: string[], root: Lo
   const root = pino({ ...loggerOptions('info'), timestamp: () => ',"time":"2026-11-28T12:00:00.123Z"', ...options }, { write: (line: string) => { lines.push(line) } })
   const access = root.child({}, { redact: [], formatters: { log: (fields: object) => fields } })
   return { lines, root, access }
-}
-
-/** A control character or a line separator, raw in a report, would break the TAP stream that carries it. */
-function escaped (lines: string[]): string {
-  return JSON.stringify(lines).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`)
 }
 
 const STRINGS = ['', 'a', 'sandbox', '/v1/payouts/42', 'quote"in', 'back\\slash', 'tab\there', 'nl\nx', '\u0000\u001f', '\u007f', 'é€', '😀', '\u2028\u2029', 'x'.repeat(41), 'y'.repeat(42), 'z'.repeat(101), '{"json":true}', '</script>']
@@ -49,7 +45,7 @@ t.test('the same line as pino writes of the same fields, byte for byte', async (
     const theirs = loggers()
     theirs.access.info({ ...line }, ACCESS_MESSAGE)
     if (ours.lines.join('') !== theirs.lines.join('')) {
-      t.equal(escaped(ours.lines), escaped(theirs.lines), `the first line that differs, line ${i}`)
+      t.equal(printable(ours.lines.join('')), printable(theirs.lines.join('')), `the first line that differs, line ${i}`)
       return
     }
     compared++
