@@ -34,40 +34,39 @@ const INFO = 30
 // In pino.symbols, not in its types.
 const MESSAGE_PREFIX = (pino.symbols as unknown as Record<string, symbol>)['msgPrefixSym'] as symbol
 
-interface PinoInternals {
-  stream: { write (line: string): unknown, [key: symbol]: unknown }
-  levelPrefixes: Record<number, string>
+/** pino's pieces of an info line, read once. */
+interface LinePieces {
+  stream: { write (line: string): unknown }
+  prefix: string
   time: () => string
   bindings: string
-  end: string
-  messageKey: string
-  changesLines: boolean
+  suffix: string
 }
 
-function internalsOf (logger: Logger): PinoInternals {
+/** The pieces, or null when this logger would change a line beyond them (see above). */
+function linePiecesOf (logger: Logger): LinePieces | null {
   const s = pino.symbols
   const view = logger as unknown as Record<symbol, unknown>
-  const stream = view[s.streamSym] as PinoInternals['stream']
+  const stream = view[s.streamSym] as LinePieces['stream'] & Record<symbol, unknown>
   const hooks = view[s.hooksSym] as { streamWrite?: unknown } | undefined
+  const prefix = (view[s.lsCacheSym] as Record<number, unknown>)[INFO]
+  const changes = view[s.mixinSym] != null || hooks?.streamWrite != null || (view[MESSAGE_PREFIX] ?? '') !== '' ||
+    view[s.nestedKeySym] != null || stream[s.needsMetadataGsym] === true
+  if (changes || typeof prefix !== 'string') return null
   return {
     stream,
-    levelPrefixes: view[s.lsCacheSym] as Record<number, string>,
+    prefix,
     time: view[s.timeSym] as () => string,
     bindings: view[s.chindingsSym] as string,
-    end: view[s.endSym] as string,
-    messageKey: view[s.messageKeySym] as string,
-    changesLines: view[s.mixinSym] != null || hooks?.streamWrite != null || (view[MESSAGE_PREFIX] ?? '') !== '' || view[s.nestedKeySym] != null ||
-      stream[s.needsMetadataGsym] === true || typeof (view[s.lsCacheSym] as Record<number, unknown>)[INFO] !== 'string',
+    suffix: `,${JSON.stringify(view[s.messageKeySym])}:${JSON.stringify(ACCESS_MESSAGE)}${view[s.endSym] as string}`,
   }
 }
 
 /** Writes access lines through `logger` (see above for which loggers). */
 export function accessLineWriter (logger: Logger): (line: AccessLine) => void {
-  const pieces = internalsOf(logger)
-  if (pieces.changesLines) return (line) => { logger.info(line, ACCESS_MESSAGE) }
-  const prefix = pieces.levelPrefixes[INFO] as string
-  const suffix = `,${JSON.stringify(pieces.messageKey)}:${JSON.stringify(ACCESS_MESSAGE)}${pieces.end}`
-  const { stream, time, bindings } = pieces
+  const pieces = linePiecesOf(logger)
+  if (pieces === null) return (line) => { logger.info(line, ACCESS_MESSAGE) }
+  const { stream, prefix, time, bindings, suffix } = pieces
   return (line) => {
     // Read on every line, as pino does: a logger's level may be set after it is made.
     if (logger.levelVal > INFO) return
