@@ -5,8 +5,9 @@
  * run first. Before anything else the route applies §5's client rules and §7's identity, in
  * onRequest, before the body is read: an unknown key is 401 with `WWW-Authenticate`, a browser's
  * `Origin` or a foreign `Host` 403. Then a GET (or any method but POST) is 405. The body is held
- * within its limit (413 past it) and handed to the SDK as bytes, so a malformed envelope is the
- * SDK's JSON-RPC error. The caller key is never handed to the SDK: the agent travels in `authInfo`.
+ * within its limit (413 past it) and read once (envelope-reading.ts): what is not one JSON-RPC
+ * message is a parse error and a batch is refused, both here, and the SDK gets the message parsed,
+ * never the bytes. The caller key is never handed to the SDK: the agent travels in `authInfo`.
  *
  * Why not @modelcontextprotocol/fastify: it builds a Fastify app of its own (ours has its plugin
  * order, error shape and lingering close) and its Origin check admits localhost origins, where
@@ -22,6 +23,7 @@ import type { RefuseCaller } from '../callers/caller-refusals.js'
 import { identify, type CallerIndex } from '../callers/judge-caller.js'
 import { BodyTooLargeError, CallerUnauthenticatedError, ClientNotAllowedError, McpMethodNotAllowedError } from '../errors.js'
 import { continueIfExpected, declaredLength, holdBody } from '../routing/request-body.js'
+import { readEnvelope } from './envelope-reading.js'
 import { AgentContext } from './mcp-server.js'
 
 export interface McpEndpointOptions {
@@ -44,6 +46,8 @@ export const MCP_PATH = '/mcp'
 /** What the SDK sees as its request's URL: it routes nothing on it. */
 const MCP_URL = `http://localhost${MCP_PATH}`
 const BATCH_REFUSED = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not accepted; send one message per POST' } }
+/** The SDK's own answer to a body it cannot parse, status included. */
+const PARSE_ERROR = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body must be one JSON-RPC message, a JSON object in UTF-8 without a byte-order mark' } }
 /** Never passed to the SDK: the key, the cookies, and what the web Request sets itself. */
 const NOT_PASSED = new Set(['authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
@@ -88,41 +92,27 @@ export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOpt
   async function serve (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const caller = request.mcpCaller
     if (caller === null) throw new Error('/mcp served without a caller')
+    const reading = readEnvelope(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
+    // A batch would be several tool calls in one request; the 2025-03-26 revision allowed them and the
+    // SDK's stateless fallback still serves them. No revision this endpoint speaks needs them.
+    if (reading.kind === 'batch') return await reply.code(400).type('application/json').send(BATCH_REFUSED)
+    if (reading.kind === 'parse-error') return await reply.code(400).type('application/json').send(PARSE_ERROR)
     const agent = new AgentContext({
       caller,
       origin: { authorization: request.headers.authorization, remoteAddress: request.raw.socket.remoteAddress ?? '', host: request.headers.host ?? 'localhost', requestId: request.id },
-    })
+    }, reading.toolBody)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(request.headers)) {
       if (typeof value === 'string' && !NOT_PASSED.has(name)) headers[name] = value
     }
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-    // Parsed here and handed over parsed, the SDK's escape hatch: it then neither clones the web
-    // Request to read it nor parses it again (a third of its cost per call). Text that is not JSON
-    // goes as it came, for the SDK's own parse error.
-    const parsed = parseJson(body)
-    // A batch would be several tool calls in one request; the 2025-03-26 revision allowed them and the
-    // SDK's stateless fallback still serves them. No revision this endpoint speaks needs them.
-    if (Array.isArray(parsed)) return await reply.code(400).type('application/json').send(BATCH_REFUSED)
     const authInfo = { token: '', clientId: caller.id, scopes: [], extra: { agent } }
-    const response = parsed === NOT_JSON
-      ? await handler.fetch(new Request(MCP_URL, { method: 'POST', headers, body }), { authInfo })
-      : await handler.fetch(new Request(MCP_URL, { method: 'POST', headers }), { authInfo, parsedBody: parsed })
+    // Handed over parsed, the SDK neither reads the web Request (it has no body) nor parses again.
+    const response = await handler.fetch(new Request(MCP_URL, { method: 'POST', headers }), { authInfo, parsedBody: reading.message })
     reply.code(response.status)
     response.headers.forEach((value, name) => { reply.header(name, value) })
     if (response.body === null) return await reply.send()
     // An answer streamed as events (2025 revisions) streams; a JSON answer is sent whole.
     if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return await reply.send(Readable.fromWeb(response.body))
     return await reply.send(Buffer.from(await response.arrayBuffer()))
-  }
-}
-
-const NOT_JSON = Symbol('not JSON')
-
-function parseJson (body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8')) as unknown
-  } catch {
-    return NOT_JSON
   }
 }

@@ -25,8 +25,15 @@ const INSTRUCTIONS = 'This server is a payments sidecar: its tools call the paym
  */
 export class AgentContext {
   readonly #agent: Agent
-  constructor (agent: Agent) { this.#agent = agent }
+  readonly #toolBody: Buffer | null
+  constructor (agent: Agent, toolBody: Buffer | null) {
+    this.#agent = agent
+    this.#toolBody = toolBody
+  }
+
   get agent (): Agent { return this.#agent }
+  /** The request's tool call `body` argument as the agent wrote it (envelope-reading.ts); null without one. */
+  get toolBody (): Buffer | null { return this.#toolBody }
 }
 
 export interface ServerFactoryDeps {
@@ -51,7 +58,8 @@ export function createServerFactory (deps: ServerFactoryDeps): McpServerFactory 
   }
 
   return (ctx: McpRequestContext) => {
-    const agent = agentOf(ctx)
+    const context = contextOf(ctx)
+    const { agent } = context
     const { tools, byName } = toolsOf(agent.caller)
     const mcp = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS })
     mcp.server.registerCapabilities({ tools: { listChanged: false } })
@@ -59,14 +67,14 @@ export function createServerFactory (deps: ServerFactoryDeps): McpServerFactory 
     mcp.server.setRequestHandler('tools/call', async (request) => {
       const tool = byName.get(request.params.name)
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
-      return await deps.callTool(agent, tool, request.params.arguments ?? {})
+      return await deps.callTool(agent, tool, request.params.arguments ?? {}, context.toolBody)
     })
     return mcp
   }
 }
 
-function agentOf (ctx: McpRequestContext): Agent {
+function contextOf (ctx: McpRequestContext): AgentContext {
   const held = ctx.authInfo?.extra?.['agent']
   if (!(held instanceof AgentContext)) throw new Error('an MCP server was asked for without the agent of its request')
-  return held.agent
+  return held
 }

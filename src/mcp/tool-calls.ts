@@ -35,21 +35,22 @@ export interface ToolCallsDeps {
   log: Logger
 }
 
-export type CallTool = (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>) => Promise<ToolResult>
+/** `body`: the `body` argument's bytes as they stood in the envelope (envelope-reading.ts), sent as they are; null without one. */
+export type CallTool = (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>, body: Buffer | null) => Promise<ToolResult>
 
 export function createToolCalls (deps: ToolCallsDeps): CallTool {
   const { send, paths, metrics, log } = deps
 
-  async function run (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>): Promise<ToolResult> {
+  async function run (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>, body: Buffer | null): Promise<ToolResult> {
     const refused = tool.check(args)
     if (refused !== null) return errorResult(refused)
     const name = tool.listing.name
     const { action } = tool
     switch (action.kind) {
       case 'request':
-        return await request(agent, { tool: name, method: String(args['method']), target: requestTarget(args['environment'], args['interface'], String(args['path'])) + queryOf(args['query']), body: bodyOf(args) })
+        return await request(agent, { tool: name, method: String(args['method']), target: requestTarget(args['environment'], args['interface'], String(args['path'])) + queryOf(args['query']), body })
       case 'operator': {
-        const call = operatorCall(action.tool, args, paths)
+        const call = operatorCall(action.tool, args, body, paths)
         return call instanceof McpInvalidArgumentsError ? errorResult(call) : await request(agent, call)
       }
       case 'get_approval': {
@@ -81,10 +82,10 @@ export function createToolCalls (deps: ToolCallsDeps): CallTool {
     return deps.approvals
   }
 
-  return async (agent, tool, args) => {
+  return async (agent, tool, args, body) => {
     let result: ToolResult
     try {
-      result = await run(agent, tool, args)
+      result = await run(agent, tool, args, body)
     } catch (err) {
       if (err instanceof ProxyError) result = errorResult(err)
       else {
@@ -102,14 +103,14 @@ function requestTarget (environment: unknown, iface: unknown, path: string): str
   return `${typeof environment === 'string' ? `/${environment}` : ''}/${String(iface)}${path}`
 }
 
-function operatorCall (tool: OperatorTool, args: Record<string, unknown>, paths: PathOptions): InnerCall | McpInvalidArgumentsError {
+function operatorCall (tool: OperatorTool, args: Record<string, unknown>, body: Buffer | null, paths: PathOptions): InnerCall | McpInvalidArgumentsError {
   const path = fillTemplate(tool.template, args, paths)
   if (path instanceof McpInvalidArgumentsError) return path
   const query = args['query']
   if (query !== undefined && (typeof query !== 'object' || query === null || Object.values(query).some((v) => typeof v !== 'string'))) {
     return new McpInvalidArgumentsError('arguments.query', 'must be an object of strings')
   }
-  return { tool: tool.name, method: tool.method, target: requestTarget(tool.environment, tool.interface, path) + queryOf(query), body: bodyOf(args) }
+  return { tool: tool.name, method: tool.method, target: requestTarget(tool.environment, tool.interface, path) + queryOf(query), body }
 }
 
 /** `?a=1&b=x%20y` from an object of strings (absent members skipped); '' when there is none. */
@@ -117,8 +118,4 @@ function queryOf (query: unknown): string {
   if (typeof query !== 'object' || query === null) return ''
   const pairs = Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string')
   return pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`
-}
-
-function bodyOf (args: Record<string, unknown>): Buffer | null {
-  return 'body' in args ? Buffer.from(JSON.stringify(args['body'])) : null
 }

@@ -8,6 +8,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { ProxyError } from '../errors.js'
+import { parseStrictJson } from '../json/strict-json.js'
 
 export interface InnerAnswer {
   status: number
@@ -65,17 +66,18 @@ function resultOf (structured: Record<string, unknown>, isError: boolean): ToolR
   return result
 }
 
-/** JSON when the answer says so and parses; otherwise its text; null when there is none. */
+/**
+ * JSON when the answer says so and reads within MAX_JSON_DEPTH; otherwise its text; null when there
+ * is none. A value nested deeper would overflow the stack where the result is serialised (here and
+ * in the SDK), a 500 for an answer HTTP passes through.
+ */
 function bodyOf (answer: InnerAnswer): unknown {
   if (answer.body.length === 0) return null
   const text = answer.body.toString('utf8')
   const type = answer.headers['content-type']
   if (typeof type === 'string' && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
-    try {
-      return JSON.parse(text) as unknown
-    } catch {
-      return text
-    }
+    const read = parseStrictJson(text)
+    return read.ok ? read.value : text
   }
   return text
 }

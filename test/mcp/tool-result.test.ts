@@ -1,7 +1,8 @@
 /**
  * SPEC §13's result shapes from the inner request's answer, table-tested: status and body (parsed
- * when JSON, else text), replayed from Idempotent-Replayed, approval only for the proxy's own hold
- * (a 202 pointing at /approvals/), payment from Payment-Id, errors from 4xx/5xx, and no header at all.
+ * when JSON within the reader's depth, else text), replayed from Idempotent-Replayed, approval only
+ * for the proxy's own hold (a 202 pointing at /approvals/), payment from Payment-Id, errors from
+ * 4xx/5xx, and no header at all.
  */
 import t from 'tap'
 import { errorResult, lookupResult, outcomeOf, requestResult, type InnerAnswer } from '../../src/mcp/tool-result.js'
@@ -10,12 +11,15 @@ import { ApprovalNotFoundError, McpInvalidArgumentsError } from '../../src/error
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): InnerAnswer =>
   ({ status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: Buffer.from(JSON.stringify(body)) })
 const approval = { id: 'apr_abc', status: 'pending', expiresAt: 1_800_000_000 }
+/** Deeper than JSON.stringify's recursion reaches: as a value, the result could not be serialised. */
+const DEEP = `${'['.repeat(5000)}${']'.repeat(5000)}`
 
 t.test('request results: status and body, the same as JSON first, never a header', async (t) => {
   const cases: Array<[string, InnerAnswer, Record<string, unknown>, boolean | undefined, string]> = [
     ['forwarded JSON', json(200, { data: { transactionId: 't1' } }, { 'set-cookie': 'a=1', 'x-provider': 'y' }), { status: 200, body: { data: { transactionId: 't1' } } }, undefined, 'ok'],
     ['text body', { status: 200, headers: { 'content-type': 'text/plain' }, body: Buffer.from('pong') }, { status: 200, body: 'pong' }, undefined, 'ok'],
     ['JSON type, broken body', { status: 502, headers: { 'content-type': 'application/json' }, body: Buffer.from('{oops') }, { status: 502, body: '{oops' }, true, 'failed'],
+    ['JSON nested 5,000 deep: its text', { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(DEEP) }, { status: 200, body: DEEP }, undefined, 'ok'],
     ['vendor JSON type', { status: 200, headers: { 'content-type': 'application/problem+json' }, body: Buffer.from('{"a":1}') }, { status: 200, body: { a: 1 } }, undefined, 'ok'],
     ['no body', { status: 204, headers: {}, body: Buffer.alloc(0) }, { status: 204, body: null }, undefined, 'ok'],
     ['replayed', json(200, { ok: 1 }, { 'idempotent-replayed': 'true' }), { status: 200, body: { ok: 1 }, replayed: true }, undefined, 'replayed'],
