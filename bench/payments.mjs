@@ -58,7 +58,7 @@ async function startSidecar (store, { provider, appUrl, dir, redisUrl, logFile }
   const [port, inboxPort] = [await freePort(), await freePort()]
   const env = {
     PATH: process.env.PATH, ...proxyEnvFor(provider), PROXY_EGRESS_IP_URL: 'off', PROXY_PORT: String(port), LOG_LEVEL: 'info',
-    PROXY_PAYMENTS: 'on', PROXY_WEBHOOK_LISTEN: `127.0.0.1:${inboxPort}`, PROXY_WEBHOOK_PATH_TOKEN: TOKEN, PROXY_WEBHOOK_SIGNING_SECRET: SIGNING,
+    PROXY_PAYMENTS: 'on', PROXY_SEALING_SECRET: `whsec_${Buffer.alloc(32, 45).toString('base64')}`, PROXY_WEBHOOK_LISTEN: `127.0.0.1:${inboxPort}`, PROXY_WEBHOOK_PATH_TOKEN: TOKEN, PROXY_WEBHOOK_SIGNING_SECRET: SIGNING,
     PROXY_WEBHOOK_VERIFY_SECRET: PROVIDER_SECRET, PROXY_WEBHOOK_DELIVER_TO: appUrl, PROXY_WEBHOOK_STORE_PATH: join(dir, `${store}.db`),
     ...(redisUrl === null ? {} : { PROXY_REDIS_URL: redisUrl }),
   }

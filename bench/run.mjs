@@ -45,6 +45,7 @@
  * or in the local Redis with --redis; on the `followed` workload, what following a payout costs per POST)
  * --workloads payments runs bench/payments.mjs instead (event arrival -> settled, 100,000 pending);
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
+ * --workloads burst runs bench/burst.mjs (1,000 webhook events sent at once: answered 200, the slowest answer);
  * --workloads webhooks-memory runs bench/webhooks-memory.mjs (its memory with 1,000,000 events stored).
  * --workloads console runs bench/console.mjs (the console's pending page, 10,000 pending approvals, 1,000,000 events).
  * --workloads mcp runs bench/mcp.mjs (a tool call over MCP against the same request over HTTP).
@@ -105,7 +106,7 @@ const { values: argv } = parseArgs({
     'node-args': { type: 'string' },
     'proxy-duration': { type: 'string' },
     syscalls: { type: 'boolean' },
-    // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory).
+    // bench/webhooks-memory.mjs's own (with --workloads webhooks-memory); --events is bench/burst.mjs's too.
     events: { type: 'string' },
     watch: { type: 'string' },
     // bench/console.mjs's own (with --workloads console; --events too) and bench/payments.mjs's
@@ -113,11 +114,19 @@ const { values: argv } = parseArgs({
     pending: { type: 'string' },
     requests: { type: 'string' },
     parts: { type: 'string' },
+    // bench/burst.mjs's own (with --workloads burst).
+    bytes: { type: 'string' },
+    proxy: { type: 'string' },
   },
 })
 // The webhook inbox's figures are a script of their own (bench/webhooks.mjs): other targets, other loads.
 if (argv.workloads === 'webhooks') {
   await import('./webhooks.mjs')
+  process.exit(0)
+}
+// A burst of 1,000 webhook events sent at once (bench/burst.mjs).
+if (argv.workloads === 'burst') {
+  await import('./burst.mjs')
   process.exit(0)
 }
 if (argv.workloads === 'webhooks-memory') {
@@ -183,7 +192,7 @@ function variantTarget () {
  * bench upstream answers 404: a failed look-up, the next step), and nothing settles, so no
  * notification is sent: what is measured is the follow on the request path.
  */
-const PAYMENTS_ON = { PROXY_PAYMENTS: 'on', PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/notifications', PROXY_WEBHOOK_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 44).toString('base64')}`, PROXY_WEBHOOK_STORE_PATH: './payments/webhooks.db' }
+const PAYMENTS_ON = { PROXY_PAYMENTS: 'on', PROXY_SEALING_SECRET: `whsec_${Buffer.alloc(32, 45).toString('base64')}`, PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/notifications', PROXY_WEBHOOK_SIGNING_SECRET: `whsec_${Buffer.alloc(32, 44).toString('base64')}`, PROXY_WEBHOOK_STORE_PATH: './payments/webhooks.db' }
 const VARIANT = variantTarget()
 const BARE_NODE_ARGS = (argv['bare-node-options'] ?? '').split(/\s+/).filter((a) => a !== '')
 const ROUNDS = positive('rounds', argv.rounds ?? (argv.quick ? 1 : 3))

@@ -62,6 +62,7 @@ const { config, warnings } = loadConfig({
   PROXY_WEBHOOK_LISTEN: '127.0.0.1:0',
   PROXY_WEBHOOK_PATH_TOKEN: pathToken,
   PROXY_WEBHOOK_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+  PROXY_SEALING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
   PROXY_WEBHOOK_VERIFY_SECRET: PROVIDER_WEBHOOK_SECRET,
   PROXY_WEBHOOK_DELIVER_TO: application.url,
   PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db'),

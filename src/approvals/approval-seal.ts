@@ -19,17 +19,15 @@
  * record really had (an approved record from before it was forwarded); that sends the same request
  * again, with the same reference, which §8's record and the provider's own idempotency refuse.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { deriveSealKey as deriveKey, sameSeal, seal as mac, type SealKey } from '../sealing/seal-mac.js'
 import type { ApprovalRecord, ForwardState } from './approval-record.js'
 
 const LABEL = 'payments-auth-proxy approval seal v2'
 
-export type SealKey = Buffer
+export type { SealKey }
 
-/** `whsec_<base64>`, as `webhook-secrets` prints it; the bytes after the prefix are the key material. */
 export function deriveSealKey (sealingSecret: string): SealKey {
-  const bytes = Buffer.from(sealingSecret.replace(/^whsec_/, ''), 'base64')
-  return createHmac('sha256', bytes).update(LABEL).digest()
+  return deriveKey(sealingSecret, LABEL)
 }
 
 type HoldCovered = Pick<ApprovalRecord,
@@ -42,10 +40,6 @@ export interface SealedDecision {
   byCaller: string | null
   reason: string | null
   atMs: number
-}
-
-function mac (key: SealKey, covered: unknown[]): string {
-  return createHmac('sha256', key).update(JSON.stringify(covered)).digest('base64url')
 }
 
 /** Header names in order, so the seal does not depend on how a store serialised the object. */
@@ -69,13 +63,6 @@ export function sealStage (key: SealKey, decisionSeal: string, stage: ForwardSta
   return mac(key, ['stage', decisionSeal, stage])
 }
 
-function same (expected: string, given: string | null | undefined): boolean {
-  if (typeof given !== 'string') return false
-  const a = Buffer.from(expected)
-  const b = Buffer.from(given)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
 /**
  * Null when the record's whole chain verifies for the state it is in; else which link failed (for
  * the log). A stage other than `none` needs a decision; `sending` only follows an approval.
@@ -83,12 +70,12 @@ function same (expected: string, given: string | null | undefined): boolean {
 export function sealFailure (key: SealKey, r: ApprovalRecord): string | null {
   // A record held before seals existed, or one missing its fields, has none to check.
   if (typeof r.holdSeal !== 'string' || !Array.isArray(r.reservations) || typeof r.headers !== 'object' || r.headers === null) return 'hold seal missing'
-  if (!same(sealHold(key, r), r.holdSeal)) return 'hold seal'
+  if (!sameSeal(sealHold(key, r), r.holdSeal)) return 'hold seal'
   if (r.status === 'pending') return r.forward === 'none' && r.decisionSeal === null && r.forwardSeal === null ? null : 'stage of a pending record'
   const decision = { status: r.status, by: r.decidedBy, byCaller: r.decidedByCaller, reason: r.reason, atMs: r.decidedAtMs ?? Number.NaN }
   const decisionSeal = sealDecision(key, r.holdSeal, decision)
-  if (!same(decisionSeal, r.decisionSeal)) return 'decision seal'
+  if (!sameSeal(decisionSeal, r.decisionSeal)) return 'decision seal'
   if (r.forward === 'none') return r.forwardSeal === null ? null : 'stage seal of an unforwarded record'
   if (r.forward === 'sending' && r.status !== 'approved') return 'stage of an unapproved record'
-  return same(sealStage(key, decisionSeal, r.forward), r.forwardSeal) ? null : 'stage seal'
+  return sameSeal(sealStage(key, decisionSeal, r.forward), r.forwardSeal) ? null : 'stage seal'
 }

@@ -5,13 +5,12 @@
  */
 import type { Config } from './config.js'
 import type { RawSettings } from './schema.js'
-import { readSecretVariable } from './secrets.js'
 import { checkBaseUrl } from './base-urls.js'
-import { isSigningSecret, parseSchedule } from './webhook-settings.js'
+import { whsecSecret } from './sealing-secret.js'
+import { parseSchedule } from './webhook-settings.js'
 
-export function resolveApprovals (settings: RawSettings, problems: string[]): Config['approvals'] {
+export function resolveApprovals (settings: RawSettings, sealingSecret: string | null, problems: string[]): Config['approvals'] {
   const signingSecret = whsecSecret(settings, 'PROXY_APPROVAL_SIGNING_SECRET', problems)
-  const sealingSecret = whsecSecret(settings, 'PROXY_APPROVAL_SEALING_SECRET', problems)
   const notifyUrl = settings.PROXY_APPROVAL_NOTIFY_URL ?? null
   if (notifyUrl !== null) {
     const checked = checkBaseUrl(notifyUrl)
@@ -30,18 +29,4 @@ export function resolveApprovals (settings: RawSettings, problems: string[]): Co
     // SPEC §11: approvals live in the inbox's embedded store, whether or not the inbox is on.
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
   }
-}
-
-/** A `whsec_` secret of its own (distinct-secrets.ts checks it differs from every other). */
-function whsecSecret (settings: RawSettings, name: string, problems: string[]): string | null {
-  const read = readSecretVariable(settings, name)
-  if (read.problem !== undefined) {
-    problems.push(read.problem)
-    return null
-  }
-  if (read.value !== undefined && !isSigningSecret(read.value)) {
-    problems.push(`${name} must be whsec_ followed by base64 of at least 24 bytes (payments-auth-proxy webhook-secrets prints one)`)
-    return null
-  }
-  return read.value ?? null
 }

@@ -13,11 +13,14 @@ const ALL_SECRETS = [
   'PAYMENTS_PRODUCTION_API_KEY', 'PAYMENTS_PRODUCTION_PUBLIC_KEY', 'PAYMENTS_SANDBOX_API_KEY', 'PAYMENTS_SANDBOX_PUBLIC_KEY',
   'PROXY_WEBHOOK_PATH_TOKEN', 'PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS', 'PROXY_WEBHOOK_VERIFY_SECRET',
   'PROXY_WEBHOOK_SIGNING_SECRET', 'PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS',
-  'PROXY_APPROVAL_SIGNING_SECRET', 'PROXY_APPROVAL_SEALING_SECRET',
+  'PROXY_APPROVAL_SIGNING_SECRET', 'PROXY_APPROVAL_SEALING_SECRET', 'PROXY_SEALING_SECRET',
 ] as const
 
 /** The secrets that must differ from every other. */
-const MUST_BE_DISTINCT = ['PROXY_APPROVAL_SEALING_SECRET', 'PROXY_APPROVAL_SIGNING_SECRET'] as const
+const MUST_BE_DISTINCT = ['PROXY_SEALING_SECRET', 'PROXY_APPROVAL_SEALING_SECRET', 'PROXY_APPROVAL_SIGNING_SECRET'] as const
+
+/** Two names of one secret (sealing-secret.ts), which may hold the same key. */
+const ONE_SECRET = new Set(['PROXY_SEALING_SECRET', 'PROXY_APPROVAL_SEALING_SECRET'])
 
 const BASE64ISH = /^(?:whsec_)?([A-Za-z0-9+/_-]+)={0,2}$/
 
@@ -46,7 +49,7 @@ export function sameSecretProblems (settings: Readonly<Record<string, unknown>>,
     if (value === undefined) continue
     const mine = keyReadings(value)
     for (const [other, otherValue] of values) {
-      if (other === name || (MUST_BE_DISTINCT as readonly string[]).indexOf(other) > MUST_BE_DISTINCT.indexOf(name)) continue
+      if (other === name || (MUST_BE_DISTINCT as readonly string[]).indexOf(other) > MUST_BE_DISTINCT.indexOf(name) || (ONE_SECRET.has(name) && ONE_SECRET.has(other))) continue
       if ([...keyReadings(otherValue)].some((reading) => mine.has(reading))) {
         problems.push(`${name} is the same key as ${other}: use a secret of its own (payments-auth-proxy webhook-secrets prints one)`)
       }

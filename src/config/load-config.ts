@@ -17,6 +17,7 @@ import { readSecrets, type SecretsResult } from './secrets.js'
 import { resolveApprovals } from './approval-settings.js'
 import { resolveConsole } from './console-settings.js'
 import { sameSecretProblems } from './distinct-secrets.js'
+import { resolveSealingSecret } from './sealing-secret.js'
 import { resolvePayments } from './payment-settings.js'
 import { resolveWebhooks } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
@@ -86,11 +87,12 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const redis = resolveRedisUrl(settings.PROXY_REDIS_URL, settings.PROXY_REDIS_URL_FILE)
   problems.push(...redis.problems)
   const webhooks = resolveWebhooks(settings, variables, problems, warnings)
-  const approvals = resolveApprovals(settings, problems)
+  const sealingSecret = resolveSealingSecret(settings, problems)
+  const approvals = resolveApprovals(settings, sealingSecret, problems)
   const consoleConfig = resolveConsole(settings, problems, warnings)
   problems.push(...sameSecretProblems(settings, redisPassword(redis.url)))
   const mcp = resolveMcp(settings, problems, warnings)
-  const payments = resolvePayments(settings, variables, problems, warnings)
+  const payments = resolvePayments(settings, variables, sealingSecret, problems, warnings)
   if (problems.length > 0) throw new ConfigError(problems)
 
   const config: Config = {

@@ -26,6 +26,8 @@ export interface PaymentsConfig {
   notifyUrl: string
   /** `whsec_…`: PROXY_WEBHOOK_SIGNING_SECRET first, then its _PREVIOUS during a rotation. */
   signingSecrets: readonly string[]
+  /** SPEC §12 "Sealed": keys the seals of payment records (a `whsec_` secret, never logged). */
+  sealingSecret: string
   /** §10's PROXY_WEBHOOK_RETRY_SCHEDULE, for notifications. */
   retryScheduleMs: readonly number[]
   retentionS: number

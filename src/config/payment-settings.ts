@@ -8,6 +8,7 @@ import { checkBaseUrl } from './base-urls.js'
 import type { PaymentsConfig } from './payment-config.js'
 import { splitList } from './network-lists.js'
 import type { RawSettings } from './schema.js'
+import { SEALING_SECRET_NAMES } from './sealing-secret.js'
 import { readSecretVariable } from './secrets.js'
 import { isSigningSecret, parseSchedule } from './webhook-settings.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
@@ -16,11 +17,14 @@ const JSON_POINTER = new RegExp(JSON_POINTER_PATTERN)
 /** A look-up path below the interface base: plain segments (SPEC §3) and whole-segment placeholders. */
 const LOOKUP_SEGMENT = /^(?:[A-Za-z0-9_-]+|\{transactionId\}|\{externalReference\})$/
 
-export function resolvePayments (settings: RawSettings, variables: Readonly<Record<string, string | undefined>>, problems: string[], warnings: string[]): PaymentsConfig | null {
+export function resolvePayments (settings: RawSettings, variables: Readonly<Record<string, string | undefined>>, sealingSecret: string | null, problems: string[], warnings: string[]): PaymentsConfig | null {
   if (settings.PROXY_PAYMENTS !== 'on') {
     const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_PAYMENTS_') && variables[name] !== '')
     if (given.length > 0) warnings.push(`${given.join(', ')} set but PROXY_PAYMENTS is not on: payments are not followed`)
     return null
+  }
+  if (sealingSecret === null && !problems.some((problem) => problem.includes('SEALING_SECRET'))) {
+    problems.push(`PROXY_PAYMENTS=on needs ${SEALING_SECRET_NAMES}: it seals every payment record, so that no one who can write the store can settle a payment (payments-auth-proxy webhook-secrets prints one)`)
   }
   if (settings.PROXY_IDEMPOTENCY !== 'on') problems.push('PROXY_PAYMENTS=on needs PROXY_IDEMPOTENCY=on: a payment is joined to its reference\'s §8 record')
   const pointer = (name: keyof RawSettings & `PROXY_PAYMENTS_${string}_POINTER`): string => {
@@ -62,6 +66,7 @@ export function resolvePayments (settings: RawSettings, variables: Readonly<Reco
     lookupsPerSecond: settings.PROXY_PAYMENTS_LOOKUPS_PER_SECOND,
     notifyUrl: notifyUrl(settings, problems),
     signingSecrets: signingSecrets(settings, problems),
+    sealingSecret: sealingSecret ?? '',
     // The inbox reports a bad schedule when it is on.
     retryScheduleMs: parseSchedule(settings.PROXY_WEBHOOK_RETRY_SCHEDULE, settings.PROXY_WEBHOOK_LISTEN === undefined ? problems : []),
     retentionS: settings.PROXY_PAYMENTS_RETENTION_SECONDS,

@@ -157,6 +157,8 @@ const featureProperties = {
   PROXY_APPROVAL_SIGNING_SECRET_FILE: optionalString,
   PROXY_APPROVAL_SEALING_SECRET: optionalString,
   PROXY_APPROVAL_SEALING_SECRET_FILE: optionalString,
+  PROXY_SEALING_SECRET: optionalString,
+  PROXY_SEALING_SECRET_FILE: optionalString,
   PROXY_CONSOLE_LISTEN: optionalString,
   PROXY_CONSOLE_PUBLIC_URL: optionalString,
   PROXY_CONSOLE_ALLOWED_CLIENTS: Type.String({ default: DEFAULT_CONSOLE_ALLOWED_CLIENTS }),

@@ -3,7 +3,7 @@
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
 
 export const validateSettings = validate10;
-const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
+const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ucs2length.default;
 const pattern0 = new RegExp("^[A-Za-z0-9:._-]{0,64}$", "u");
@@ -4056,8 +4056,8 @@ errors++;
 }
 }
 }
-if(data.PROXY_CONSOLE_LISTEN !== undefined){
-let data76 = data.PROXY_CONSOLE_LISTEN;
+if(data.PROXY_SEALING_SECRET !== undefined){
+let data76 = data.PROXY_SEALING_SECRET;
 if(typeof data76 !== "string"){
 let dataType76 = typeof data76;
 let coerced76 = undefined;
@@ -4069,7 +4069,7 @@ else if(data76 === null){
 coerced76 = "";
 }
 else {
-const err226 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err226 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -4082,13 +4082,13 @@ errors++;
 if(coerced76 !== undefined){
 data76 = coerced76;
 if(data !== undefined){
-data["PROXY_CONSOLE_LISTEN"] = coerced76;
+data["PROXY_SEALING_SECRET"] = coerced76;
 }
 }
 }
 if(typeof data76 === "string"){
 if(func3(data76) < 1){
-const err227 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err227 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -4099,8 +4099,8 @@ errors++;
 }
 }
 }
-if(data.PROXY_CONSOLE_PUBLIC_URL !== undefined){
-let data77 = data.PROXY_CONSOLE_PUBLIC_URL;
+if(data.PROXY_SEALING_SECRET_FILE !== undefined){
+let data77 = data.PROXY_SEALING_SECRET_FILE;
 if(typeof data77 !== "string"){
 let dataType77 = typeof data77;
 let coerced77 = undefined;
@@ -4112,7 +4112,7 @@ else if(data77 === null){
 coerced77 = "";
 }
 else {
-const err228 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err228 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -4125,13 +4125,13 @@ errors++;
 if(coerced77 !== undefined){
 data77 = coerced77;
 if(data !== undefined){
-data["PROXY_CONSOLE_PUBLIC_URL"] = coerced77;
+data["PROXY_SEALING_SECRET_FILE"] = coerced77;
 }
 }
 }
 if(typeof data77 === "string"){
 if(func3(data77) < 1){
-const err229 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err229 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -4142,7 +4142,8 @@ errors++;
 }
 }
 }
-let data78 = data.PROXY_CONSOLE_ALLOWED_CLIENTS;
+if(data.PROXY_CONSOLE_LISTEN !== undefined){
+let data78 = data.PROXY_CONSOLE_LISTEN;
 if(typeof data78 !== "string"){
 let dataType78 = typeof data78;
 let coerced78 = undefined;
@@ -4154,7 +4155,7 @@ else if(data78 === null){
 coerced78 = "";
 }
 else {
-const err230 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err230 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -4167,11 +4168,25 @@ errors++;
 if(coerced78 !== undefined){
 data78 = coerced78;
 if(data !== undefined){
-data["PROXY_CONSOLE_ALLOWED_CLIENTS"] = coerced78;
+data["PROXY_CONSOLE_LISTEN"] = coerced78;
 }
 }
 }
-let data79 = data.PROXY_CONSOLE_TRUSTED_PROXIES;
+if(typeof data78 === "string"){
+if(func3(data78) < 1){
+const err231 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err231];
+}
+else {
+vErrors.push(err231);
+}
+errors++;
+}
+}
+}
+if(data.PROXY_CONSOLE_PUBLIC_URL !== undefined){
+let data79 = data.PROXY_CONSOLE_PUBLIC_URL;
 if(typeof data79 !== "string"){
 let dataType79 = typeof data79;
 let coerced79 = undefined;
@@ -4183,12 +4198,12 @@ else if(data79 === null){
 coerced79 = "";
 }
 else {
-const err231 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err232 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err231];
+vErrors = [err232];
 }
 else {
-vErrors.push(err231);
+vErrors.push(err232);
 }
 errors++;
 }
@@ -4196,11 +4211,24 @@ errors++;
 if(coerced79 !== undefined){
 data79 = coerced79;
 if(data !== undefined){
-data["PROXY_CONSOLE_TRUSTED_PROXIES"] = coerced79;
+data["PROXY_CONSOLE_PUBLIC_URL"] = coerced79;
 }
 }
 }
-let data80 = data.PROXY_CONSOLE_USER_HEADER;
+if(typeof data79 === "string"){
+if(func3(data79) < 1){
+const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+}
+let data80 = data.PROXY_CONSOLE_ALLOWED_CLIENTS;
 if(typeof data80 !== "string"){
 let dataType80 = typeof data80;
 let coerced80 = undefined;
@@ -4212,12 +4240,12 @@ else if(data80 === null){
 coerced80 = "";
 }
 else {
-const err232 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err232];
+vErrors = [err234];
 }
 else {
-vErrors.push(err232);
+vErrors.push(err234);
 }
 errors++;
 }
@@ -4225,23 +4253,11 @@ errors++;
 if(coerced80 !== undefined){
 data80 = coerced80;
 if(data !== undefined){
-data["PROXY_CONSOLE_USER_HEADER"] = coerced80;
+data["PROXY_CONSOLE_ALLOWED_CLIENTS"] = coerced80;
 }
 }
 }
-if(typeof data80 === "string"){
-if(!pattern1.test(data80)){
-const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err233];
-}
-else {
-vErrors.push(err233);
-}
-errors++;
-}
-}
-let data81 = data.PROXY_CONSOLE_APPROVERS;
+let data81 = data.PROXY_CONSOLE_TRUSTED_PROXIES;
 if(typeof data81 !== "string"){
 let dataType81 = typeof data81;
 let coerced81 = undefined;
@@ -4253,12 +4269,12 @@ else if(data81 === null){
 coerced81 = "";
 }
 else {
-const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err235 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err234];
+vErrors = [err235];
 }
 else {
-vErrors.push(err234);
+vErrors.push(err235);
 }
 errors++;
 }
@@ -4266,11 +4282,11 @@ errors++;
 if(coerced81 !== undefined){
 data81 = coerced81;
 if(data !== undefined){
-data["PROXY_CONSOLE_APPROVERS"] = coerced81;
+data["PROXY_CONSOLE_TRUSTED_PROXIES"] = coerced81;
 }
 }
 }
-let data82 = data.PROXY_MCP;
+let data82 = data.PROXY_CONSOLE_USER_HEADER;
 if(typeof data82 !== "string"){
 let dataType82 = typeof data82;
 let coerced82 = undefined;
@@ -4282,25 +4298,7 @@ else if(data82 === null){
 coerced82 = "";
 }
 else {
-const err235 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err235];
-}
-else {
-vErrors.push(err235);
-}
-errors++;
-}
-}
-if(coerced82 !== undefined){
-data82 = coerced82;
-if(data !== undefined){
-data["PROXY_MCP"] = coerced82;
-}
-}
-}
-if(!((data82 === "on") || (data82 === "off"))){
-const err236 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
+const err236 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -4309,8 +4307,27 @@ vErrors.push(err236);
 }
 errors++;
 }
-if(data.PROXY_MCP_TOOLS_FILE !== undefined){
-let data83 = data.PROXY_MCP_TOOLS_FILE;
+}
+if(coerced82 !== undefined){
+data82 = coerced82;
+if(data !== undefined){
+data["PROXY_CONSOLE_USER_HEADER"] = coerced82;
+}
+}
+}
+if(typeof data82 === "string"){
+if(!pattern1.test(data82)){
+const err237 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+}
+let data83 = data.PROXY_CONSOLE_APPROVERS;
 if(typeof data83 !== "string"){
 let dataType83 = typeof data83;
 let coerced83 = undefined;
@@ -4322,26 +4339,7 @@ else if(data83 === null){
 coerced83 = "";
 }
 else {
-const err237 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err237];
-}
-else {
-vErrors.push(err237);
-}
-errors++;
-}
-}
-if(coerced83 !== undefined){
-data83 = coerced83;
-if(data !== undefined){
-data["PROXY_MCP_TOOLS_FILE"] = coerced83;
-}
-}
-}
-if(typeof data83 === "string"){
-if(func3(data83) < 1){
-const err238 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err238 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -4351,8 +4349,14 @@ vErrors.push(err238);
 errors++;
 }
 }
+if(coerced83 !== undefined){
+data83 = coerced83;
+if(data !== undefined){
+data["PROXY_CONSOLE_APPROVERS"] = coerced83;
 }
-let data84 = data.PROXY_PAYMENTS;
+}
+}
+let data84 = data.PROXY_MCP;
 if(typeof data84 !== "string"){
 let dataType84 = typeof data84;
 let coerced84 = undefined;
@@ -4364,7 +4368,7 @@ else if(data84 === null){
 coerced84 = "";
 }
 else {
-const err239 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err239 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -4377,12 +4381,12 @@ errors++;
 if(coerced84 !== undefined){
 data84 = coerced84;
 if(data !== undefined){
-data["PROXY_PAYMENTS"] = coerced84;
+data["PROXY_MCP"] = coerced84;
 }
 }
 }
 if(!((data84 === "on") || (data84 === "off"))){
-const err240 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+const err240 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -4391,7 +4395,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-let data85 = data.PROXY_PAYMENTS_PATHS;
+if(data.PROXY_MCP_TOOLS_FILE !== undefined){
+let data85 = data.PROXY_MCP_TOOLS_FILE;
 if(typeof data85 !== "string"){
 let dataType85 = typeof data85;
 let coerced85 = undefined;
@@ -4403,7 +4408,7 @@ else if(data85 === null){
 coerced85 = "";
 }
 else {
-const err241 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err241 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -4416,11 +4421,24 @@ errors++;
 if(coerced85 !== undefined){
 data85 = coerced85;
 if(data !== undefined){
-data["PROXY_PAYMENTS_PATHS"] = coerced85;
+data["PROXY_MCP_TOOLS_FILE"] = coerced85;
 }
 }
 }
-let data86 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
+if(typeof data85 === "string"){
+if(func3(data85) < 1){
+const err242 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+}
+let data86 = data.PROXY_PAYMENTS;
 if(typeof data86 !== "string"){
 let dataType86 = typeof data86;
 let coerced86 = undefined;
@@ -4432,12 +4450,12 @@ else if(data86 === null){
 coerced86 = "";
 }
 else {
-const err242 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err243 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err242];
+vErrors = [err243];
 }
 else {
-vErrors.push(err242);
+vErrors.push(err243);
 }
 errors++;
 }
@@ -4445,11 +4463,21 @@ errors++;
 if(coerced86 !== undefined){
 data86 = coerced86;
 if(data !== undefined){
-data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced86;
+data["PROXY_PAYMENTS"] = coerced86;
 }
 }
 }
-let data87 = data.PROXY_PAYMENTS_STATUS_POINTER;
+if(!((data86 === "on") || (data86 === "off"))){
+const err244 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+let data87 = data.PROXY_PAYMENTS_PATHS;
 if(typeof data87 !== "string"){
 let dataType87 = typeof data87;
 let coerced87 = undefined;
@@ -4461,12 +4489,12 @@ else if(data87 === null){
 coerced87 = "";
 }
 else {
-const err243 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err243];
+vErrors = [err245];
 }
 else {
-vErrors.push(err243);
+vErrors.push(err245);
 }
 errors++;
 }
@@ -4474,11 +4502,11 @@ errors++;
 if(coerced87 !== undefined){
 data87 = coerced87;
 if(data !== undefined){
-data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced87;
+data["PROXY_PAYMENTS_PATHS"] = coerced87;
 }
 }
 }
-let data88 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
+let data88 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
 if(typeof data88 !== "string"){
 let dataType88 = typeof data88;
 let coerced88 = undefined;
@@ -4490,12 +4518,12 @@ else if(data88 === null){
 coerced88 = "";
 }
 else {
-const err244 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err244];
+vErrors = [err246];
 }
 else {
-vErrors.push(err244);
+vErrors.push(err246);
 }
 errors++;
 }
@@ -4503,11 +4531,11 @@ errors++;
 if(coerced88 !== undefined){
 data88 = coerced88;
 if(data !== undefined){
-data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced88;
+data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced88;
 }
 }
 }
-let data89 = data.PROXY_PAYMENTS_FAILED_STATUSES;
+let data89 = data.PROXY_PAYMENTS_STATUS_POINTER;
 if(typeof data89 !== "string"){
 let dataType89 = typeof data89;
 let coerced89 = undefined;
@@ -4519,12 +4547,12 @@ else if(data89 === null){
 coerced89 = "";
 }
 else {
-const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err245];
+vErrors = [err247];
 }
 else {
-vErrors.push(err245);
+vErrors.push(err247);
 }
 errors++;
 }
@@ -4532,11 +4560,11 @@ errors++;
 if(coerced89 !== undefined){
 data89 = coerced89;
 if(data !== undefined){
-data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced89;
+data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced89;
 }
 }
 }
-let data90 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
+let data90 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
 if(typeof data90 !== "string"){
 let dataType90 = typeof data90;
 let coerced90 = undefined;
@@ -4548,12 +4576,12 @@ else if(data90 === null){
 coerced90 = "";
 }
 else {
-const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err246];
+vErrors = [err248];
 }
 else {
-vErrors.push(err246);
+vErrors.push(err248);
 }
 errors++;
 }
@@ -4561,11 +4589,11 @@ errors++;
 if(coerced90 !== undefined){
 data90 = coerced90;
 if(data !== undefined){
-data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced90;
+data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced90;
 }
 }
 }
-let data91 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
+let data91 = data.PROXY_PAYMENTS_FAILED_STATUSES;
 if(typeof data91 !== "string"){
 let dataType91 = typeof data91;
 let coerced91 = undefined;
@@ -4577,12 +4605,12 @@ else if(data91 === null){
 coerced91 = "";
 }
 else {
-const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err249];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err249);
 }
 errors++;
 }
@@ -4590,11 +4618,11 @@ errors++;
 if(coerced91 !== undefined){
 data91 = coerced91;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced91;
+data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced91;
 }
 }
 }
-let data92 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
+let data92 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
 if(typeof data92 !== "string"){
 let dataType92 = typeof data92;
 let coerced92 = undefined;
@@ -4606,12 +4634,12 @@ else if(data92 === null){
 coerced92 = "";
 }
 else {
-const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err248];
+vErrors = [err250];
 }
 else {
-vErrors.push(err248);
+vErrors.push(err250);
 }
 errors++;
 }
@@ -4619,11 +4647,11 @@ errors++;
 if(coerced92 !== undefined){
 data92 = coerced92;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced92;
+data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced92;
 }
 }
 }
-let data93 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
+let data93 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
 if(typeof data93 !== "string"){
 let dataType93 = typeof data93;
 let coerced93 = undefined;
@@ -4635,12 +4663,12 @@ else if(data93 === null){
 coerced93 = "";
 }
 else {
-const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err251];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err251);
 }
 errors++;
 }
@@ -4648,11 +4676,11 @@ errors++;
 if(coerced93 !== undefined){
 data93 = coerced93;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced93;
+data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced93;
 }
 }
 }
-let data94 = data.PROXY_PAYMENTS_CONFIRM;
+let data94 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
 if(typeof data94 !== "string"){
 let dataType94 = typeof data94;
 let coerced94 = undefined;
@@ -4664,12 +4692,12 @@ else if(data94 === null){
 coerced94 = "";
 }
 else {
-const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err250];
+vErrors = [err252];
 }
 else {
-vErrors.push(err250);
+vErrors.push(err252);
 }
 errors++;
 }
@@ -4677,21 +4705,11 @@ errors++;
 if(coerced94 !== undefined){
 data94 = coerced94;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CONFIRM"] = coerced94;
+data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced94;
 }
 }
 }
-if(!((data94 === "lookup") || (data94 === "event"))){
-const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err251];
-}
-else {
-vErrors.push(err251);
-}
-errors++;
-}
-let data95 = data.PROXY_PAYMENTS_LOOKUP_PATH;
+let data95 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
 if(typeof data95 !== "string"){
 let dataType95 = typeof data95;
 let coerced95 = undefined;
@@ -4703,26 +4721,7 @@ else if(data95 === null){
 coerced95 = "";
 }
 else {
-const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err252];
-}
-else {
-vErrors.push(err252);
-}
-errors++;
-}
-}
-if(coerced95 !== undefined){
-data95 = coerced95;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced95;
-}
-}
-}
-if(typeof data95 === "string"){
-if(func3(data95) < 1){
-const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -4732,8 +4731,14 @@ vErrors.push(err253);
 errors++;
 }
 }
-if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
-let data96 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
+if(coerced95 !== undefined){
+data95 = coerced95;
+if(data !== undefined){
+data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced95;
+}
+}
+}
+let data96 = data.PROXY_PAYMENTS_CONFIRM;
 if(typeof data96 !== "string"){
 let dataType96 = typeof data96;
 let coerced96 = undefined;
@@ -4745,7 +4750,7 @@ else if(data96 === null){
 coerced96 = "";
 }
 else {
-const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -4758,13 +4763,12 @@ errors++;
 if(coerced96 !== undefined){
 data96 = coerced96;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced96;
+data["PROXY_PAYMENTS_CONFIRM"] = coerced96;
 }
 }
 }
-if(typeof data96 === "string"){
-if(func3(data96) < 1){
-const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data96 === "lookup") || (data96 === "event"))){
+const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -4773,9 +4777,7 @@ vErrors.push(err255);
 }
 errors++;
 }
-}
-}
-let data97 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+let data97 = data.PROXY_PAYMENTS_LOOKUP_PATH;
 if(typeof data97 !== "string"){
 let dataType97 = typeof data97;
 let coerced97 = undefined;
@@ -4787,7 +4789,7 @@ else if(data97 === null){
 coerced97 = "";
 }
 else {
-const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -4800,21 +4802,13 @@ errors++;
 if(coerced97 !== undefined){
 data97 = coerced97;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced97;
+data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced97;
 }
 }
 }
-let data98 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-let dataType98 = typeof data98;
-let coerced98 = undefined;
-if(!(coerced98 !== undefined)){
-if(dataType98 === "boolean" || data98 === null
-              || (dataType98 === "string" && data98 && data98 == +data98 && !(data98 % 1))){
-coerced98 = +data98;
-}
-else {
-const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data97 === "string"){
+if(func3(data97) < 1){
+const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -4824,16 +4818,20 @@ vErrors.push(err257);
 errors++;
 }
 }
-if(coerced98 !== undefined){
-data98 = coerced98;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced98;
+if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
+let data98 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
+if(typeof data98 !== "string"){
+let dataType98 = typeof data98;
+let coerced98 = undefined;
+if(!(coerced98 !== undefined)){
+if(dataType98 == "number" || dataType98 == "boolean"){
+coerced98 = "" + data98;
 }
+else if(data98 === null){
+coerced98 = "";
 }
-}
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 64 || isNaN(data98)){
-const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+else {
+const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -4842,8 +4840,17 @@ vErrors.push(err258);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(coerced98 !== undefined){
+data98 = coerced98;
+if(data !== undefined){
+data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced98;
+}
+}
+}
+if(typeof data98 === "string"){
+if(func3(data98) < 1){
+const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -4853,17 +4860,20 @@ vErrors.push(err259);
 errors++;
 }
 }
-let data99 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
-if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
+}
+let data99 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+if(typeof data99 !== "string"){
 let dataType99 = typeof data99;
 let coerced99 = undefined;
 if(!(coerced99 !== undefined)){
-if(dataType99 === "boolean" || data99 === null
-              || (dataType99 === "string" && data99 && data99 == +data99 && !(data99 % 1))){
-coerced99 = +data99;
+if(dataType99 == "number" || dataType99 == "boolean"){
+coerced99 = "" + data99;
+}
+else if(data99 === null){
+coerced99 = "";
 }
 else {
-const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -4876,13 +4886,21 @@ errors++;
 if(coerced99 !== undefined){
 data99 = coerced99;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced99;
+data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced99;
 }
 }
 }
-if((typeof data99 == "number") && (isFinite(data99))){
-if(data99 > 1000 || isNaN(data99)){
-const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+let data100 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+let dataType100 = typeof data100;
+let coerced100 = undefined;
+if(!(coerced100 !== undefined)){
+if(dataType100 === "boolean" || data100 === null
+              || (dataType100 === "string" && data100 && data100 == +data100 && !(data100 % 1))){
+coerced100 = +data100;
+}
+else {
+const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -4891,8 +4909,17 @@ vErrors.push(err261);
 }
 errors++;
 }
-if(data99 < 1 || isNaN(data99)){
-const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(coerced100 !== undefined){
+data100 = coerced100;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced100;
+}
+}
+}
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 > 64 || isNaN(data100)){
+const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -4901,21 +4928,8 @@ vErrors.push(err262);
 }
 errors++;
 }
-}
-if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
-let data100 = data.PROXY_PAYMENTS_NOTIFY_URL;
-if(typeof data100 !== "string"){
-let dataType100 = typeof data100;
-let coerced100 = undefined;
-if(!(coerced100 !== undefined)){
-if(dataType100 == "number" || dataType100 == "boolean"){
-coerced100 = "" + data100;
-}
-else if(data100 === null){
-coerced100 = "";
-}
-else {
-const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data100 < 1 || isNaN(data100)){
+const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -4925,27 +4939,7 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(coerced100 !== undefined){
-data100 = coerced100;
-if(data !== undefined){
-data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced100;
-}
-}
-}
-if(typeof data100 === "string"){
-if(func3(data100) < 1){
-const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err264];
-}
-else {
-vErrors.push(err264);
-}
-errors++;
-}
-}
-}
-let data101 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
+let data101 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
 if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
 let dataType101 = typeof data101;
 let coerced101 = undefined;
@@ -4955,7 +4949,26 @@ if(dataType101 === "boolean" || data101 === null
 coerced101 = +data101;
 }
 else {
-const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+if(coerced101 !== undefined){
+data101 = coerced101;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced101;
+}
+}
+}
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 > 1000 || isNaN(data101)){
+const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -4964,17 +4977,8 @@ vErrors.push(err265);
 }
 errors++;
 }
-}
-if(coerced101 !== undefined){
-data101 = coerced101;
-if(data !== undefined){
-data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced101;
-}
-}
-}
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 > 31536000 || isNaN(data101)){
-const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(data101 < 1 || isNaN(data101)){
+const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -4983,8 +4987,21 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data101 < 3600 || isNaN(data101)){
-const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+}
+if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
+let data102 = data.PROXY_PAYMENTS_NOTIFY_URL;
+if(typeof data102 !== "string"){
+let dataType102 = typeof data102;
+let coerced102 = undefined;
+if(!(coerced102 !== undefined)){
+if(dataType102 == "number" || dataType102 == "boolean"){
+coerced102 = "" + data102;
+}
+else if(data102 === null){
+coerced102 = "";
+}
+else {
+const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -4994,14 +5011,83 @@ vErrors.push(err267);
 errors++;
 }
 }
+if(coerced102 !== undefined){
+data102 = coerced102;
+if(data !== undefined){
+data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced102;
 }
-else {
-const err268 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if(typeof data102 === "string"){
+if(func3(data102) < 1){
+const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err268];
 }
 else {
 vErrors.push(err268);
+}
+errors++;
+}
+}
+}
+let data103 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+let dataType103 = typeof data103;
+let coerced103 = undefined;
+if(!(coerced103 !== undefined)){
+if(dataType103 === "boolean" || data103 === null
+              || (dataType103 === "string" && data103 && data103 == +data103 && !(data103 % 1))){
+coerced103 = +data103;
+}
+else {
+const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+}
+if(coerced103 !== undefined){
+data103 = coerced103;
+if(data !== undefined){
+data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced103;
+}
+}
+}
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 > 31536000 || isNaN(data103)){
+const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+if(data103 < 3600 || isNaN(data103)){
+const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+}
+else {
+const err272 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
 }
 errors++;
 }

@@ -51,24 +51,25 @@ export interface ConsoleStatus {
 }
 
 /** SPEC §12's states the console lists: payments still not final after their schedule, or whose forward had no answer. */
-export type ChasedState = 'stale' | 'unknown'
+export type ChasedState = 'stale' | 'unknown' | 'unverified'
 
 /** The part of SPEC §12's payment object the console shows; times in whole Unix seconds. */
+/** What a payment shows; null where an unverified record's seals vouch for nothing (SPEC §12 "Sealed"). */
 export interface ConsolePayment {
   id: string
   state: string
   providerStatus: string | null
-  caller: string
-  environment: string
-  interface: string
-  method: string
-  path: string
+  caller: string | null
+  environment: string | null
+  interface: string | null
+  method: string | null
+  path: string | null
   externalReference: string
   transactionId: string | null
   amount: string | null
   currency: string | null
-  createdAt: number
-  lookups: { count: number, lastAt: number | null, lastOutcome: string | null, nextAt: number | null }
+  createdAt: number | null
+  lookups: { count: number, lastAt: number | null, lastOutcome: string | null, nextAt: number | null } | null
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Logger } from 'pino'
 import { INTERFACES, type Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
 import { checkStoreFile } from '../sqlite/store-file-check.js'
+import { eventSettledInterfaces, eventSettledWarning } from './event-settled.js'
 
 export interface PaymentsCheck { ok: boolean, lines: string[] }
 
@@ -29,6 +30,7 @@ export async function checkPayments (config: Config & { payments: PaymentsConfig
       for (const base of bases) lines.push(`ok    payments: ${iface} look-up: ${base}${path}`)
     }
   }
+  for (const settled of eventSettledInterfaces(settings, config.environments)) lines.push(`warn  payments: ${eventSettledWarning(settled)}`)
   if (settings.confirm === 'lookup') lines.push('ok    payments: a final event settles a payment once a look-up agrees (PROXY_PAYMENTS_CONFIRM=lookup)')
   else if (config.webhooks?.verify?.scheme === 'hmac') lines.push('ok    payments: events alone settle payments (PROXY_PAYMENTS_CONFIRM=event, events signed with HMAC)')
   else lines.push('warn  payments: events alone settle payments (PROXY_PAYMENTS_CONFIRM=event) but the provider\'s events are not signed with HMAC: anyone who saw the webhook secret can settle a payment')

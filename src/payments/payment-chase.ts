@@ -13,7 +13,7 @@ import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
 import { paymentView, type PaymentView } from './payment-view.js'
 
-export type ChasedState = 'stale' | 'unknown'
+export type ChasedState = 'stale' | 'unknown' | 'unverified'
 
 export interface PaymentChase {
   list: (query: { states: readonly ChasedState[], offset: number, limit: number }) => Promise<{ payments: PaymentView[], total: number }>

@@ -109,14 +109,17 @@ export function createPaymentFollower (deps: FollowerDeps): PaymentFollower {
         rejoined: false,
         settledAtMs: null,
         settledBy: null,
+        confirmed: false,
         events: [],
         lookups: { count: 0, lastAtMs: null, lastOutcome: null },
         scheduleFromMs: nowMs,
         step: 0,
         nextLookupAtMs: null,
         lookupNow: false,
+        eventLookup: null,
         notify: [],
         dueAtMs: null,
+        seals: null,
       }, context(nowMs))
       try {
         const outcome = await store.create(record)

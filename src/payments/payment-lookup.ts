@@ -25,7 +25,10 @@ import { MAX_PROVIDER_BODY_BYTES, readLookup } from './provider-reading.js'
 /** A look-up made, or one that sent nothing (no token, the rate's store down): the payment is looked up later. */
 export type LookupAttempt = LookupResult | { kind: 'deferred', reason: string }
 
-export type LookUp = (record: PaymentRecord, signal: AbortSignal) => Promise<LookupAttempt>
+/** Who wants the look-up: the schedule (a step, a recheck, an unverified record) or an event to confirm. */
+export type LookupAsker = 'schedule' | 'event'
+
+export type LookUp = (record: PaymentRecord, signal: AbortSignal, asker: LookupAsker) => Promise<LookupAttempt>
 
 export interface Admission { admitted: boolean, retryAfterMs: number }
 
@@ -35,8 +38,12 @@ export interface LookupDeps {
   sources: ReadonlyMap<EnvironmentName, TokenSource>
   dispatcher: Dispatcher
   timeoutMs: number
-  /** One GET may go now, or how long until one may (§9's sliding window). */
-  admit: () => Promise<Admission>
+  /**
+   * One GET may go now, or how long until one may (§9's sliding window). A look-up an event asked
+   * for is admitted from at most half the rate (SPEC §12), so a flood of events never starves the
+   * schedule.
+   */
+  admit: (asker: LookupAsker) => Promise<Admission>
 }
 
 interface Answer { status: number, body: Buffer | null, encoding: string | string[] | undefined }
@@ -56,15 +63,15 @@ export function createLookup (deps: LookupDeps): LookUp {
   }
 
   /** Resolves once a GET is admitted; rejects when the rate's store cannot answer or `signal` aborts. */
-  async function admitted (signal: AbortSignal): Promise<void> {
+  async function admitted (signal: AbortSignal, asker: LookupAsker): Promise<void> {
     for (;;) {
-      const admission = await deps.admit()
+      const admission = await deps.admit(asker)
       if (admission.admitted) return
       await sleep(admission.retryAfterMs, undefined, { signal })
     }
   }
 
-  return async function lookUp (record, signal) {
+  return async function lookUp (record, signal, asker) {
     const environment = environments[record.environment as EnvironmentName]
     const base = environment?.baseUrls[record.interface as 'fiat' | 'crypto']
     const source = sources.get(record.environment as EnvironmentName)
@@ -76,7 +83,7 @@ export function createLookup (deps: LookupDeps): LookUp {
     let token: string
     try {
       token = source.current() ?? await source.get()
-      await admitted(signal)
+      await admitted(signal, asker)
     } catch (err) {
       return { kind: 'deferred', reason: (err as { code?: unknown }).code === 'TOKEN_UNAVAILABLE' ? 'no token' : 'not admitted' }
     }
@@ -88,7 +95,7 @@ export function createLookup (deps: LookupDeps): LookUp {
         const replacement = source.peek()
         if (replacement !== null) {
           token = replacement
-          await admitted(both)
+          await admitted(both, asker)
           answer = await get(target, token, both)
           if (answer.status !== 401) source.retrySucceeded(token)
         }

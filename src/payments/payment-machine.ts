@@ -71,6 +71,8 @@ export type PaymentStep =
   | { kind: 'confirming', eventId: string }
   | { kind: 'stale' }
   | { kind: 'rechecked' }
+  /** A record read as unverified is sealed again from the provider's answer to a look-up of its vouched transaction id. */
+  | { kind: 'resealed', state: PaymentState }
 
 export interface Transition { record: PaymentRecord | null, steps: PaymentStep[] }
 
@@ -84,6 +86,8 @@ export function applyInput (record: PaymentRecord, input: PaymentInput, ctx: Mac
 }
 
 function transition (r: PaymentRecord, input: PaymentInput, ctx: MachineContext): Transition {
+  // Nothing a record that failed verification holds is believed: only the provider's answer about its vouched transaction id.
+  if (r.state === 'unverified') return input.kind === 'lookup' ? lookedUpUnverified(r, input.result, input.startedAtMs, ctx) : same(r)
   switch (input.kind) {
     case 'answer': return answered(r, input.answer, ctx)
     case 'rejoin': return rejoined(r, input.sender, ctx)
@@ -135,7 +139,7 @@ function answered (r: PaymentRecord, answer: ProviderAnswer, ctx: MachineContext
     const base: PaymentRecord = { ...r, transactionId: answer.transactionId, transactionIdFrom: 'answer', providerStatus: answer.providerStatus ?? r.providerStatus }
     const cls = ctx.classify(answer.providerStatus)
     if (cls !== 'pending') {
-      const settled = settle(base, cls, 'answer', ctx)
+      const settled = settle(base, cls, 'answer', true, ctx)
       return { record: settled.record, steps: [{ kind: 'settled_at_once' }, ...settled.steps] }
     }
     if (!awaitsId(r)) return same(base)
@@ -170,10 +174,12 @@ function evented (r: PaymentRecord, event: MatchedEvent, ctx: MachineContext): T
   }
   if (cls === 'pending') return same(base, steps)
   if (!ctx.confirmByLookup(base)) {
-    const settled = settle(base, cls, 'event', ctx)
+    const settled = settle(base, cls, 'event', false, ctx)
     return { record: settled.record, steps: [...steps, ...settled.steps] }
   }
-  return same({ ...base, lookupNow: true }, [...steps, { kind: 'confirming', eventId: event.id }])
+  // One look-up per step of the schedule, however many events ask: the rest are recorded, and the step's own look-up follows.
+  if (base.eventLookup !== null && base.eventLookup.step === base.step) return same(base, steps)
+  return same({ ...base, lookupNow: true, eventLookup: { step: base.step, atMs: ctx.nowMs } }, [...steps, { kind: 'confirming', eventId: event.id }])
 }
 
 function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, ctx: MachineContext): Transition {
@@ -182,7 +188,7 @@ function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, 
   if (r.state !== 'pending' && r.state !== 'stale') return same(base)
   if (result.kind === 'final') {
     const confirmed = r.events.some((e) => !e.disputed && ctx.classify(e.status) === result.state)
-    return settle({ ...base, providerStatus: result.status }, result.state, confirmed ? 'event' : 'lookup', ctx)
+    return settle({ ...base, providerStatus: result.status }, result.state, confirmed ? 'event' : 'lookup', true, ctx)
   }
   const status = result.kind === 'pending' ? result.status ?? r.providerStatus : r.providerStatus
   // A look-up ahead of the schedule (a final event, a recheck) leaves the step it did not reach.
@@ -193,9 +199,28 @@ function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, 
   return same(after)
 }
 
+/**
+ * A look-up of an unverified record's vouched transaction id: a readable answer makes it a sealed
+ * record again, built from what its seals vouched for and what the provider said, pending on the
+ * schedule counted from its creation or final (and notified). A failed look-up changes nothing.
+ */
+function lookedUpUnverified (r: PaymentRecord, result: LookupResult, startedAtMs: number, ctx: MachineContext): Transition {
+  if (r.unverified?.vouched !== 'transaction' || result.kind === 'failed') return same(r)
+  const rebuilt = followed(withoutMark({ ...r, state: 'pending' }), ctx)
+  const t = lookedUp({ ...rebuilt, lookupNow: false }, result, startedAtMs, ctx)
+  return t.record === null ? t : { record: t.record, steps: [{ kind: 'resealed', state: t.record.state }, ...t.steps] }
+}
+
+/** The record without its `unverified` mark, which is never stored. */
+export function withoutMark (r: PaymentRecord): PaymentRecord {
+  const copy = { ...r }
+  delete copy.unverified
+  return copy
+}
+
 function rechecked (r: PaymentRecord, ctx: MachineContext): Transition {
   if (isFinal(r.state)) return same(r)
-  const base: PaymentRecord = { ...r, scheduleFromMs: ctx.nowMs, ...nextStep(ctx.nowMs, 0, ctx) }
+  const base: PaymentRecord = { ...r, scheduleFromMs: ctx.nowMs, eventLookup: null, ...nextStep(ctx.nowMs, 0, ctx) }
   const state: PaymentState = r.state === 'stale' ? (r.transactionId === null ? 'unknown' : 'pending') : r.state
   return same({ ...base, state, lookupNow: ctx.canLookUp(base) }, [{ kind: 'rechecked' }])
 }
@@ -212,7 +237,8 @@ function timed (r: PaymentRecord, orphaned: boolean, ctx: MachineContext): Trans
 }
 
 /** Events are marked disputed only here and once final (`evented`): a record being settled has none yet. */
-function settle (r: PaymentRecord, state: FinalState, by: SettledBy, ctx: MachineContext): Transition {
+/** `confirmed`: the provider's own word settled it (an answer, a look-up), not an event alone. */
+function settle (r: PaymentRecord, state: FinalState, by: SettledBy, confirmed: boolean, ctx: MachineContext): Transition {
   const steps: PaymentStep[] = []
   const events = r.events.map((e) => {
     const cls = ctx.classify(e.status)
@@ -221,7 +247,7 @@ function settle (r: PaymentRecord, state: FinalState, by: SettledBy, ctx: Machin
     return { ...e, disputed: true }
   })
   const record: PaymentRecord = {
-    ...r, state, settledAtMs: ctx.nowMs, settledBy: by, events, lookupNow: false, nextLookupAtMs: null, notify: withType(r.notify, `payment.${state}`),
+    ...r, state, settledAtMs: ctx.nowMs, settledBy: by, confirmed, events, lookupNow: false, nextLookupAtMs: null, notify: withType(r.notify, `payment.${state}`),
   }
   return { record, steps: [{ kind: 'settled', state, by, seconds: Math.max(0, (ctx.nowMs - r.createdAtMs) / 1000) }, ...steps] }
 }
@@ -248,10 +274,21 @@ export function staleAtMs (r: PaymentRecord, ctx: Pick<MachineContext, 'schedule
   return r.scheduleFromMs + (ctx.scheduleMs[ctx.scheduleMs.length - 1] ?? 0)
 }
 
+/** A look-up an event asked for is due from when it asked; any other wanted now (a recheck) at once. */
+function askedAt (r: PaymentRecord): number {
+  return isEventAsked(r) ? (r.eventLookup as { atMs: number }).atMs : 0
+}
+
+/** The look-up wanted now is the one an event asked for in this step (SPEC §12: such look-ups get at most half the rate). */
+export function isEventAsked (r: PaymentRecord): boolean {
+  return r.lookupNow && r.eventLookup !== null && r.eventLookup.step === r.step
+}
+
 /** What the worker does with a record whose time has come. */
 export type DueWork = 'notify' | 'lookup' | 'time'
 
 export function dueWork (r: PaymentRecord, ctx: MachineContext): DueWork {
+  if (r.state === 'unverified') return r.unverified?.vouched === 'transaction' && ctx.canLookUp(r) ? 'lookup' : 'time'
   if (r.notify.length > 0) return 'notify'
   if ((r.state === 'pending' || r.state === 'stale') && ctx.canLookUp(r) && (r.lookupNow || (r.nextLookupAtMs !== null && r.nextLookupAtMs <= ctx.nowMs))) return 'lookup'
   return 'time'
@@ -269,8 +306,8 @@ function dueAt (r: PaymentRecord, ctx: MachineContext): number | null {
     case 'unknown': return staleAtMs(r, ctx)
     case 'pending':
       if (!ctx.canLookUp(r)) return staleAtMs(r, ctx)
-      return r.lookupNow ? 0 : r.nextLookupAtMs ?? 0
-    case 'stale': return r.lookupNow && ctx.canLookUp(r) ? 0 : null
+      return r.lookupNow ? Math.min(askedAt(r), r.nextLookupAtMs ?? Number.POSITIVE_INFINITY) : r.nextLookupAtMs ?? 0
+    case 'stale': return r.lookupNow && ctx.canLookUp(r) ? askedAt(r) : null
     default: return null
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Payments' metrics (SPEC §12), named as the SPEC names them, on the registry the proxy's /metrics
- * serves, with its prefix. Labels are outcomes only, never a reference or an id. The two gauges
+ * serves, with its prefix. Labels are outcomes only, never a reference or an id. The gauges
  * read the store when scraped (one read per scrape, shared); a store that cannot answer keeps the
  * last figures rather than taking /metrics down.
  */
@@ -28,7 +28,7 @@ export function createPaymentMetrics (registry: Registry, prefix: string, counts
   })
   const lookups = new Counter({ name: `${p}payment_lookups_total`, help: 'Look-ups by outcome: final, pending, failed', labelNames: ['outcome'], registers: [registry] })
   const events = new Counter({ name: `${p}payment_events_total`, help: 'Inbox events by outcome: matched, unmatched, disputed', labelNames: ['outcome'], registers: [registry] })
-  let last: PaymentCounts = { pending: 0, stale: 0, unknown: 0 }
+  let last: PaymentCounts = { pending: 0, stale: 0, unknown: 0, unverified: 0 }
   let snapshot: Promise<PaymentCounts> | null = null
   const read = async (): Promise<PaymentCounts> => {
     snapshot ??= counts().then((c) => { last = c; return c }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
@@ -36,6 +36,7 @@ export function createPaymentMetrics (registry: Registry, prefix: string, counts
   }
   new Gauge({ name: `${p}payments_pending`, help: 'Payments followed and not yet final', registers: [registry], async collect () { this.set((await read()).pending) } })
   new Gauge({ name: `${p}payments_stale`, help: 'Payments still not final after the last look-up step', registers: [registry], async collect () { this.set((await read()).stale) } })
+  new Gauge({ name: `${p}payments_unverified`, help: 'Payment records this process read whose seals do not verify (never notified, never final but by a look-up)', registers: [registry], async collect () { this.set((await read()).unverified) } })
   for (const outcome of ['followed', 'settled_at_once', 'untracked', 'unknown']) tracked.inc({ outcome }, 0)
   for (const outcome of ['final', 'pending', 'failed']) lookups.inc({ outcome }, 0)
   for (const outcome of ['matched', 'unmatched', 'disputed']) events.inc({ outcome }, 0)

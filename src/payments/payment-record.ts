@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto'
 
-export const PAYMENT_STATES = ['sending', 'unknown', 'pending', 'succeeded', 'failed', 'stale'] as const
+/** `unverified` is never stored: it is what a record whose seals do not verify is read as (payment-seal.ts). */
+export const PAYMENT_STATES = ['sending', 'unknown', 'pending', 'succeeded', 'failed', 'stale', 'unverified'] as const
 export type PaymentState = typeof PAYMENT_STATES[number]
 export type FinalState = 'succeeded' | 'failed'
 export type SettledBy = 'answer' | 'event' | 'lookup'
@@ -22,6 +23,20 @@ export interface PaymentEvent {
   receivedAtMs: number
   /** Its final status disagrees with the payment's final state. */
   disputed: boolean
+}
+
+/**
+ * The seals of a stored record (SPEC §12 "Sealed"), each chained to the one before: `created` over
+ * what names the payment, `transaction` over the transaction id and where it came from, `state`
+ * over everything else. Written by the sealed store on every write; null on a record not yet stored.
+ */
+export interface PaymentSeals { created: string, transaction: string | null, state: string }
+
+/** Of a record read as `unverified`: which link failed (for the log), and how much of it the seals still vouch for. */
+export interface Unverified {
+  failed: string
+  /** `naming`: what names the payment (the created seal holds); `transaction`: that and its transaction id too. */
+  vouched: 'nothing' | 'naming' | 'transaction'
 }
 
 export interface PaymentRecord {
@@ -52,6 +67,8 @@ export interface PaymentRecord {
   rejoined: boolean
   settledAtMs: number | null
   settledBy: SettledBy | null
+  /** Final by the provider's own word (an answer, a look-up, or an event a look-up agreed with); false for an event alone, and until final. */
+  confirmed: boolean
   events: PaymentEvent[]
   lookups: { count: number, lastAtMs: number | null, lastOutcome: LookupOutcome | null }
   /** The schedule is counted from here (creation, or the last recheck); `step` indexes its next step. */
@@ -61,10 +78,19 @@ export interface PaymentRecord {
   nextLookupAtMs: number | null
   /** A look-up is wanted now, ahead of the schedule: a final event to confirm, or a recheck. */
   lookupNow: boolean
+  /**
+   * The look-up an event asked for in this step of the schedule (SPEC §12 "Look-ups asked by
+   * events"): one per step, due from when it was asked, so a flood of events asks for no more and
+   * never goes before a scheduled look-up that was due earlier.
+   */
+  eventLookup: { step: number, atMs: number } | null
   /** Notifications decided, not yet stored in the notification outbox. */
   notify: NotificationType[]
   /** When the worker must act next (0: at once, null: never); the stores index it. */
   dueAtMs: number | null
+  seals: PaymentSeals | null
+  /** Set only on a record read as `unverified`; never stored. */
+  unverified?: Unverified
 }
 
 export const FINAL_STATES: ReadonlySet<PaymentState> = new Set(['succeeded', 'failed'])

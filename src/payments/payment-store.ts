@@ -27,7 +27,13 @@ export interface PaymentQuery {
   limit: number
 }
 
-export interface PaymentCounts { pending: number, stale: number, unknown: number }
+export interface PaymentCounts {
+  pending: number
+  stale: number
+  unknown: number
+  /** Records read as unverified by this process (the sealed store's count; a store itself holds none). */
+  unverified: number
+}
 
 export interface PaymentStore {
   /**

@@ -95,6 +95,9 @@ function observer (log: Logger, metrics: PaymentMetrics): (record: PaymentRecord
         case 'stale':
           log.warn({ ...fields, transactionId: record.transactionId, state: 'stale' }, 'payment stale: still not final after the last look-up step')
           break
+        case 'resealed':
+          log.warn({ ...fields, transactionId: record.transactionId, state: step.state }, 'unverified payment record sealed again from the provider\'s answer to a look-up of its sealed transaction id')
+          break
         case 'rechecked':
           log.info({ ...fields, state: record.state }, 'payment rechecked: looked up again, on the schedule counted from now')
           break

@@ -16,7 +16,7 @@ import type { Clock, TimerHandle } from '../clock.js'
 import type { EventMatcher } from './event-matching.js'
 import type { ContextFor } from './payment-context.js'
 import type { LookUp } from './payment-lookup.js'
-import { dueWork } from './payment-machine.js'
+import { dueWork, isEventAsked } from './payment-machine.js'
 import type { PaymentMetrics } from './payment-metrics.js'
 import type { PaymentNotifier } from './payment-notifier.js'
 import type { PaymentRecord } from './payment-record.js'
@@ -77,6 +77,14 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
     orphansAdopted = true
   }
 
+  /**
+   * Ends the lease on a record nothing changed. An unverified one keeps it until it ends: its stored
+   * due time is not to be believed, so it is looked at again once per lease, not once a second.
+   */
+  async function releaseVerified (record: PaymentRecord): Promise<void> {
+    if (record.state !== 'unverified') await store.release(record.id)
+  }
+
   async function notify (record: PaymentRecord): Promise<void> {
     const view = paymentView(record)
     try {
@@ -94,7 +102,8 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
     const abort = new AbortController()
     const startedAtMs = clock.wallMs()
     const fields = { payment: record.id, caller: record.caller, reference: record.externalReference }
-    const done = deps.lookUp(record, abort.signal).then(async (result) => {
+    const asked = isEventAsked(record) && !(record.nextLookupAtMs !== null && record.nextLookupAtMs <= startedAtMs) ? 'event' : 'schedule'
+    const done = deps.lookUp(record, abort.signal, asked).then(async (result) => {
       // Abandoned on shutdown, or nothing sent: not a look-up; made again shortly, or at the next start.
       if (abort.signal.aborted || result.kind === 'deferred') {
         if (result.kind === 'deferred' && !abort.signal.aborted) log.warn({ ...fields, reason: result.reason }, 'payment look-up deferred: nothing was sent')
@@ -106,7 +115,7 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
       if (result.kind === 'failed') log.warn({ ...fields, reason: result.reason }, 'payment look-up failed; the next step of the schedule follows')
       else log.info({ ...fields, outcome: result.kind, providerStatus: result.status }, 'payment looked up')
       const applied = await apply(record, { kind: 'lookup', result, startedAtMs })
-      if (!applied.written) await store.release(record.id)
+      if (!applied.written) await releaseVerified(record)
     }).catch((err: unknown) => {
       log.error({ ...fields, err }, 'payment look-up could not be recorded; made again once its lease ends')
     }).finally(() => {
@@ -134,7 +143,7 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
         await notify(record)
       } else if (work === 'time') {
         const applied = await apply(record, { kind: 'time', orphaned: false })
-        if (!applied.written) await store.release(record.id)
+        if (!applied.written) await releaseVerified(record)
       } else {
         lookUp(record)
       }

@@ -26,6 +26,7 @@ import type { TokenSource } from '../tokens/token-source.js'
 import { approvedSendFollower } from './approved-send.js'
 import { createPaymentChase, type PaymentChase } from './payment-chase.js'
 import { createEventMatcher, type EventFeed } from './event-matching.js'
+import { EVENT_SETTLED_WARNING, eventSettledInterfaces } from './event-settled.js'
 import { openPaymentStore } from './open-payment-store.js'
 import { machineContext } from './payment-context.js'
 import { paymentFollow, paymentTap } from './payment-follow-plugin.js'
@@ -43,6 +44,11 @@ import { createPaymentWorker } from './payment-worker.js'
  * than PROXY_PAYMENTS_LOOKUPS_PER_SECOND in any second of its own.
  */
 export const LOOKUP_RATE_MARGIN_MS = 100
+
+/** Look-ups asked by events get at most half of PROXY_PAYMENTS_LOOKUPS_PER_SECOND (at least one a second), whatever is due. */
+export function eventShare (lookupsPerSecond: number): number {
+  return Math.max(1, Math.floor(lookupsPerSecond / 2))
+}
 
 /** The `/readyz` section (SPEC §12): shown, never a reason to report not ready. */
 export interface PaymentsReadiness { ready: boolean, pending: number, stale: number }
@@ -90,6 +96,7 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
   const follower = createPaymentFollower({ config: settings, store, apply, context, clock, log, sender })
   const notifier = await openPaymentNotifier(settings, config.state, { log, clock })
   const matcher = createEventMatcher({ store, apply, config: settings, log, metrics })
+  for (const settled of eventSettledInterfaces(settings, config.environments)) log.warn({ interface: settled.interface, because: settled.why }, EVENT_SETTLED_WARNING)
 
   return {
     approvedSends: approvedSendFollower(follower),
@@ -107,7 +114,14 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
         sources: registerDeps.sources,
         dispatcher: registerDeps.dispatcher,
         timeoutMs: config.upstream.timeoutS * 1000,
-        admit: async () => await registerDeps.state.hit('payments:lookups', settings.lookupsPerSecond, 1000 + LOOKUP_RATE_MARGIN_MS),
+        admit: async (asker) => {
+          const windowMs = 1000 + LOOKUP_RATE_MARGIN_MS
+          if (asker === 'event') {
+            const share = await registerDeps.state.hit('payments:lookups:events', eventShare(settings.lookupsPerSecond), windowMs)
+            if (!share.admitted) return share
+          }
+          return await registerDeps.state.hit('payments:lookups', settings.lookupsPerSecond, windowMs)
+        },
       })
       const worker = createPaymentWorker({
         store,

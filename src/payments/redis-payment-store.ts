@@ -132,7 +132,7 @@ export async function createRedisPaymentStore (options: RedisPaymentOptions): Pr
     },
     async counts () {
       const [pending, stale, unknown] = await Promise.all(['pending', 'stale', 'unknown'].map(async (state) => await client.zcard(`${P}st:${state}`)))
-      return { pending: pending ?? 0, stale: stale ?? 0, unknown: unknown ?? 0 }
+      return { pending: pending ?? 0, stale: stale ?? 0, unknown: unknown ?? 0, unverified: 0 }
     },
     async removeSettledBefore (beforeMs) {
       let removed = 0

@@ -198,7 +198,7 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
     async counts () {
       const rows = db.prepare('SELECT state, count(*) AS n FROM payments WHERE state IN (\'pending\', \'stale\', \'unknown\') GROUP BY state').all() as Array<{ state: string, n: number }>
       const of = (state: string): number => rows.find((r) => r.state === state)?.n ?? 0
-      return { pending: of('pending'), stale: of('stale'), unknown: of('unknown') }
+      return { pending: of('pending'), stale: of('stale'), unknown: of('unknown'), unverified: 0 }
     },
     async removeSettledBefore (beforeMs) {
       return db.prepare('DELETE FROM payments WHERE settled_at IS NOT NULL AND settled_at < ? AND notify = 0 AND state IN (\'succeeded\', \'failed\')').run(beforeMs).changes

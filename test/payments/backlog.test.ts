@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { createSqlitePaymentStore } from '../../src/payments/sqlite-payment-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { paymentFixture } from './payment-fixture.js'
-import { setting, startInProcess } from './payments-harness.js'
+import { sealedForTests, setting, startInProcess } from './payments-harness.js'
 
 const DUE = 10_000
 const RATE = 20
@@ -16,7 +16,7 @@ const CONCURRENCY = 2
 
 t.test(`${DUE} payments due at once: looked up at ${RATE}/s and ${CONCURRENCY} at a time, never more; the proxy unaffected`, async (t) => {
   const { provider, dir, env } = await setting(t, { PROXY_PAYMENTS_LOOKUPS_PER_SECOND: String(RATE), PROXY_PAYMENTS_LOOKUP_CONCURRENCY: String(CONCURRENCY) })
-  const store = await createSqlitePaymentStore(join(dir, 'webhooks.db'))
+  const store = sealedForTests(await createSqlitePaymentStore(join(dir, 'webhooks.db')))
   const now = Date.now()
   await Promise.all(Array.from({ length: DUE }, async (_, i) => await store.create(paymentFixture({
     id: `pay_${String(i).padStart(22, '0')}`, key: `backlog-${i}`, externalReference: `backlog-${i}`, state: 'pending', transactionId: `tx-${i}`, transactionIdFrom: 'answer',

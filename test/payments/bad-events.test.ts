@@ -78,17 +78,22 @@ t.test('an event that settles a payment while a look-up for it is in flight, and
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payment_settle_seconds_count\{settled_by="lookup"\}/), 1)
 })
 
-t.test('a final state written into the store by hand, then a different event: the final state never changes', async (t) => {
-  const { dir, env } = await setting(t)
+t.test('a final state written into the store by hand is not believed (SPEC §12 "Sealed"): never succeeded, never notified; the look-up of its sealed transaction id decides', async (t) => {
+  const { dir, env, app } = await setting(t)
   const sidecar = await startInProcess(t, env)
   const { data } = await (await payout(sidecar.url, { amount: 3, currency: 'KES', externalReference: 'by-hand-1' })).json() as { data: { transactionId: string } }
   const db = await openDatabase(join(dir, 'webhooks.db'))
-  db.prepare(`UPDATE payments SET state = 'succeeded', settled_at = 1, due_at = NULL,
-    record = json_set(record, '$.state', 'succeeded', '$.settledBy', 'lookup', '$.settledAtMs', 1000, '$.dueAtMs', NULL) WHERE key IS NOT NULL`).run()
+  db.prepare(`UPDATE payments SET state = 'succeeded', settled_at = 1, due_at = 0, notify = 1,
+    record = json_set(record, '$.state', 'succeeded', '$.settledBy', 'lookup', '$.settledAtMs', 1000, '$.dueAtMs', 0, '$.notify', json('["payment.succeeded"]')) WHERE key IS NOT NULL`).run()
   db.close()
+  t.match((await paymentOf(sidecar.url, 'by-hand-1'))?.state, /^(unverified|pending)$/, 'never succeeded')
+  await eventually(async () => (await paymentOf(sidecar.url, 'by-hand-1'))?.state === 'pending', { what: 'sealed again from a look-up' })
+  t.match(await paymentOf(sidecar.url, 'by-hand-1'), { state: 'pending', settledBy: null, amount: '3', transactionId: data.transactionId, lookups: { lastOutcome: 'pending' } }, 'what the provider said')
   const event = await providerEvent(sidecar.intakeUrl, { transactionId: data.transactionId, status: 'failed' })
   await eventually(async () => (await paymentOf(sidecar.url, 'by-hand-1'))?.events.length === 1, { what: 'the event recorded' })
-  t.match(await paymentOf(sidecar.url, 'by-hand-1'), { state: 'succeeded', settledBy: 'lookup', settledAt: 1, events: [{ id: event.id, status: 'failed', disputed: true }] })
+  t.match(await paymentOf(sidecar.url, 'by-hand-1'), { state: 'pending', events: [{ id: event.id, status: 'failed' }] }, 'an event asks a look-up, which says pending')
+  t.same(notifications(app), [], 'nothing notified')
+  t.equal(sidecar.logs.find('payment record failed verification: never notified, never final but by a look-up of its sealed transaction id (was the store written by hand, or sealed with another PROXY_SEALING_SECRET?)').length, 1, 'logged once')
 })
 
 t.test('an event stored while payments were not reading (killed between the inbox\'s 200 and the match) is matched from the cursor at the next start', async (t) => {

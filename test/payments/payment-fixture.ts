@@ -49,14 +49,17 @@ export function paymentFixture (overrides: Partial<PaymentRecord> = {}): Payment
     rejoined: false,
     settledAtMs: null,
     settledBy: null,
+    confirmed: false,
     events: [],
     lookups: { count: 0, lastAtMs: null, lastOutcome: null },
     scheduleFromMs: T0,
     step: 0,
     nextLookupAtMs: T0 + 60_000,
     lookupNow: false,
+    eventLookup: null,
     notify: [],
     dueAtMs: T0 + IN_FLIGHT_MS,
+    seals: null,
     ...overrides,
   }
 }

@@ -20,6 +20,8 @@ const states: Record<Row, PaymentRecord> = {
   stale: paymentFixture({ state: 'stale', transactionId: 'tx-1', transactionIdFrom: 'answer', step: 3, nextLookupAtMs: null }),
   // Unknown until its schedule ended: the transaction may exist, its id never came.
   'stale, no id': paymentFixture({ state: 'stale', step: 3, nextLookupAtMs: null, dueAtMs: null }),
+  // Read from a record whose state seal failed: what names it and its transaction id are vouched for, nothing else.
+  unverified: paymentFixture({ state: 'unverified', transactionId: 'tx-1', transactionIdFrom: 'answer', nextLookupAtMs: null, dueAtMs: null, unverified: { failed: 'state seal', vouched: 'transaction' } }),
 }
 
 const event = (status: string, transactionId: string | null = 'tx-9'): PaymentInput => ({ kind: 'event', event: { id: `msg_${status}`, transactionId, status, receivedAtMs: T0 + 9_000 } })
@@ -91,6 +93,11 @@ const STEPS: Partial<Record<Row, Record<string, string[]>>> = {
     'look-up: failed status': ['settled'],
     recheck: ['rechecked'],
   },
+  unverified: {
+    'look-up: successful': ['resealed', 'settled'],
+    'look-up: failed status': ['resealed', 'settled'],
+    'look-up: pending': ['resealed'],
+  },
   'stale, no id': {
     'answer: 2xx pending with an id': ['followed'],
     'answer: 2xx successful with an id': ['settled_at_once', 'settled'],
@@ -108,7 +115,7 @@ const STEPS: Partial<Record<Row, Record<string, string[]>>> = {
 type Expect = PaymentState | null | [PaymentState, (t: Tap, next: PaymentRecord, step: Transition['steps']) => void]
 type Tap = Test
 
-const confirming = (t: Tap, r: PaymentRecord): void => { t.equal(r.lookupNow, true, 'a look-up is wanted at once'); t.equal(r.dueAtMs, r.state === 'sending' ? T0 + IN_FLIGHT_MS : 0) }
+const confirming = (t: Tap, r: PaymentRecord): void => { t.equal(r.lookupNow, true, 'a look-up is wanted at once'); t.equal(r.dueAtMs, r.state === 'sending' ? T0 + IN_FLIGHT_MS : T0 + 10_000, 'due from when the event asked') }
 const adopted = (t: Tap, r: PaymentRecord): void => { t.equal(r.transactionId, 'tx-9'); t.equal(r.transactionIdFrom, 'event') }
 const settledBy = (by: string) => (t: Tap, r: PaymentRecord): void => { t.equal(r.settledBy, by); t.equal(r.settledAtMs, T0 + 10_000); t.same(r.notify, [`payment.${r.state}`]); t.equal(r.lookupNow, false); t.equal(r.nextLookupAtMs, null); t.equal(r.dueAtMs, 0, 'due at once: its notification') }
 const disputed = (t: Tap, r: PaymentRecord, steps: Transition['steps']): void => {
@@ -249,6 +256,27 @@ const table: Record<Row, Record<string, Expect>> = {
     'time: its sender gone': 'stale',
     'notifications stored': 'stale',
   },
+  unverified: {
+    'answer: 2xx pending with an id': ['unverified', untouched],
+    'answer: 2xx successful with an id': ['unverified', untouched],
+    'answer: 2xx without an id': ['unverified', untouched],
+    'answer: 4xx': ['unverified', untouched],
+    'answer: 5xx or none': ['unverified', untouched],
+    'answer: not forwarded': ['unverified', untouched],
+    'a later forward of the reference': ['unverified', untouched],
+    'event: pending': ['unverified', untouched],
+    'event: successful': ['unverified', untouched],
+    'event: failed': ['unverified', untouched],
+    'look-up: successful': ['succeeded', (t, r) => { settledBy('lookup')(t, r); t.equal(r.confirmed, true); t.equal(r.unverified, undefined, 'a sealed record again'); t.equal(r.amount, '100') }],
+    'look-up: failed status': ['failed', settledBy('lookup')],
+    'look-up: pending': ['pending', (t, r) => { t.equal(r.providerStatus, 'processing'); t.equal(r.unverified, undefined); t.equal(r.nextLookupAtMs, T0 + 60_000, 'on the schedule counted from its creation') }],
+    'look-up: failed look-up': ['unverified', untouched],
+    recheck: ['unverified', untouched],
+    'time: early': ['unverified', untouched],
+    'time: a day later': ['unverified', untouched],
+    'time: its sender gone': ['unverified', untouched],
+    'notifications stored': ['unverified', untouched],
+  },
 }
 
 t.test('every state against every input', async (t) => {
@@ -267,7 +295,7 @@ t.test('every state against every input', async (t) => {
       if (next !== null && check !== null) await t.test(`${state} × ${name}`, async (t) => { check(t, next, steps) })
     }
   }
-  t.equal(Object.keys(inputs).length * Object.keys(states).length, 133)
+  t.equal(Object.keys(inputs).length * Object.keys(states).length, 152)
 })
 
 t.test('a final event waits for a look-up: one that agrees settles it as settled by the event; one that disagrees stands, and the event is disputed', async (t) => {

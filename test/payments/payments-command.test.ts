@@ -9,7 +9,7 @@ import type { Env } from '../../src/config/load-config.js'
 import { createSqlitePaymentStore } from '../../src/payments/sqlite-payment-store.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { paymentFixture, T0 } from './payment-fixture.js'
-import { SIGNING_SECRET, tempDir } from './payments-harness.js'
+import { SEALING_SECRET, sealedForTests, SIGNING_SECRET, tempDir } from './payments-harness.js'
 
 const HOSTILE = 'inv\u001b[2J\u202eevil\r\nfake row'
 /** What a terminal would act on or hide: controls (but the tabs and newlines of the output's own layout) and the bidi override. */
@@ -28,9 +28,9 @@ t.test('list, show and recheck on the sidecar\'s store, printing what callers an
   const dir = tempDir(t)
   const env: Env = {
     PAYMENTS_FIAT_BASE_URL: 'http://127.0.0.1:9/api/b2b', PAYMENTS_SANDBOX_API_KEY: 'HC_k', PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_k', PROXY_EGRESS_IP_URL: 'off',
-    PROXY_PAYMENTS: 'on', PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/n', PROXY_WEBHOOK_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db'),
+    PROXY_PAYMENTS: 'on', PROXY_SEALING_SECRET: SEALING_SECRET, PROXY_PAYMENTS_NOTIFY_URL: 'http://127.0.0.1:9/n', PROXY_WEBHOOK_SIGNING_SECRET: SIGNING_SECRET, PROXY_WEBHOOK_STORE_PATH: join(dir, 'webhooks.db'),
   }
-  const store = await createSqlitePaymentStore(join(dir, 'webhooks.db'))
+  const store = sealedForTests(await createSqlitePaymentStore(join(dir, 'webhooks.db')))
   const pending = paymentFixture({ id: 'pay_PENDINGPENDINGPENDING0', key: 'k1', externalReference: HOSTILE, state: 'pending', transactionId: 'tx\u0007bell', providerStatus: 'pending', createdAtMs: T0 })
   const settled = paymentFixture({ id: 'pay_SETTLEDSETTLEDSETTLED0', key: 'k2', externalReference: 'inv-2', state: 'succeeded', transactionId: 'tx-2', settledAtMs: T0 + 5000, settledBy: 'lookup', createdAtMs: T0 + 1000, nextLookupAtMs: null })
   const unknown = paymentFixture({ id: 'pay_UNKNOWNUNKNOWNUNKNOWN0', key: 'k3', externalReference: 'inv-3', state: 'unknown', createdAtMs: T0 + 2000 })

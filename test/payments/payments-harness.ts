@@ -13,7 +13,11 @@ import { Webhook } from 'standardwebhooks'
 import { keySha256 } from '../../src/callers/judge-caller.js'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
 import type { FakeProvider, TransactionOptions } from '../../src/fake-provider/index.js'
-import type { PaymentView } from '../../src/payments/payment-view.js'
+import { pino } from 'pino'
+import { derivePaymentSealKey } from '../../src/payments/payment-seal.js'
+import type { PaymentStore } from '../../src/payments/payment-store.js'
+import type { SealedPaymentView as PaymentView } from '../../src/payments/payment-view.js'
+import { sealedPaymentStore } from '../../src/payments/sealed-payment-store.js'
 import { buildServer, type ProxyServer } from '../../src/server.js'
 import { buildInbox, type Inbox } from '../../src/webhooks/inbox-server.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
@@ -27,6 +31,13 @@ export const PROVIDER_SECRET = 'provider-dashboard-secret-payments-7f3a'
 export const AGENT_A_KEY = 'pak_payments-agent-a-0123456789abcdefghijklmnopq'
 export const AGENT_B_KEY = 'pak_payments-agent-b-0123456789abcdefghijklmnopq'
 export const APPROVER_KEY = 'pak_payments-approver-0123456789abcdefghijklmnop'
+/** Seals the payment records (SPEC §12 "Sealed"): a key of its own, held by no notification receiver. */
+export const SEALING_SECRET = 'whsec_cGF5bWVudHMtc2VhbGluZy1rZXktb2YtdGhlLXRlc3Rz'
+
+/** A store of the tests' own, behind the seals the sidecar keeps: what it writes, the sidecar reads as sealed. */
+export function sealedForTests (store: PaymentStore): PaymentStore {
+  return sealedPaymentStore(store, derivePaymentSealKey(SEALING_SECRET), pino({ level: 'silent' }))
+}
 
 export function tempDir (t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'pap-payments-'))
@@ -53,6 +64,7 @@ export async function setting (t: Test, overrides: Env = {}, transactions: Trans
   const dir = tempDir(t)
   const env = providerEnv(provider, {
     PROXY_PAYMENTS: 'on',
+    PROXY_SEALING_SECRET: SEALING_SECRET,
     PROXY_PAYMENTS_LOOKUP_SCHEDULE: '30s,60s',
     PROXY_WEBHOOK_LISTEN: '127.0.0.1:0',
     PROXY_WEBHOOK_PATH_TOKEN: PATH_TOKEN,

@@ -15,6 +15,7 @@ t.test('the start names whichever of the URL and the secret is missing, and §8 
   t.match(child.stderr(), / {2}- PROXY_PAYMENTS=on needs PROXY_IDEMPOTENCY=on/)
   t.match(child.stderr(), / {2}- PROXY_PAYMENTS_NOTIFY_URL \(or PROXY_WEBHOOK_DELIVER_TO\) is required with PROXY_PAYMENTS=on/)
   t.match(child.stderr(), / {2}- PROXY_WEBHOOK_SIGNING_SECRET \(or _FILE\) is required with PROXY_PAYMENTS=on/)
+  t.match(child.stderr(), / {2}- PROXY_PAYMENTS=on needs PROXY_SEALING_SECRET \(or PROXY_APPROVAL_SEALING_SECRET, or either with _FILE\): it seals every payment record/)
   t.equal(child.stdout(), '', 'nothing started, nothing logged')
   t.same(provider.tokenRequests, [], 'no token asked for')
 })

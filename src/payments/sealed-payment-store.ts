@@ -1,0 +1,82 @@
+/**
+ * The payments' store as everything above it meets it (SPEC §12 "Sealed"): every record written
+ * is sealed (payment-seal.ts), and every record read is verified first. One that does not verify
+ * is handed on as `unverified` (never its stored bytes), logged at `error` once per record and
+ * process start, and counted while it is (the `payments_unverified` gauge). So no reader, the
+ * worker, the routes, the commands or the console, can meet a state, an amount or a notification
+ * that a seal does not vouch for: nothing is notified, reported final or made final from them.
+ *
+ * Queries by state ask the inner store by the stored state, which a hand-written record can lie
+ * about: what a query returns is filtered again by the state each record is read as, and
+ * `unverified` is answered from the records this process has found so.
+ */
+import type { Logger } from 'pino'
+import { withoutMark } from './payment-machine.js'
+import type { PaymentRecord, PaymentState } from './payment-record.js'
+import { sealPayment, unverifiedRecord, verifyPayment, type SealKey } from './payment-seal.js'
+import type { PaymentCounts, PaymentQuery, PaymentStore } from './payment-store.js'
+
+export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logger): PaymentStore {
+  const unverified = new Set<string>()
+
+  const read = (record: PaymentRecord | null): PaymentRecord | null => {
+    if (record === null) return null
+    const why = verifyPayment(key, record)
+    if (why === null) {
+      unverified.delete(record.id)
+      return record
+    }
+    const shown = unverifiedRecord(record, why)
+    if (!unverified.has(shown.id)) {
+      unverified.add(shown.id)
+      log.error({ payment: shown.id, reference: shown.externalReference, failed: why.failed, vouched: why.vouched },
+        'payment record failed verification: never notified, never final but by a look-up of its sealed transaction id (was the store written by hand, or sealed with another PROXY_SEALING_SECRET?)')
+    }
+    return shown
+  }
+  const sealed = (record: PaymentRecord): PaymentRecord => {
+    const rest = withoutMark(record)
+    return { ...rest, seals: sealPayment(key, rest) }
+  }
+  const matches = (query: Pick<PaymentQuery, 'state' | 'states'>) => (r: PaymentRecord): boolean =>
+    (query.state === undefined || r.state === query.state) && (query.states === undefined || query.states.includes(r.state))
+  const wants = (query: PaymentQuery, state: PaymentState): boolean => query.state === state || (query.states?.includes(state) ?? false)
+
+  async function listUnverified (query: PaymentQuery): Promise<PaymentRecord[]> {
+    const found: PaymentRecord[] = []
+    for (const id of [...unverified].reverse()) {
+      const record = read(await inner.get(id))
+      if (record !== null && record.state === 'unverified' && (query.caller === undefined || record.caller === query.caller)) found.push(record)
+    }
+    return found
+  }
+
+  return {
+    async create (record) {
+      const outcome = await inner.create(sealed(record))
+      return outcome.kind === 'created' ? outcome : { kind: 'exists', record: read(outcome.record) as PaymentRecord }
+    },
+    get: async (id) => read(await inner.get(id)),
+    byKey: async (k) => read(await inner.byKey(k)),
+    byReference: async (reference, filter) => read(await inner.byReference(reference, filter)),
+    byTransactionId: async (transactionId) => read(await inner.byTransactionId(transactionId)),
+    update: async (record) => await inner.update(sealed(record)),
+    remove: async (record) => await inner.remove(record),
+    claimDue: async (nowMs, limit, leaseMs) => (await inner.claimDue(nowMs, limit, leaseMs)).map((r) => read(r) as PaymentRecord),
+    release: async (id) => { await inner.release(id) },
+    async list (query) {
+      const stored = query.state === 'unverified' ? [] : (await inner.list(query)).map((r) => read(r) as PaymentRecord).filter(matches(query))
+      if (!wants(query, 'unverified')) return stored
+      const seen = new Set(stored.map((r) => r.id))
+      return [...stored, ...(await listUnverified(query)).filter((r) => !seen.has(r.id))].slice(0, query.limit)
+    },
+    async counts (): Promise<PaymentCounts> {
+      return { ...await inner.counts(), unverified: unverified.size }
+    },
+    removeSettledBefore: async (beforeMs) => await inner.removeSettledBefore(beforeMs),
+    cursor: async () => await inner.cursor(),
+    advanceCursor: async (seq) => { await inner.advanceCursor(seq) },
+    ready: () => inner.ready(),
+    close: async () => { await inner.close() },
+  }
+}
