@@ -4,6 +4,7 @@
  * identifies its caller by key, as proxied requests do (§7), and passes the client rules (§5).
  * Approvers (`approver: true`, whatever their `allow` rules) list and decide, never their own
  * requests; any caller sees its own approvals, and another's is 404 to it, as if it did not exist.
+ * A rejection is answered once its amount is back in the day's total (give-back.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ClientAccess } from '../access/client-access.js'
@@ -12,15 +13,17 @@ import { authorizationsOf } from '../callers/callers-plugin.js'
 import { identify, type CallerIndex } from '../callers/judge-caller.js'
 import type { Clock } from '../clock.js'
 import {
-  ApprovalNotFoundError, ApprovalNotPermittedError, ApprovalSelfDecisionError, BadRequestError, CallerUnauthenticatedError, ClientNotAllowedError,
+  ApprovalNotFoundError, ApprovalNotPermittedError, ApprovalSelfDecisionError, BadRequestError, CallerUnauthenticatedError, ClientNotAllowedError, StateUnavailableError,
 } from '../errors.js'
 import { parseStrictJsonBytes } from '../json/strict-json.js'
+import type { StateStore } from '../state/state-store.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 import { visibleApproval, visibleApprovals } from './approval-visibility.js'
 import { decideApproval } from './decide-approval.js'
 import type { RecordVerifier } from './record-verifier.js'
+import { releaseReservations } from './release-reservations.js'
 
 export interface ApprovalRoutesOptions {
   callers: () => CallerIndex
@@ -29,6 +32,8 @@ export interface ApprovalRoutesOptions {
   clock: Clock
   verifier: RecordVerifier
   metrics: ApprovalMetrics
+  /** The day totals a rejection gives its amounts back to before it is answered (give-back.ts). */
+  state: StateStore
   /** Tells the worker to act on a decision now. */
   decided: () => void
 }
@@ -97,7 +102,12 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
       const decided = await decideApproval(store, verifier, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: by, decidedByCaller: caller.id, status }, `approval ${status}`)
       metrics.step(decided.caller, status)
+      // Under the names the worker gives back with (release-reservations.ts): whichever of the two,
+      // or of the replicas, comes first gives the amount back, the other gives back nothing.
+      const givenBack = status === 'approved' || await releaseReservations(options.state, decided, request.log)
       options.decided()
+      // The rejection stands and the worker keeps trying; what cannot be said is that the amount is back.
+      if (!givenBack) throw new StateUnavailableError(new Error(`approval ${decided.id} is rejected, its amount not yet given back`))
       return { approval: verifier.view(decided, clock.wallMs()) }
     })
   }

@@ -1,10 +1,11 @@
 /**
- * The sidecar's approvals loop (SPEC §11), once a second and at once after an HTTP decision:
- * expires pending approvals whose time is up (silence is never consent), forwards approved ones,
- * gives the amounts of rejected and expired ones back, and keeps `approvals_pending` current. A
- * decision taken with the CLI, in another process, is so acted on within 2 s; one taken while the
- * sidecar was down, at its next start. Once an hour it removes the settled ones past their retention.
- * Its first look writes every approval's held mark (held-marks.ts), and every look until one could.
+ * The sidecar's approvals loops (SPEC §11), once a second and at once after a decision taken here:
+ * one expires pending approvals whose time is up (silence is never consent), gives the amounts of
+ * rejected and expired ones back and keeps `approvals_pending` current; the other forwards approved
+ * ones. A decision taken with the CLI, in another process, is so acted on within 2 s; one taken
+ * while the sidecar was down, at its next start. Once an hour the first removes the settled ones past
+ * their retention. Its first look writes every approval's held mark (held-marks.ts), and every look
+ * until one could.
  *
  * Every record is verified before anything is done with it (record-verifier.ts). Each step it
  * writes is sealed and conditional (the store's compare-and-set), and a held amount is given back
@@ -18,6 +19,7 @@ import type { StateStore } from '../state/state-store.js'
 import type { ForwardApproval } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalNotifier } from './approval-notifier.js'
+import type { ApprovalRecord } from './approval-record.js'
 import { sealDecision, sealStage } from './approval-seal.js'
 import type { ApprovalStore } from './approval-store.js'
 import { approvalView } from './approval-view.js'
@@ -40,7 +42,7 @@ export function approvalRetentionMs (recordTtlMs: number): number {
 
 export interface ApprovalWorker {
   start: () => void
-  /** Looks now (after an HTTP decision) rather than at the next interval. */
+  /** Looks now (after a decision over HTTP or on the console) rather than at the next interval. */
   nudge: () => void
   close: () => Promise<void>
 }
@@ -64,12 +66,20 @@ export interface WorkerOptions {
 export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
   const { approvals, state, forward, clock, log, metrics, notifier, marks, verifier } = options
   let timer: TimerHandle | null = null
-  let running: Promise<void> | null = null
-  let again = false
   let closed = false
   let nextCleanupMs = 0
 
-  async function look (): Promise<void> {
+  async function notified (decided: ApprovalRecord, nowMs: number): Promise<void> {
+    // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
+    const stored = await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
+      log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
+      return false
+    })
+    if (stored === true) metrics.step(decided.caller, 'notified')
+  }
+
+  /** Expiries, rejected and expired amounts given back, the gauge, retention: store and state work only, never an upstream. */
+  async function settle (): Promise<void> {
     const nowMs = clock.wallMs()
     if (!marks.complete) await marks.writeAll(approvals, state, nowMs, options.retentionMs)
     for (const due of await approvals.dueToExpire(nowMs)) {
@@ -82,17 +92,8 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     }
     for (const decided of await approvals.toSettle()) {
       if (closed) return
-      if (!verifier.verified(decided)) continue
-      // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
-      const stored = await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
-        log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
-        return false
-      })
-      if (stored === true) metrics.step(decided.caller, 'notified')
-      if (decided.status === 'approved') {
-        await forward(decided)
-        continue
-      }
+      if (decided.status === 'approved' || !verifier.verified(decided)) continue
+      await notified(decided, nowMs)
       // Given back first, under its own name: a crash before the stage is written gives back nothing twice.
       if (!await releaseReservations(state, decided, log)) continue
       if (await approvals.moveForward(decided.id, 'none', 'answered', sealStage(verifier.key, decided.decisionSeal ?? '', 'answered'))) {
@@ -117,16 +118,22 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     }
   }
 
-  function run (): void {
-    if (closed) return
-    if (running !== null) { again = true; return }
-    running = look()
-      .catch((err: unknown) => { log.error({ err }, 'approvals could not be processed; trying again shortly') })
-      .finally(() => {
-        running = null
-        if (again) { again = false; run() }
-      })
+  /** Approved requests forwarded, each as long as its provider takes. */
+  async function send (): Promise<void> {
+    const nowMs = clock.wallMs()
+    for (const decided of await approvals.toSettle()) {
+      if (closed) return
+      if (decided.status !== 'approved' || !verifier.verified(decided)) continue
+      await notified(decided, nowMs)
+      await forward(decided)
+    }
   }
+
+  // Two loops, so that a rejection (which the console waits for, give-back.ts) never waits behind
+  // an approved request's forward, which takes as long as the provider. They meet no record twice
+  // (one takes approved ones, the other the rest), and each step they write is conditional anyway.
+  const loops = [serialLoop(settle, () => closed, log), serialLoop(send, () => closed, log)]
+  const run = (): void => { for (const loop of loops) loop.run() }
 
   function schedule (): void {
     if (closed) return
@@ -144,8 +151,25 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     async close () {
       closed = true
       if (timer !== null) clock.clearTimeout(timer)
-      await running
+      await Promise.all(loops.map(async (loop) => { await loop.idle() }))
       await notifier?.stop()
     },
   }
+}
+
+/** One look at a time; a call while one runs asks for one more after it, never a pile of them. */
+function serialLoop (look: () => Promise<void>, closed: () => boolean, log: Logger): { run: () => void, idle: () => Promise<void> } {
+  let running: Promise<void> | null = null
+  let again = false
+  function run (): void {
+    if (closed()) return
+    if (running !== null) { again = true; return }
+    running = look()
+      .catch((err: unknown) => { log.error({ err }, 'approvals could not be processed; trying again shortly') })
+      .finally(() => {
+        running = null
+        if (again) { again = false; run() }
+      })
+  }
+  return { run, idle: async () => { await running } }
 }

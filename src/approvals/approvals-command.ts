@@ -1,7 +1,9 @@
 /**
  * `payments-auth-proxy approvals list|show|approve|reject` (SPEC §11), on the same store as the
  * sidecar, whether it runs or not: a decision taken here is acted on by a running sidecar within
- * 2 s (its worker looks once a second), or at its next start. `decidedByCaller` is `cli`.
+ * 2 s (its worker looks once a second), or at its next start. `decidedByCaller` is `cli`. A rejection
+ * is printed once its amount is back in the day's total (give-back.ts): given back here through
+ * Redis, or, with the totals in the sidecar's memory, by the running sidecar, waited for up to 5 s.
  *
  * Every record is verified with this configuration's PROXY_APPROVAL_SEALING_SECRET before it is
  * shown or decided: one that does not verify is shown as rejected, and deciding it writes nothing
@@ -9,16 +11,21 @@
  * What callers chose (references, reasons, bodies) is printed with control characters escaped.
  */
 import { parseArgs } from 'node:util'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
+import { systemClock } from '../clock.js'
 import type { Config } from '../config/config.js'
 import { ProxyError } from '../errors.js'
+import { createStore } from '../state/create-store.js'
 import { terminalJson, terminalText } from '../text/terminal-safe.js'
-import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
+import { APPROVAL_STATUSES, type ApprovalRecord, type ApprovalStatus } from './approval-record.js'
 import { deriveSealKey, sealFailure } from './approval-seal.js'
 import type { ApprovalStore } from './approval-store.js'
 import { decideApproval } from './decide-approval.js'
+import { cliGivesBack, GIVE_BACK_WAIT_MS, waitGivenBack } from './give-back.js'
 import { openApprovalStore } from './open-approval-store.js'
 import { createRecordVerifier, type RecordVerifier } from './record-verifier.js'
+import { releaseReservations } from './release-reservations.js'
 
 export const APPROVALS_USAGE = `usage: payments-auth-proxy approvals list [--status pending|approved|rejected|expired] [--json]
        payments-auth-proxy approvals show <id>
@@ -64,7 +71,7 @@ export async function runApprovalsCommand (args: readonly string[], config: Pick
   try {
     if (verb === 'list') return await list(store, verifier, status as ApprovalStatus | undefined, json === true, io)
     if (verb === 'show') return await show(store, verifier, id as string, io)
-    return await decide(store, verifier, verb as Extract<Verb, 'approve' | 'reject'>, id as string, { by: by as string, reason: reason ?? null }, io)
+    return await decide({ store, verifier, config, log, io }, verb as Extract<Verb, 'approve' | 'reject'>, id as string, { by: by as string, reason: reason ?? null })
   } finally {
     await store.close()
   }
@@ -97,7 +104,10 @@ async function show (store: ApprovalStore, verifier: RecordVerifier, id: string,
   return 0
 }
 
-async function decide (store: ApprovalStore, verifier: RecordVerifier, verb: 'approve' | 'reject', id: string, decision: { by: string, reason: string | null }, io: CommandIo): Promise<number> {
+interface DecideContext { store: ApprovalStore, verifier: RecordVerifier, config: Pick<Config, 'state'>, log: Logger, io: CommandIo }
+
+async function decide (context: DecideContext, verb: 'approve' | 'reject', id: string, decision: { by: string, reason: string | null }): Promise<number> {
+  const { store, verifier, io } = context
   // Checked here first, with this command's secret: a mismatch writes nothing (decideApproval refuses it too).
   const current = await store.get(id)
   if (current !== null && sealFailure(verifier.key, current) !== null) {
@@ -106,11 +116,32 @@ async function decide (store: ApprovalStore, verifier: RecordVerifier, verb: 'ap
   }
   try {
     const decided = await decideApproval(store, verifier, id, { status: verb === 'approve' ? 'approved' : 'rejected', by: decision.by, byCaller: 'cli', reason: decision.reason }, io.nowMs())
+    const notBack = decided.status === 'rejected' ? await giveBack(context, decided) : null
     io.out(`${terminalJson(verifier.view(decided, io.nowMs()), 2)}\n`)
+    // The rejection is taken and final (exit 0); what is said is that its amount is not back yet.
+    if (notBack !== null) io.err(`payments-auth-proxy: ${notBack}\n`)
     return 0
   } catch (err) {
     if (!(err instanceof ProxyError)) throw err
     io.err(`payments-auth-proxy: ${err.code}: ${terminalText(err.message)}\n`)
     return 1
+  }
+}
+
+/** Null once the rejection's amount is back in the day's total, else what the person is told. */
+async function giveBack (context: DecideContext, decided: ApprovalRecord): Promise<string | null> {
+  if (cliGivesBack(context.config) === 'sidecar') {
+    if (await waitGivenBack(context.store, decided.id, GIVE_BACK_WAIT_MS)) return null
+    return `no running sidecar gave the amount of ${terminalText(decided.id)} back to the day's total within ${GIVE_BACK_WAIT_MS / 1000} s (the day totals live in its memory, without PROXY_REDIS_URL); the next start of the sidecar gives it back`
+  }
+  const state = await createStore(context.config, { clock: systemClock, log: context.log })
+  try {
+    // The connection is made in the background and a command before it is refused: waited for, within the same bound.
+    const deadline = performance.now() + GIVE_BACK_WAIT_MS
+    while (!state.status().ready && performance.now() < deadline) await sleep(20)
+    if (state.status().ready && await releaseReservations(state, decided, context.log)) return null
+    return `the amount of ${terminalText(decided.id)} could not be given back to the day's total now (Redis did not answer); a running sidecar gives it back once Redis answers`
+  } finally {
+    await state.close()
   }
 }

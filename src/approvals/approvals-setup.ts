@@ -85,6 +85,6 @@ export async function registerApprovals (app: FastifyInstance, approvals: Approv
   const worker = createApprovalWorker({
     approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, verifier, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,
   })
-  await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, verifier, metrics, decided: worker.nudge })
+  await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, verifier, metrics, state: deps.state, decided: worker.nudge })
   return worker
 }

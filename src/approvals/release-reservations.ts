@@ -13,7 +13,7 @@ export function releaseName (approvalId: string, reservationKey: string): string
 }
 
 /** Resolves true when every amount was given back (or had been before). */
-export async function releaseReservations (state: StateStore, approval: ApprovalRecord, log: Logger): Promise<boolean> {
+export async function releaseReservations (state: StateStore, approval: ApprovalRecord, log: Pick<Logger, 'warn'>): Promise<boolean> {
   let all = true
   for (const r of approval.reservations) {
     try {

@@ -3,13 +3,15 @@
  * one approval in full, and the decision in two steps: the person's Approve or Reject opens a page
  * that asks for confirmation, whose form decides. A decision is `decideApproval`, the one the CLI and
  * the HTTP API take, with `decidedByCaller` `console` and `decidedBy` the person's email; the worker
- * is nudged so that it is acted on at once. Of two people deciding at once, one wins and the other
- * is shown the approval as already decided.
+ * is nudged so that it is acted on at once. A rejection is answered once the worker has given its
+ * amount back (give-back.ts: the console is handed no state store to give it back itself). Of two
+ * people deciding at once, one wins and the other is shown the approval as already decided.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { ApprovalAlreadyDecidedError, ApprovalNotFoundError, BadRequestError } from '../errors.js'
 import { decideApproval } from '../approvals/decide-approval.js'
+import { GIVE_BACK_WAIT_MS, waitGivenBack } from '../approvals/give-back.js'
 import { approvalItem } from './approval-items.js'
 import type { ConsoleApprovals } from './console-deps.js'
 import { formRoute } from './form-guard.js'
@@ -81,6 +83,10 @@ export async function approvalPages (app: FastifyInstance, options: { approvals:
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: email, decidedByCaller: 'console', status: decision.status }, `approval ${decision.status}`)
       found.approvals.metrics.step(decided.caller, decision.status)
       found.approvals.nudge()
+      if (decision.status === 'rejected' && !await waitGivenBack(found.approvals.store, id, GIVE_BACK_WAIT_MS)) {
+        request.log.warn({ approval: id, caller: decided.caller, email }, 'console rejection answered before its amount was given back: the proxy has not given it back yet')
+        return await show(request, reply, id, 'Rejected. Its amount is not back in the day\'s total yet: the proxy gives it back as soon as it can. If this persists, ask the operator to check the proxy\'s shared state.')
+      }
       return await reply.redirect(`/approvals/${encodeURIComponent(id)}`, 303)
     } catch (err) {
       if (!(err instanceof ApprovalAlreadyDecidedError)) throw err
