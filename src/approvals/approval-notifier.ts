@@ -26,7 +26,7 @@ export interface ApprovalNotifier {
 export async function openApprovalNotifier (config: Pick<Config, 'approvals' | 'state'>, deps: { log: Logger, clock: Clock }): Promise<ApprovalNotifier | null> {
   const { notifyUrl, signingSecret, retryScheduleMs, storePath } = config.approvals
   if (notifyUrl === null || signingSecret === null) return null
-  const { openNotificationOutbox } = await import('../outbox/notification-outbox.js')
+  const [{ openNotificationOutbox }, { deriveNotificationSealKey }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js')])
   const outbox = await openNotificationOutbox({
     name: 'approvals',
     url: notifyUrl,
@@ -36,6 +36,7 @@ export async function openApprovalNotifier (config: Pick<Config, 'approvals' | '
     store: config.state.redisUrl !== null ? { redisUrl: config.state.redisUrl, keyPrefix: `${config.state.keyPrefix}aprn:` } : { path: join(dirname(storePath), 'approval-notifications.db') },
     log: deps.log,
     clock: deps.clock,
+    sealKey: config.approvals.sealingSecret === null ? undefined : deriveNotificationSealKey(config.approvals.sealingSecret),
   })
   return {
     async notify (type, approval) {

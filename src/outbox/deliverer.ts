@@ -64,6 +64,11 @@ export interface DelivererDeps {
   random?: (() => number) | undefined
   /** How long to hold the next attempt (the inbox's pacing while the proxy is busy); absent: never held. */
   pace?: (() => number) | undefined
+  /**
+   * Vets each event before its first byte is sent (a notification outbox's seal): the event to send,
+   * or why it must never be sent, and then it is failed at once, not retried. Absent: sent as stored.
+   */
+  vet?: ((event: ClaimedEvent) => ClaimedEvent | { refused: string }) | undefined
 }
 
 export function createDeliverer (deps: DelivererDeps): Deliverer {
@@ -107,13 +112,28 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   // An attempt holds its slot until the application has answered; recording the answer (a synced
   // commit) happens after, so the next attempt need not wait for the disk. The event stays leased
   // until its answer is recorded, so it is not handed out again meanwhile, nor its order key's next event.
-  const deliver = (event: ClaimedEvent): void => {
+  const deliver = (stored: ClaimedEvent): void => {
+    const vetted = deps.vet?.(stored) ?? stored
+    if ('refused' in vetted) {
+      refuse(stored, vetted.refused)
+      return
+    }
+    const event = vetted
     const abort = new AbortController()
     const done = attempt(event, abort.signal)
       .then((made) => { if (made !== null) recordInBackground(event, made) })
       .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be released') })
       .finally(() => { inFlight.delete(event.id); look() })
     inFlight.set(event.id, { abort, done })
+  }
+  const refuse = (event: ClaimedEvent, why: string): void => {
+    const atMs = clock.wallMs()
+    log.error({ id: event.id, key: event.key, failed: why }, 'notification failed verification: never sent (was the outbox written by hand, or sealed with another sealing secret?)')
+    observer.delivery('failed', 0)
+    const settled: Promise<void> = store.settle(event.id, { atMs, status: null, error: `failed verification (${why})`, durationMs: 0 }, { status: 'failed' })
+      .catch((err: unknown) => { log.error({ err, id: event.id }, 'webhook delivery could not be recorded') })
+      .finally(() => { recording.delete(settled) })
+    recording.add(settled)
   }
   const recordInBackground = (event: ClaimedEvent, made: Attempt): void => {
     const recorded: Promise<void> = record(event, made)

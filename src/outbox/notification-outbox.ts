@@ -14,6 +14,8 @@ import type { Clock } from '../clock.js'
 import { DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S, DEFAULT_WEBHOOK_STORE_MAX_BYTES, DEFAULT_WEBHOOK_STORE_MAX_EVENTS } from '../config/schema.js'
 import { createDeliverer, noDeliveryObserver, type DeliveryObserver } from './deliverer.js'
 import { openOutboxStore } from './open-outbox-store.js'
+import { sealNotification, vetNotification } from './notification-seal.js'
+import type { SealKey } from '../sealing/seal-mac.js'
 
 /** Delivered and failed notifications are kept this long (listed, and not sent twice) unless told otherwise. */
 const DEFAULT_RETENTION_S = 7 * 86400
@@ -36,6 +38,11 @@ export interface NotificationOutboxOptions {
   clock: Clock
   /** Metrics of its deliveries; none by default. */
   observer?: DeliveryObserver
+  /**
+   * Seals each notification as it is stored (its key and body), and sends none whose seal does not
+   * verify: write access to the outbox is not the power to tell the receiver anything. Absent: unsealed.
+   */
+  sealKey?: SealKey | undefined
 }
 
 export interface NotificationOutbox {
@@ -61,16 +68,20 @@ export async function openNotificationOutbox (options: NotificationOutboxOptions
     log,
     clock,
     observer: options.observer ?? noDeliveryObserver,
+    vet: options.sealKey === undefined ? undefined : vetNotification(options.sealKey),
   })
   return {
     async notify (type, key, orderKey, payload) {
       const body = Buffer.from(JSON.stringify({ type, ...payload }))
+      const storedKey = `${type}:${key}`
+      const headers: Array<[string, string]> = [['content-type', 'application/json']]
+      if (options.sealKey !== undefined) headers.push(sealNotification(options.sealKey, storedKey, body))
       const outcome = await store.intake({
-        key: `${type}:${key}`,
+        key: storedKey,
         bodySha256: createHash('sha256').update(body).digest('hex'),
         orderKey,
         body,
-        headers: [['content-type', 'application/json']],
+        headers,
         source: options.name,
         receivedAtMs: clock.wallMs(),
       })

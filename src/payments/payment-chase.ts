@@ -24,7 +24,9 @@ export interface PaymentChase {
 export function createPaymentChase (store: PaymentStore, apply: ApplyInput, wake: () => void): PaymentChase {
   return {
     async list ({ states, offset, limit }) {
-      const [counts, newest] = await Promise.all([store.counts(), store.list({ states, limit: offset + limit })])
+      // The list first: reading it is what finds unverified records, which the count then includes.
+      const newest = await store.list({ states, limit: offset + limit })
+      const counts = await store.counts()
       const payments = newest.slice(offset, offset + limit).map(paymentView)
       return { payments, total: states.reduce((sum, state) => sum + counts[state], 0) }
     },

@@ -23,7 +23,7 @@ export interface PaymentNotifier {
 }
 
 export async function openPaymentNotifier (config: PaymentsConfig, state: Config['state'], deps: { log: Logger, clock: Clock }): Promise<PaymentNotifier> {
-  const { openNotificationOutbox } = await import('../outbox/notification-outbox.js')
+  const [{ openNotificationOutbox }, { deriveNotificationSealKey }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js')])
   const outbox = await openNotificationOutbox({
     name: 'payments',
     url: config.notifyUrl,
@@ -34,6 +34,8 @@ export async function openPaymentNotifier (config: PaymentsConfig, state: Config
     store: state.redisUrl !== null ? { redisUrl: state.redisUrl, keyPrefix: `${state.keyPrefix}payn:` } : { path: join(dirname(config.storePath), 'payment-notifications.db') },
     log: deps.log,
     clock: deps.clock,
+    // The application releases goods on these: an edited one in the outbox is never sent (SPEC §12 "Sealed").
+    sealKey: deriveNotificationSealKey(config.sealingSecret),
   })
   return {
     async notify (type, payment) {

@@ -67,6 +67,7 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
   let again = false
   let closed = false
   let orphansAdopted = !deps.soleOwner
+  let swept = false
   let nextCleanupMs = 0
   let failing = false
 
@@ -151,6 +152,11 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
   }
 
   async function look (): Promise<void> {
+    // Once a start: the newest records read through their seals, so each that fails is logged and counted from the start, not when first asked for.
+    if (!swept) {
+      await store.list({ state: 'unverified', limit: 1 })
+      swept = true
+    }
     if (!orphansAdopted) await adoptOrphans()
     await deps.matcher.catchUp()
     await drain()

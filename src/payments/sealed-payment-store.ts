@@ -8,13 +8,17 @@
  *
  * Queries by state ask the inner store by the stored state, which a hand-written record can lie
  * about: what a query returns is filtered again by the state each record is read as, and
- * `unverified` is answered from the records this process has found so.
+ * `unverified` is answered by reading the newest UNVERIFIED_SCAN records (and those this process
+ * has found so), since no stored state says it.
  */
 import type { Logger } from 'pino'
 import { withoutMark } from './payment-machine.js'
 import type { PaymentRecord, PaymentState } from './payment-record.js'
 import { sealPayment, unverifiedRecord, verifyPayment, type SealKey } from './payment-seal.js'
 import type { PaymentCounts, PaymentQuery, PaymentStore } from './payment-store.js'
+
+/** How many of the newest records a query for unverified ones reads. */
+export const UNVERIFIED_SCAN = 10_000
 
 export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logger): PaymentStore {
   const unverified = new Set<string>()
@@ -24,7 +28,8 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
     const why = verifyPayment(key, record)
     if (why === null) {
       unverified.delete(record.id)
-      return record
+      // The mark is never stored: one found in the store was written by hand.
+      return withoutMark(record)
     }
     const shown = unverifiedRecord(record, why)
     if (!unverified.has(shown.id)) {
@@ -43,10 +48,14 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
   const wants = (query: PaymentQuery, state: PaymentState): boolean => query.state === state || (query.states?.includes(state) ?? false)
 
   async function listUnverified (query: PaymentQuery): Promise<PaymentRecord[]> {
-    const found: PaymentRecord[] = []
+    const scanned = (await inner.list({ caller: query.caller, sinceMs: query.sinceMs, limit: UNVERIFIED_SCAN })).map((r) => read(r) as PaymentRecord)
+    const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null && r.state === 'unverified' && (query.caller === undefined || r.caller === query.caller)
+    const found = scanned.filter(visible)
+    const seen = new Set(scanned.map((r) => r.id))
     for (const id of [...unverified].reverse()) {
+      if (seen.has(id)) continue
       const record = read(await inner.get(id))
-      if (record !== null && record.state === 'unverified' && (query.caller === undefined || record.caller === query.caller)) found.push(record)
+      if (visible(record)) found.push(record)
     }
     return found
   }

@@ -5,6 +5,8 @@
  * an approver's recheck is looked up by the running sidecar within 2 s and settles the payment.
  */
 import t from 'tap'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/sqlite/open-database.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { payout, paymentOf, setting, startSidecar, waitForState } from '../payments/payments-harness.js'
@@ -40,7 +42,7 @@ t.test('stale and unknown payments listed; a reader cannot recheck; an approver\
   const reader = await signIn(READER)
   const page = await reader.get('/payments')
   t.equal(page.status, 200)
-  t.match(page.text, /Stale and unknown payments <span class="count">\(2\)<\/span>/)
+  t.match(page.text, /Unverified, stale and unknown payments <span class="count">\(2\)<\/span>/)
   t.match(page.text, 'chase &lt;b&gt;1&lt;/b&gt;', 'the reference as sent, escaped')
   t.notMatch(page.text, '<b>1</b>')
   t.ok(page.text.indexOf('chase-lost') < page.text.indexOf('chase &lt;b&gt;'), 'newest first')
@@ -60,4 +62,27 @@ t.test('stale and unknown payments listed; a reader cannot recheck; an approver\
   t.match(settled, { settledBy: 'lookup' })
   await eventually(async () => !(await approver.get('/payments')).text.includes(stale.id), { what: 'the settled payment off the page' })
   await sidecar.child.waitFor(/"msg":"payment recheck from the console"/)
+})
+
+t.test('a payment record edited in the store is shown unverified: what its seals vouch for, no amount it cannot, no recheck', async (t) => {
+  const port = await freePort()
+  const { dir, env } = await setting(t, { PROXY_CONSOLE_LISTEN: `127.0.0.1:${port}`, PROXY_CONSOLE_APPROVERS: APPROVER })
+  const sidecar = await startSidecar(t, env)
+  t.equal((await payout(sidecar.url, { amount: 1250, currency: 'KES', externalReference: 'edited-1' })).status, 200)
+  const { id } = await waitForState(sidecar.url, 'edited-1', 'pending')
+  const db = await openDatabase(join(dir, 'webhooks.db'))
+  db.prepare('UPDATE payments SET record = json_set(record, \'$.amount\', \'99999\', \'$.state\', \'succeeded\') WHERE id = ?').run(id)
+  db.close()
+  const command = runCli(t, ['console-link', '--as', APPROVER], env)
+  t.equal((await command.exited).code, 0, command.stderr())
+  const link = command.stdout().trim()
+  const approver = new ConsoleClient(`http://127.0.0.1:${port}`)
+  t.equal((await approver.post('/signin', { secret: link.slice(link.indexOf('#') + 1) })).status, 303)
+  const page = await approver.get('/payments')
+  t.match(page.text, /Unverified, stale and unknown payments <span class="count">\(1\)<\/span>/)
+  t.match(page.text, '<span class="badge">unverified</span> record failed verification: not to be trusted')
+  t.match(page.text, 'edited-1')
+  t.notMatch(page.text, '99,999', 'never the edited amount')
+  t.notMatch(page.text, '1,250', 'nor the one its broken seal can no longer vouch for')
+  t.notMatch(page.text, `action="/payments/${id}/recheck"`, 'no recheck: only a look-up of its sealed transaction id settles it')
 })
