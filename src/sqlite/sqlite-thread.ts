@@ -7,9 +7,9 @@
  *
  * - Requests made in one turn of the event loop go to the thread in one message; the thread writes
  *   together, in one transaction and one sync, every write that reached it while it was busy.
- * - Every request is answered within `deadlineMs`, or rejected with SqliteThreadUnavailableError:
- *   a thread stuck in the sync of a dead disk holds no caller (an inbox's intake answers 503 within
- *   SPEC §10's 5 s). A write rejected so may still be committed when the thread comes back (a
+ * - Every request is answered within `deadlineMs` (judged once the answers already here are read),
+ *   or rejected with SqliteThreadUnavailableError: a thread stuck in the sync of a dead disk holds no
+ *   caller (an inbox's intake answers 503 within SPEC §10's 5 s). A write rejected so may still be committed when the thread comes back (a
  *   sender told 503 sends it again; at least once).
  * - A thread that dies (an uncaught error, a crash of its program) fails what it had not answered,
  *   and is started again (threads/restarting-worker.ts), its program opening the database again.
@@ -129,10 +129,16 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
     }
     worker.postMessage({ requests: outgoing } satisfies ToThread)
     outgoing = []
+    // Judged after the answers that have reached this thread are read: a turn's timers run before
+    // its messages, so a loop held past the deadline (a burst being parsed, a thread starved of the
+    // CPU) would otherwise fail writes the store had committed and answered: an event stored, and
+    // answered 503 (docs/performance.md, "A burst of events").
     setTimeout(() => {
-      if (!ids.some((id) => waiting.has(id))) return
-      stalled = true
-      fail(ids, `the store answered nothing within ${deadlineMs / 1000} s`)
+      setImmediate(() => {
+        if (!ids.some((id) => waiting.has(id))) return
+        stalled = true
+        fail(ids, `the store answered nothing within ${deadlineMs / 1000} s`)
+      })
     }, deadlineMs).unref()
   }
   const send = (request: Omit<Request, 'id'>): Promise<unknown> => new Promise((resolve, reject) => {

@@ -29,6 +29,15 @@ import { createPathTokenMatcher } from './path-token.js'
 const HEADERS_TIMEOUT_MS = 10_000
 const REQUEST_TIMEOUT_MS = 30_000
 
+/**
+ * Connections the kernel completes for the listener before it accepts them. A provider's burst
+ * opens hundreds at once; past Node's default of 511 the kernel drops their SYNs, and each sender's
+ * kernel tries again after 1 s, 3 s, 7 s: of 1,000 events sent at once, 414 connected a second or
+ * more late on an idle machine, and on a busy one some after 12 s, past SPEC §10's 5 s
+ * (docs/performance.md, "A burst of events"). Linux caps it at net.core.somaxconn (4096 since 5.4).
+ */
+export const INTAKE_BACKLOG = 4096
+
 export interface InboxDeps {
   logger: Logger
   clock?: Clock

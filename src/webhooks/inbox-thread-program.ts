@@ -21,7 +21,7 @@ import { proxyIdleMs } from '../ops/proxy-activity.js'
 import { OperatorError } from '../operator-error.js'
 import { failureOf, type Answer } from '../threads/thread-calls.js'
 import { lowerThreadPriority } from '../threads/thread-priority.js'
-import { buildInbox, type Inbox } from './inbox-server.js'
+import { buildInbox, INTAKE_BACKLOG, type Inbox } from './inbox-server.js'
 import { createIntakePacer, pacingPolicy, type IntakePacer } from './intake-pacing.js'
 import { recordingObserver, type FromInbox, type Observation, type StoreCall, type ToInbox } from './inbox-thread-messages.js'
 
@@ -89,7 +89,7 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
     if ('calls' in message) for (const call of message.calls) answer(call)
     else if ('wake' in message) inbox.deliverer.wake()
     else if ('listen' in message) {
-      inbox.app.listen(message.listen).then(() => {
+      inbox.app.listen({ ...message.listen, backlog: INTAKE_BACKLOG }).then(() => {
         const address = inbox.app.server.address()
         send({ listening: typeof address === 'object' && address !== null ? address.port : message.listen.port })
       }, (err: unknown) => { send({ listenFailed: failureOf(err) }) })
