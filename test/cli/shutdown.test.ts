@@ -79,7 +79,7 @@ t.test('SIGTERM with a request that outlives the grace period: it is cut and the
 t.test('SIGTERM to `npm start` reaches the proxy: it drains, stops, and nothing is left listening', async (t) => {
   const provider = await startProvider(t)
   const child = runNpmStart(t, providerEnv(provider, { LOG_LEVEL: 'info' }))
-  await child.waitFor(/ready to accept requests/, 20_000)
+  await child.waitFor(/ready to accept requests/)
   const port = listeningPort(child)
   child.process.kill('SIGTERM')
   const { code } = await child.exited

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-import { eventually } from './eventually.js'
+import { eventually, HANG_MS } from './eventually.js'
 
 export const CLI = fileURLToPath(new URL('../../dist-bundle/cli.mjs', import.meta.url))
 
@@ -46,7 +46,8 @@ export function run (t: Test, command: string, args: string[], env: Record<strin
     stdout: () => out,
     stderr: () => err,
     exited,
-    async waitFor (pattern, timeoutMs = 20_000) {
+    // A process that exits fails the wait at once: the bound is only for one that hangs.
+    async waitFor (pattern, timeoutMs = HANG_MS) {
       await eventually(() => {
         if (child.exitCode !== null && !pattern.test(out + err)) throw new Error(`process exited (${child.exitCode}) before ${String(pattern)}; output:\n${out}${err}`)
         return pattern.test(out + err)

@@ -12,7 +12,7 @@ import { createServer, Socket, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { eventually } from './eventually.js'
+import { eventually, HANG_MS } from './eventually.js'
 import { freePort } from './ports.js'
 
 export interface RedisServer {
@@ -72,6 +72,7 @@ async function holdPort (port: number): Promise<Server | null> {
 }
 
 async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
+  // An exit fails the wait at once: the bound is only for a start that hangs.
   await eventually(async () => {
     if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`)
     return await new Promise<boolean>((resolve) => {
@@ -80,5 +81,5 @@ async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
       socket.once('error', () => { socket.destroy(); resolve(false) })
       socket.connect(port, '127.0.0.1')
     })
-  }, { what: `redis-server to accept connections on port ${port}`, everyMs: 25 })
+  }, { what: `redis-server to accept connections on port ${port}`, everyMs: 25, timeoutMs: HANG_MS })
 }

@@ -9,7 +9,7 @@ import { request } from 'undici'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { deferred } from '../helpers/deferred.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
@@ -94,11 +94,11 @@ t.test('Redis killed mid-load: keyed requests fail closed with 503 STATE_UNAVAIL
   await eventually(async () => {
     back = await post(a.url, '{"externalReference":"after"}')
     return back.status !== 503
-  }, { what: 'the proxy to reach the restarted Redis', everyMs: 50 })
+  }, { what: 'the proxy to reach the restarted Redis', everyMs: 50, timeoutMs: HANG_MS })
   t.equal(back.status, 201, 'recovered without a restart')
   // The recovery line is written when the connection reports ready, which may follow the first
   // command that got through by a moment.
-  await eventually(() => a.child.stdout().includes('"msg":"state store recovered"'), { what: 'the recovery logged' })
+  await eventually(() => a.child.stdout().includes('"msg":"state store recovered"'), { what: 'the recovery logged', timeoutMs: HANG_MS })
   t.equal((a.child.stdout().match(/"msg":"state store unavailable"/g) ?? []).length, 1, 'one error line for the outage')
 })
 
@@ -130,7 +130,7 @@ t.test('a replica killed mid-request: its mark expires on its own and another re
   await eventually(async () => {
     retry = await post(b.url, body)
     return retry.status !== 409
-  }, { what: 'the crashed replica\'s in-flight mark to expire', timeoutMs: 12_000, everyMs: 250 })
+  }, { what: 'the crashed replica\'s in-flight mark to expire', timeoutMs: 8_000 + HANG_MS, everyMs: 250 })
   t.equal(retry.status, 201, 'forwarded again once the mark expired')
   t.equal(n, 2)
 })

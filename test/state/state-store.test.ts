@@ -10,7 +10,7 @@ import type { IdempotencyRecord, StateStore } from '../../src/state/state-store.
 import { StateUnavailableError } from '../../src/errors.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
 interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
@@ -298,7 +298,7 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
   await sleep(1500)
   t.equal(logs.find('state store unavailable').length, 1, 'one error line per outage, not per request or reconnect')
   await redis.start()
-  await eventually(() => store.status().ready, { what: 'the store to be ready again' })
+  await eventually(() => store.status().ready, { what: 'the store to be ready again', timeoutMs: HANG_MS })
   t.equal((await store.claim('back', 60_000)).kind, 'claimed')
   t.equal(logs.find('state store recovered').length, 1)
 })
@@ -314,7 +314,7 @@ t.test('redis store: a command that hangs fails within about a second', async (t
   t.ok(Date.now() - started < 2000, 'refused within 2 s')
   t.equal(store.status().ready, false, 'the connection is up, but a store that does not answer is not ready')
   await blocked
-  await eventually(() => store.status().ready, { what: 'the store to see the server answer again, with no request to ask' })
+  await eventually(() => store.status().ready, { what: 'the store to see the server answer again, with no request to ask', timeoutMs: HANG_MS })
   t.equal((await store.claim('after-stall', 60_000)).kind, 'claimed', 'answers again once the server does')
   t.equal(logs.find('state store unavailable').length, 1)
   t.equal(logs.find('state store recovered').length, 1, 'the stall ended with the first answer')
@@ -338,7 +338,7 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
   await t.rejects(store.ping(), StateUnavailableError)
   await sleep(300)
   await redis.start()
-  await eventually(() => store.status().ready, { what: 'the store to be ready again' })
+  await eventually(() => store.status().ready, { what: 'the store to be ready again', timeoutMs: HANG_MS })
   const text = logs.lines.join('\n')
   t.ok(logs.find('state store unavailable').length >= 1, 'the outage was logged')
   t.notMatch(text, password, 'no log line holds the password')

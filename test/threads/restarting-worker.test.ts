@@ -7,7 +7,7 @@
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
 import { startRestartingWorker, type RestartingWorker } from '../../src/threads/restarting-worker.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
 import { FIXTURE_WORKER, type FixtureData } from './fixture-worker.js'
 
@@ -42,7 +42,7 @@ t.test('a worker that stops unexpectedly is started again, logged, and told agai
   await crash(worker)
   t.equal(stops, 1, 'its user is told it stopped')
   t.equal(worker.current(), null, 'none serves until it is started again')
-  await eventually(() => worker.current() !== null, { what: 'started again' })
+  await eventually(() => worker.current() !== null, { what: 'started again', timeoutMs: HANG_MS })
   t.not(worker.current(), first)
   t.same(restarted, [worker.current()], 'the new worker is told again')
   t.equal(starts(), 2)
@@ -56,7 +56,7 @@ t.test('a start that fails again is retried after twice the pause each time, the
   const worker = await startRestartingWorker({ name: 'fixture', log: logger, start })
   t.teardown(async () => { worker.stop(); await worker.current()?.terminate() })
   await crash(worker)
-  await eventually(() => worker.current() !== null, { what: 'started again after two failed starts', timeoutMs: 10_000 })
+  await eventually(() => worker.current() !== null, { what: 'started again after two failed starts', timeoutMs: HANG_MS })
   t.equal(starts(), 4)
   t.match(logs.find('thread could not be started again'), [{ level: 50, restartInMs: 200 }, { level: 50, restartInMs: 400 }], 'each failed start logged, the next pause doubled')
   await crash(worker)

@@ -7,12 +7,14 @@ import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { Agent, request } from 'undici'
 import { runCli, type Child } from '../helpers/child-proxy.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { inboxEnv, inboxPortOf, PATH_TOKEN, startApp, tempDir } from './inbox-harness.js'
 
 const EVENTS = 1000
 const SENDERS = 16
+// Two sidecar starts, 1000 intakes and their deliveries: well past tap's 60 s on a loaded machine.
+t.setTimeout(300_000)
 
 async function startSidecar (t: Test, env: Record<string, string | undefined>): Promise<{ child: Child, port: number }> {
   const child = runCli(t, [], env)
@@ -46,7 +48,7 @@ t.test('kill -9 while receiving and delivering loses no event answered 200', asy
     }
   }
   const senders = Array.from({ length: SENDERS }, () => send(first.port))
-  await eventually(() => answered.size >= 300 && app.deliveries.length >= 50, { what: 'intake and delivery under way', timeoutMs: 20_000 })
+  await eventually(() => answered.size >= 300 && app.deliveries.length >= 50, { what: 'intake and delivery under way', timeoutMs: HANG_MS, progress: () => answered.size + app.deliveries.length })
   first.child.process.kill('SIGKILL')
   await first.child.exited
   await Promise.all(senders)
@@ -57,7 +59,7 @@ t.test('kill -9 while receiving and delivering loses no event answered 200', asy
   await startSidecar(t, env)
   const deliveredIds = (): Set<string> => new Set(app.deliveries.map((d) => String(d.headers['webhook-id'])))
   await eventually(() => [...answered.keys()].every((id) => deliveredIds().has(id)), {
-    what: 'every event answered 200 delivered after the restart', timeoutMs: 30_000, everyMs: 50,
+    what: 'every event answered 200 delivered after the restart', timeoutMs: HANG_MS, everyMs: 50, progress: () => app.deliveries.length,
     detail: () => `${[...answered.keys()].filter((id) => !deliveredIds().has(id)).length} missing`,
   })
   for (const d of app.deliveries) {

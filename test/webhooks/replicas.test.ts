@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { assertProxyError } from '../helpers/proxy-error.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { inboxEnv, post, startApp, startInbox } from './inbox-harness.js'
 
@@ -27,7 +27,7 @@ t.test('two replicas on one Redis deliver each event once, in key order, whichev
     }
   }))
   t.equal(sent.length, 60, 'every event answered 200')
-  await eventually(() => new Set(app.deliveries.map((d) => d.headers['webhook-id'])).size === 60, { what: 'all delivered', timeoutMs: 15_000 })
+  await eventually(() => new Set(app.deliveries.map((d) => d.headers['webhook-id'])).size === 60, { what: 'all delivered', timeoutMs: HANG_MS, progress: () => app.deliveries.length })
   await new Promise((resolve) => setTimeout(resolve, 500))
   t.equal(app.deliveries.length, 60, 'none delivered twice')
   for (const ref of ['pay_0', 'pay_1', 'pay_2']) {
@@ -49,7 +49,7 @@ t.test('with Redis down, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s
   t.ok(Number(res.headers.get('retry-after')) > 0)
   await new Promise((resolve) => setTimeout(resolve, 2500))
   await redis.start()
-  await eventually(() => inbox.store.ready(), { what: 'reconnected', timeoutMs: 10_000 })
+  await eventually(() => inbox.store.ready(), { what: 'reconnected', timeoutMs: HANG_MS })
   t.equal((await post(inbox.intakeUrl, '{"n":2}')).status, 200)
   await eventually(() => app.deliveries.length === 1, { what: 'the event delivered' })
   t.equal(inbox.logs.find('webhook store read failed: deliveries wait until it answers').length, 1, 'the deliverer logs the outage once, not every second')

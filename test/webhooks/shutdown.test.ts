@@ -7,7 +7,7 @@ import t from 'tap'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { runCli } from '../helpers/child-proxy.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { inboxEnv, inboxPortOf, PATH_TOKEN, startApp, tempDir } from './inbox-harness.js'
 
@@ -31,7 +31,7 @@ t.test('SIGTERM: an intake in progress is stored and answered 200, then the proc
   // The log line comes just before the listeners close: new connections are refused soon after,
   // while the intake in progress is still open.
   const connectOutcome = (): Promise<string> => fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'answered', (err: Error & { cause?: { code?: string } }) => err.cause?.code ?? 'error')
-  await eventually(async () => await connectOutcome() === 'ECONNREFUSED', { what: 'new connections refused', timeoutMs: 3_000, everyMs: 20 })
+  await eventually(async () => await connectOutcome() === 'ECONNREFUSED', { what: 'new connections refused', timeoutMs: HANG_MS, everyMs: 20 })
   t.pass('no new connection is accepted')
   socket.write(body.slice(5))
   await closed
@@ -45,5 +45,5 @@ t.test('SIGTERM: an intake in progress is stored and answered 200, then the proc
   app.answer((_req, res) => { res.end('ok') })
   const second = runCli(t, [], env)
   await inboxPortOf(second)
-  await eventually(() => app.deliveries.some((d) => d.headers['webhook-id'] === id && d.body.toString() === body), { what: 'the event delivered after the restart', timeoutMs: 10_000 })
+  await eventually(() => app.deliveries.some((d) => d.headers['webhook-id'] === id && d.body.toString() === body), { what: 'the event delivered after the restart', timeoutMs: HANG_MS })
 })

@@ -14,6 +14,9 @@ import { CLI, run, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { inboxEnv, inboxPortOf, PATH_TOKEN, post, startApp, tempDir } from './inbox-harness.js'
 
+// Its wait for every event answered 200 allows 90 s, more than tap's 60 s for a whole file.
+t.setTimeout(300_000)
+
 const canMount = ((): boolean => {
   try {
     execFileSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], { stdio: 'ignore' })
