@@ -12,6 +12,7 @@
  */
 import type { Logger } from 'pino'
 import type { PaymentsConfig } from '../config/payment-config.js'
+import type { EventLookupPacer } from './event-lookup-pacer.js'
 import type { PaymentMetrics } from './payment-metrics.js'
 import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
@@ -32,7 +33,7 @@ export interface EventMatcher {
   catchUp: () => Promise<void>
 }
 
-export function createEventMatcher (deps: { store: PaymentStore, apply: ApplyInput, config: PaymentsConfig, log: Logger, metrics: PaymentMetrics }): EventMatcher {
+export function createEventMatcher (deps: { store: PaymentStore, apply: ApplyInput, config: PaymentsConfig, log: Logger, metrics: PaymentMetrics, pacer?: EventLookupPacer }): EventMatcher {
   const { store, apply, config, log, metrics } = deps
   let feed: EventFeed | null = null
 
@@ -52,7 +53,8 @@ export function createEventMatcher (deps: { store: PaymentStore, apply: ApplyInp
     }
     metrics.event('matched')
     log.info({ payment: record.id, caller: record.caller, reference: record.externalReference, event: event.id, status: reading.status }, 'inbox event matched to a payment')
-    await apply(record, { kind: 'event', event: { id: event.id, transactionId: reading.transactionId, status: reading.status, receivedAtMs: event.receivedAtMs } })
+    const applied = await apply(record, { kind: 'event', event: { id: event.id, transactionId: reading.transactionId, status: reading.status, receivedAtMs: event.receivedAtMs } })
+    if (applied.record?.eventLookup != null) deps.pacer?.taken(applied.record.eventLookup.atMs)
   }
 
   return {

@@ -27,6 +27,8 @@ export interface MachineContext {
   /** A final event waits for a look-up that agrees (PROXY_PAYMENTS_CONFIRM=lookup and a look-up path). */
   confirmByLookup: (record: PaymentRecord) => boolean
   classify: (status: string | null) => StatusClass
+  /** When a look-up an event asks for now would be due (event-lookup-pacer.ts): `nowMs` or a later slot. */
+  eventLookupAtMs: number
 }
 
 /** How the provider answered a followed forward, read once at the edge (provider-reading.ts). */
@@ -179,7 +181,7 @@ function evented (r: PaymentRecord, event: MatchedEvent, ctx: MachineContext): T
   }
   // One look-up per step of the schedule, however many events ask: the rest are recorded, and the step's own look-up follows.
   if (base.eventLookup !== null && base.eventLookup.step === base.step) return same(base, steps)
-  return same({ ...base, lookupNow: true, eventLookup: { step: base.step, atMs: ctx.nowMs } }, [...steps, { kind: 'confirming', eventId: event.id }])
+  return same({ ...base, lookupNow: true, eventLookup: { step: base.step, atMs: ctx.eventLookupAtMs } }, [...steps, { kind: 'confirming', eventId: event.id }])
 }
 
 function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, ctx: MachineContext): Transition {

@@ -26,6 +26,7 @@ import type { TokenSource } from '../tokens/token-source.js'
 import { approvedSendFollower } from './approved-send.js'
 import { createPaymentChase, type PaymentChase } from './payment-chase.js'
 import { createEventMatcher, type EventFeed } from './event-matching.js'
+import { createEventLookupPacer } from './event-lookup-pacer.js'
 import { EVENT_SETTLED_WARNING, eventSettledInterfaces } from './event-settled.js'
 import { openPaymentStore } from './open-payment-store.js'
 import { machineContext } from './payment-context.js'
@@ -90,12 +91,13 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
   const { log, clock } = deps
   const store = await openPaymentStore(settings, config.state, log)
   const metrics = createPaymentMetrics(deps.registry, METRIC_PREFIX, async () => await store.counts())
-  const context = machineContext(settings, inFlightTtlMs(config))
+  const pacer = createEventLookupPacer(eventShare(settings.lookupsPerSecond), 1000 + LOOKUP_RATE_MARGIN_MS)
+  const context = machineContext(settings, inFlightTtlMs(config), Math.random, pacer)
   const apply = createPaymentUpdater({ store, context, clock, log, metrics })
   const sender = newSender()
   const follower = createPaymentFollower({ config: settings, store, apply, context, clock, log, sender })
   const notifier = await openPaymentNotifier(settings, config.state, { log, clock })
-  const matcher = createEventMatcher({ store, apply, config: settings, log, metrics })
+  const matcher = createEventMatcher({ store, apply, config: settings, log, metrics, pacer })
   for (const settled of eventSettledInterfaces(settings, config.environments)) log.warn({ interface: settled.interface, because: settled.why }, EVENT_SETTLED_WARNING)
 
   return {

@@ -22,6 +22,7 @@ export function context (overrides: Partial<MachineContext> = {}): MachineContex
     canLookUp: (r) => r.transactionId !== null,
     confirmByLookup: () => true,
     classify,
+    eventLookupAtMs: overrides.nowMs ?? T0 + 10_000,
     ...overrides,
   }
 }
