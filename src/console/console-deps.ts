@@ -50,11 +50,10 @@ export interface ConsoleStatus {
   egressIp: () => string | null
 }
 
-/** SPEC §12's states the console lists: payments still not final after their schedule, or whose forward had no answer. */
+/** SPEC §12's states the console lists: records that failed their seals, payments still not final after their schedule, or whose forward had no answer. */
 export type ChasedState = 'stale' | 'unknown' | 'unverified'
 
-/** The part of SPEC §12's payment object the console shows; times in whole Unix seconds. */
-/** What a payment shows; null where an unverified record's seals vouch for nothing (SPEC §12 "Sealed"). */
+/** The part of SPEC §12's payment object the console shows, times in whole Unix seconds; null where an unverified record's seals vouch for nothing. */
 export interface ConsolePayment {
   id: string
   state: string

@@ -5,7 +5,10 @@
  * never sent; before each attempt the deliverer checks it, and one that does not verify (an edited
  * body, type or key, a seal moved from another notification, none) is failed at once, never sent.
  *
- * What the seal cannot do, as for records: a whole notification copied back as it was is a true one.
+ * Only the content type and Standard Webhooks' own headers are sent with a sealed notification.
+ * What the seal cannot do: a whole notification copied back as it was is a true one, and its
+ * `webhook-id`, which the store gives it, is not covered: a copy stored under another id would be
+ * sent again under that id (receivers de-duplicate on the payment id and type as well).
  */
 import { deriveSealKey, sameSeal, seal, type SealKey } from '../sealing/seal-mac.js'
 import type { ClaimedEvent } from './outbox-store.js'
@@ -32,6 +35,7 @@ export function vetNotification (key: SealKey): (event: ClaimedEvent) => Claimed
     const seals = event.headers.filter(([name]) => name.toLowerCase() === SEAL_HEADER)
     if (seals.length !== 1) return { refused: seals.length === 0 ? 'seal missing' : 'more than one seal' }
     if (!sameSeal(covered(key, event.key, event.body), seals[0]?.[1])) return { refused: 'seal' }
-    return { ...event, headers: event.headers.filter(([name]) => name.toLowerCase() !== SEAL_HEADER) }
+    // What is sent besides the body is ours alone, never a header or a conflict mark read from the outbox.
+    return { ...event, headers: [['content-type', 'application/json']], conflictWith: null }
   }
 }

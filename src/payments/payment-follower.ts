@@ -127,6 +127,8 @@ export function createPaymentFollower (deps: FollowerDeps): PaymentFollower {
           log.info({ payment: record.id, caller: record.caller, reference: record.externalReference, amount: record.amount, currency: record.currency }, 'payment intent stored before forwarding')
           return { id: record.id, fresh: true, record }
         }
+        // Its answer could not be recorded on a record nothing believes: the forward would go unfollowed.
+        if (outcome.record.state === 'unverified') throw new Error(`payment ${outcome.record.id} of this reference failed verification`)
         const joined = await apply(outcome.record, { kind: 'rejoin', sender })
         return { id: outcome.record.id, fresh: false, record: joined.record ?? outcome.record }
       } catch (err) {

@@ -10,7 +10,7 @@
  * confirmation by events is configured for the record's interface (or it has no look-up); a record
  * whose transaction may exist (`unknown`, joined after it, or named by an event) is never dropped.
  */
-import { isFinal, type FinalState, type LookupOutcome, type NotificationType, type PaymentEvent, type PaymentRecord, type PaymentState, type SettledBy } from './payment-record.js'
+import { isFinal, withoutMark, type FinalState, type LookupOutcome, type NotificationType, type PaymentEvent, type PaymentRecord, type PaymentState, type SettledBy } from './payment-record.js'
 
 export type StatusClass = FinalState | 'pending'
 
@@ -213,13 +213,6 @@ function lookedUpUnverified (r: PaymentRecord, result: LookupResult, startedAtMs
   return t.record === null ? t : { record: t.record, steps: [{ kind: 'resealed', state: t.record.state }, ...t.steps] }
 }
 
-/** The record without its `unverified` mark, which is never stored. */
-export function withoutMark (r: PaymentRecord): PaymentRecord {
-  const copy = { ...r }
-  delete copy.unverified
-  return copy
-}
-
 function rechecked (r: PaymentRecord, ctx: MachineContext): Transition {
   if (isFinal(r.state)) return same(r)
   const base: PaymentRecord = { ...r, scheduleFromMs: ctx.nowMs, eventLookup: null, ...nextStep(ctx.nowMs, 0, ctx) }
@@ -238,8 +231,10 @@ function timed (r: PaymentRecord, orphaned: boolean, ctx: MachineContext): Trans
   return same(r)
 }
 
-/** Events are marked disputed only here and once final (`evented`): a record being settled has none yet. */
-/** `confirmed`: the provider's own word settled it (an answer, a look-up), not an event alone. */
+/**
+ * Events are marked disputed only here and once final (`evented`): a record being settled has none
+ * yet. `confirmed`: the provider's own word settled it (an answer, a look-up), not an event alone.
+ */
 function settle (r: PaymentRecord, state: FinalState, by: SettledBy, confirmed: boolean, ctx: MachineContext): Transition {
   const steps: PaymentStep[] = []
   const events = r.events.map((e) => {

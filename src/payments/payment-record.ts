@@ -99,6 +99,13 @@ export function isFinal (state: PaymentState): state is FinalState {
   return FINAL_STATES.has(state)
 }
 
+/** The record without its `unverified` mark, which is never stored. */
+export function withoutMark (r: PaymentRecord): PaymentRecord {
+  const copy = { ...r }
+  delete copy.unverified
+  return copy
+}
+
 export function newPaymentId (): string {
   return `pay_${randomBytes(16).toString('base64url')}`
 }

@@ -27,6 +27,9 @@ export function derivePaymentSealKey (sealingSecret: string): SealKey {
   return deriveKey(sealingSecret, LABEL)
 }
 
+const NAMING = ['id', 'key', 'caller', 'environment', 'interface', 'method', 'path', 'externalReference', 'amount', 'currency', 'createdAtMs'] as const
+const STATE = ['state', 'providerStatus', 'sentAtMs', 'sender', 'rejoined', 'settledAtMs', 'settledBy', 'confirmed', 'events', 'lookups', 'scheduleFromMs', 'step', 'nextLookupAtMs', 'lookupNow', 'eventLookup', 'notify', 'dueAtMs'] as const
+
 function createdSeal (key: SealKey, r: PaymentRecord): string {
   return seal(key, ['created', r.id, r.key, r.caller, r.environment, r.interface, r.method, r.path, r.externalReference, r.amount, r.currency, r.createdAtMs])
 }
@@ -59,6 +62,10 @@ export function sealPayment (key: SealKey, r: PaymentRecord): PaymentSeals {
 export function verifyPayment (key: SealKey, r: PaymentRecord): Unverified | null {
   const seals = r.seals as unknown
   if (typeof seals !== 'object' || seals === null) return { failed: 'seals missing', vouched: 'nothing' }
+  // A member removed reads as undefined, which JSON writes as the null it may have been sealed as.
+  const missing = (names: ReadonlyArray<keyof PaymentRecord>): boolean => names.some((name) => !Object.hasOwn(r, name))
+  if (missing(NAMING)) return { failed: 'created seal', vouched: 'nothing' }
+  if (missing(['transactionId', 'transactionIdFrom'])) return { failed: 'transaction seal', vouched: 'naming' }
   const given = seals as Partial<Record<keyof PaymentSeals, unknown>>
   let created: string
   try {
@@ -77,6 +84,7 @@ export function verifyPayment (key: SealKey, r: PaymentRecord): Unverified | nul
     return { failed: 'transaction seal', vouched: 'naming' }
   }
   const vouched = transaction === null ? 'naming' : 'transaction'
+  if (missing(STATE)) return { failed: 'state seal', vouched }
   let state: string
   try {
     state = stateSeal(key, transaction ?? created, r)

@@ -46,9 +46,12 @@ import { createPaymentWorker } from './payment-worker.js'
  */
 export const LOOKUP_RATE_MARGIN_MS = 100
 
-/** Look-ups asked by events get at most half of PROXY_PAYMENTS_LOOKUPS_PER_SECOND (at least one a second), whatever is due. */
-export function eventShare (lookupsPerSecond: number): number {
-  return Math.max(1, Math.floor(lookupsPerSecond / 2))
+/**
+ * Look-ups asked by events get at most half of PROXY_PAYMENTS_LOOKUPS_PER_SECOND, whatever is due:
+ * half as many in the rate's window, or, at one a second, one in a window twice as long.
+ */
+export function eventShare (lookupsPerSecond: number, windowMs: number): { limit: number, windowMs: number } {
+  return lookupsPerSecond >= 2 ? { limit: Math.floor(lookupsPerSecond / 2), windowMs } : { limit: 1, windowMs: 2 * windowMs }
 }
 
 /** The `/readyz` section (SPEC §12): shown, never a reason to report not ready. */
@@ -91,7 +94,8 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
   const { log, clock } = deps
   const store = await openPaymentStore(settings, config.state, log)
   const metrics = createPaymentMetrics(deps.registry, METRIC_PREFIX, async () => await store.counts())
-  const pacer = createEventLookupPacer(eventShare(settings.lookupsPerSecond), 1000 + LOOKUP_RATE_MARGIN_MS)
+  const share = eventShare(settings.lookupsPerSecond, 1000 + LOOKUP_RATE_MARGIN_MS)
+  const pacer = createEventLookupPacer(share.limit, share.windowMs)
   const context = machineContext(settings, inFlightTtlMs(config), Math.random, pacer)
   const apply = createPaymentUpdater({ store, context, clock, log, metrics })
   const sender = newSender()
@@ -119,8 +123,8 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
         admit: async (asker) => {
           const windowMs = 1000 + LOOKUP_RATE_MARGIN_MS
           if (asker === 'event') {
-            const share = await registerDeps.state.hit('payments:lookups:events', eventShare(settings.lookupsPerSecond), windowMs)
-            if (!share.admitted) return share
+            const shared = await registerDeps.state.hit('payments:lookups:events', share.limit, share.windowMs)
+            if (!shared.admitted) return shared
           }
           return await registerDeps.state.hit('payments:lookups', settings.lookupsPerSecond, windowMs)
         },

@@ -8,12 +8,11 @@
  *
  * Queries by state ask the inner store by the stored state, which a hand-written record can lie
  * about: what a query returns is filtered again by the state each record is read as, and
- * `unverified` is answered by reading the newest UNVERIFIED_SCAN records (and those this process
- * has found so), since no stored state says it.
+ * `unverified` is answered by reading the newest UNVERIFIED_SCAN records the first time (a start
+ * does it) and, after that, from those this process has found so, since no stored state says it.
  */
 import type { Logger } from 'pino'
-import { withoutMark } from './payment-machine.js'
-import type { PaymentRecord, PaymentState } from './payment-record.js'
+import { withoutMark, type PaymentRecord, type PaymentState } from './payment-record.js'
 import { sealPayment, unverifiedRecord, verifyPayment, type SealKey } from './payment-seal.js'
 import type { PaymentCounts, PaymentQuery, PaymentStore } from './payment-store.js'
 
@@ -43,19 +42,26 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
     const rest = withoutMark(record)
     return { ...rest, seals: sealPayment(key, rest) }
   }
-  const matches = (query: Pick<PaymentQuery, 'state' | 'states'>) => (r: PaymentRecord): boolean =>
-    (query.state === undefined || r.state === query.state) && (query.states === undefined || query.states.includes(r.state))
+  // The stores find records by columns and indexes outside the sealed JSON: what they return is judged again by what it is read as.
+  const matches = (query: Omit<PaymentQuery, 'limit'>) => (r: PaymentRecord): boolean =>
+    (query.state === undefined || r.state === query.state) && (query.states === undefined || query.states.includes(r.state)) &&
+    (query.caller === undefined || r.caller === query.caller) && (query.sinceMs === undefined || r.createdAtMs >= query.sinceMs)
+  const only = (record: PaymentRecord | null, holds: (r: PaymentRecord) => boolean): PaymentRecord | null => record !== null && holds(record) ? record : null
   const wants = (query: PaymentQuery, state: PaymentState): boolean => query.state === state || (query.states?.includes(state) ?? false)
 
+  let scannedOnce = false
+  /** The newest records are read once a process (a start, a command); after that, those found since are known by their reads. */
   async function listUnverified (query: PaymentQuery): Promise<PaymentRecord[]> {
-    const scanned = (await inner.list({ caller: query.caller, sinceMs: query.sinceMs, limit: UNVERIFIED_SCAN })).map((r) => read(r) as PaymentRecord)
-    const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null && r.state === 'unverified' && (query.caller === undefined || r.caller === query.caller)
+    const scanned = scannedOnce ? [] : (await inner.list({ caller: query.caller, sinceMs: query.sinceMs, limit: UNVERIFIED_SCAN })).map((r) => read(r) as PaymentRecord)
+    if (query.caller === undefined && query.sinceMs === undefined) scannedOnce = true
+    const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null && r.state === 'unverified' && matches({ caller: query.caller, sinceMs: query.sinceMs })(r)
     const found = scanned.filter(visible)
     const seen = new Set(scanned.map((r) => r.id))
     for (const id of [...unverified].reverse()) {
       if (seen.has(id)) continue
       const record = read(await inner.get(id))
       if (visible(record)) found.push(record)
+      else if (record === null) unverified.delete(id)
     }
     return found
   }
@@ -63,12 +69,17 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
   return {
     async create (record) {
       const outcome = await inner.create(sealed(record))
-      return outcome.kind === 'created' ? outcome : { kind: 'exists', record: read(outcome.record) as PaymentRecord }
+      if (outcome.kind === 'created') return outcome
+      const existing = read(outcome.record) as PaymentRecord
+      // An index pointing the reference's §8 key at another payment would join this forward to it.
+      if (existing.key !== record.key) throw new Error(`the payments store's key index names payment ${existing.id}, whose sealed key is another`)
+      return { kind: 'exists', record: existing }
     },
-    get: async (id) => read(await inner.get(id)),
-    byKey: async (k) => read(await inner.byKey(k)),
-    byReference: async (reference, filter) => read(await inner.byReference(reference, filter)),
-    byTransactionId: async (transactionId) => read(await inner.byTransactionId(transactionId)),
+    get: async (id) => only(read(await inner.get(id)), (r) => r.id === id),
+    byKey: async (k) => only(read(await inner.byKey(k)), (r) => r.key === k),
+    byReference: async (reference, filter) => only(read(await inner.byReference(reference, filter)), (r) =>
+      r.externalReference === reference && (filter.caller === undefined || r.caller === filter.caller) && (filter.environment === undefined || r.environment === filter.environment)),
+    byTransactionId: async (transactionId) => only(read(await inner.byTransactionId(transactionId)), (r) => r.transactionId === transactionId),
     update: async (record) => await inner.update(sealed(record)),
     remove: async (record) => await inner.remove(record),
     claimDue: async (nowMs, limit, leaseMs) => (await inner.claimDue(nowMs, limit, leaseMs)).map((r) => read(r) as PaymentRecord),
@@ -77,7 +88,8 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
       const stored = query.state === 'unverified' ? [] : (await inner.list(query)).map((r) => read(r) as PaymentRecord).filter(matches(query))
       if (!wants(query, 'unverified')) return stored
       const seen = new Set(stored.map((r) => r.id))
-      return [...stored, ...(await listUnverified(query)).filter((r) => !seen.has(r.id))].slice(0, query.limit)
+      // Unverified ones first: they are the ones a person must look at.
+      return [...(await listUnverified(query)).filter((r) => !seen.has(r.id)), ...stored].slice(0, query.limit)
     },
     async counts (): Promise<PaymentCounts> {
       return { ...await inner.counts(), unverified: unverified.size }

@@ -18,8 +18,8 @@ export function webhookSecretsReport (): string {
     `PROXY_APPROVAL_SIGNING_SECRET=${newSigningSecret()}`,
     `PROXY_APPROVAL_SEALING_SECRET=${newSigningSecret()}`,
     '# Register https://<your host>/webhooks/<the path token> with the provider; give PROXY_WEBHOOK_SIGNING_SECRET to the application,',
-    '# PROXY_APPROVAL_SIGNING_SECRET to whoever receives approval notifications, and PROXY_APPROVAL_SEALING_SECRET to no one but the',
-    '# sidecar and the approvals command.',
+    '# PROXY_APPROVAL_SIGNING_SECRET to whoever receives approval notifications, and PROXY_APPROVAL_SEALING_SECRET (also read as',
+    '# PROXY_SEALING_SECRET: it seals approval and payment records) to no one but the sidecar and its approvals and payments commands.',
     '',
   ].join('\n')
 }

@@ -162,7 +162,7 @@ t.test('the payments page and recheck exist only when the payments capability is
   t.equal(page.status, 200)
   t.match(page.text, /1,500 KES/)
   t.match(page.text, /&lt;ref&gt;/)
-  t.same(asked, [{ states: ['stale', 'unknown'], offset: 0, limit: 25 }])
+  t.same(asked, [{ states: ['unverified', 'stale', 'unknown'], offset: 0, limit: 25 }])
   t.equal((await person.post('/payments/pay_1/recheck', { _csrf: csrfOf(page.text) })).status, 303)
   t.equal((await person.post('/payments/pay_2/recheck', { _csrf: csrfOf(page.text) })).status, 404)
   t.same(rechecked, ['pay_1', 'pay_2'])

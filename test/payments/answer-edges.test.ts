@@ -8,7 +8,7 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { runCli, listeningPort } from '../helpers/child-proxy.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { payout, paymentOf, setting, startSidecar, waitForState } from './payments-harness.js'
 
@@ -16,7 +16,7 @@ t.test('refused before anything is sent (no token): 503 without Payment-Id, and 
   const { provider, env } = await setting(t)
   provider.setTokenHandler((_req, res) => { res.writeHead(500).end(); return true })
   const child = runCli(t, [], env)
-  await eventually(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(child.stdout()), { what: 'the proxy listening', detail: () => child.stdout() + child.stderr() })
+  await eventually(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(child.stdout()), { what: 'the proxy listening', timeoutMs: HANG_MS, detail: () => child.stdout() + child.stderr() })
   const url = `http://127.0.0.1:${listeningPort(child)}`
   await eventually(() => /"msg":"token refresh failed"/.test(child.stdout() + child.stderr()), { what: 'a failed token request', timeoutMs: 10_000, detail: () => child.stdout() })
   const res = await payout(url, { amount: 5, currency: 'KES', externalReference: 'edge-no-token' })

