@@ -4,14 +4,16 @@
  * and a dead replica's leases are taken over by the next claim after they end (delivery timeout +
  * 30 s). An intake is answered once Redis acknowledged it: durable as far as Redis's persistence
  * goes, so the start log warns when the server runs without append-only persistence. Commands fail
- * fast while Redis is down (no offline queue), and intake answers 503 instead of hanging.
+ * fast while Redis is down (no offline queue), and intake answers 503 instead of hanging; one that
+ * Redis does not answer fails after its deadline, judged once the replies already here are read
+ * (redis-deadline.ts), so a held loop never fails an event Redis stored.
  */
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
 import { newEventId } from './event-id.js'
 import type { AttemptRecord, EventStatus, EventSummary, HeaderList, IntakeOutcome, OutboxStore, StoredEvent } from './outbox-store.js'
+import { RedisWithDeadline } from './redis-deadline.js'
 import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SCHEMA_LUA, SETTLE_LUA } from './redis-lua.js'
 import { headroomOf, isFull } from './store-room.js'
 
@@ -36,8 +38,8 @@ type Run = (...args: Array<string | number | Buffer>) => Promise<unknown>
 export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStore {
   const P = options.keyPrefix
   const owner = randomUUID()
-  const client = new Redis(options.url, {
-    enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS,
+  const client = new RedisWithDeadline(options.url, COMMAND_TIMEOUT_MS, {
+    enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: COMMAND_TIMEOUT_MS,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
   })
   const scripts: Record<string, Run> = {}
