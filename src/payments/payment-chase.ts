@@ -25,7 +25,7 @@ export function createPaymentChase (store: PaymentStore, apply: ApplyInput, wake
   return {
     async list ({ states, offset, limit }) {
       // The list first: reading it is what finds unverified records, which the count then includes.
-      const newest = await store.list({ states, limit: offset + limit })
+      const newest = await store.list({ states, limit: offset + limit, rescan: true })
       const counts = await store.counts()
       const payments = newest.slice(offset, offset + limit).map(paymentView)
       return { payments, total: states.reduce((sum, state) => sum + counts[state], 0) }

@@ -24,6 +24,8 @@ export interface PaymentQuery {
   caller?: string | undefined
   /** Created at or after. */
   sinceMs?: number | undefined
+  /** With `unverified` asked for: read the newest records through their seals again (a person's page), not only those found so far. */
+  rescan?: boolean | undefined
   limit: number
 }
 

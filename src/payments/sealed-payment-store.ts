@@ -9,7 +9,8 @@
  * Queries by state ask the inner store by the stored state, which a hand-written record can lie
  * about: what a query returns is filtered again by the state each record is read as, and
  * `unverified` is answered by reading the newest UNVERIFIED_SCAN records the first time (a start
- * does it) and, after that, from those this process has found so, since no stored state says it.
+ * does it) or when a person's page asks (`rescan`), and otherwise from those this process has found
+ * so, since no stored state says it: an API caller's query never costs a scan.
  */
 import type { Logger } from 'pino'
 import { withoutMark, type PaymentRecord, type PaymentState } from './payment-record.js'
@@ -52,7 +53,7 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
   let scannedOnce = false
   /** The newest records are read once a process (a start, a command); after that, those found since are known by their reads. */
   async function listUnverified (query: PaymentQuery): Promise<PaymentRecord[]> {
-    const scanned = scannedOnce ? [] : (await inner.list({ caller: query.caller, sinceMs: query.sinceMs, limit: UNVERIFIED_SCAN })).map((r) => read(r) as PaymentRecord)
+    const scanned = scannedOnce && query.rescan !== true ? [] : (await inner.list({ caller: query.caller, sinceMs: query.sinceMs, limit: UNVERIFIED_SCAN })).map((r) => read(r) as PaymentRecord)
     if (query.caller === undefined && query.sinceMs === undefined) scannedOnce = true
     const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null && r.state === 'unverified' && matches({ caller: query.caller, sinceMs: query.sinceMs })(r)
     const found = scanned.filter(visible)

@@ -12,6 +12,9 @@ import { eventually } from '../helpers/eventually.js'
 import { payout, paymentOf, setting, startSidecar, waitForState } from '../payments/payments-harness.js'
 import { APPROVER, ConsoleClient, csrfOf, freePort, READER } from './console-rig.js'
 
+// Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
+t.setTimeout(300_000)
+
 t.test('stale and unknown payments listed; a reader cannot recheck; an approver\'s recheck settles one within 2 s', async (t) => {
   const port = await freePort()
   const { provider, env } = await setting(t, { PROXY_PAYMENTS_LOOKUP_SCHEDULE: '1s,2s', PROXY_CONSOLE_LISTEN: `127.0.0.1:${port}`, PROXY_CONSOLE_APPROVERS: APPROVER })

@@ -8,11 +8,11 @@
 import t from 'tap'
 import { AGENT_A_KEY, AGENT_B_KEY, callersFile, paymentOf, setting, startSidecar } from '../payments/payments-harness.js'
 import { listeningPort, runCli } from '../helpers/child-proxy.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { assertToolError, call, connect } from './mcp-rig.js'
 
 async function listeningPortOf (child: ReturnType<typeof runCli>): Promise<number> {
-  await eventually(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(child.stdout()), { what: 'the proxy listening', timeoutMs: 10_000, detail: () => child.stdout() + child.stderr() })
+  await eventually(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(child.stdout()), { what: 'the proxy listening', timeoutMs: HANG_MS, detail: () => child.stdout() + child.stderr() })
   return listeningPort(child)
 }
 

@@ -15,6 +15,9 @@ import { captureLogger } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
+// Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
+t.setTimeout(300_000)
+
 interface Bounds { maxEvents?: number, maxBytes?: number, retentionMs?: number, orderMaxWaitMs?: number }
 interface Made { store: OutboxStore, reopen: () => Promise<OutboxStore> }
 interface Factory {

@@ -18,7 +18,7 @@ t.test('refused before anything is sent (no token): 503 without Payment-Id, and 
   const child = runCli(t, [], env)
   await eventually(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(child.stdout()), { what: 'the proxy listening', timeoutMs: HANG_MS, detail: () => child.stdout() + child.stderr() })
   const url = `http://127.0.0.1:${listeningPort(child)}`
-  await eventually(() => /"msg":"token refresh failed"/.test(child.stdout() + child.stderr()), { what: 'a failed token request', timeoutMs: 10_000, detail: () => child.stdout() })
+  await eventually(() => /"msg":"token refresh failed"/.test(child.stdout() + child.stderr()), { what: 'a failed token request', timeoutMs: HANG_MS, detail: () => child.stdout() })
   const res = await payout(url, { amount: 5, currency: 'KES', externalReference: 'edge-no-token' })
   await assertProxyError(t, res, 503, 'TOKEN_UNAVAILABLE')
   t.equal(res.headers.get('payment-id'), null, 'the refusal names no payment')

@@ -14,6 +14,9 @@ import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { payout, providerEvent, setting, startSidecar, waitForState, type Sidecar } from './payments-harness.js'
 
+// Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
+t.setTimeout(300_000)
+
 const SCHEDULED = 20
 const FLOODED = 10
 const EVENTS_PER_SECOND = 22

@@ -21,7 +21,7 @@ import { sealedPaymentStore } from '../../src/payments/sealed-payment-store.js'
 import { buildServer, type ProxyServer } from '../../src/server.js'
 import { buildInbox, type Inbox } from '../../src/webhooks/inbox-server.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger, providerEnv, startProvider, type LogCapture } from '../helpers/harness.js'
 import { inboxPortOf, PATH_TOKEN, SIGNING_SECRET, startApp, type App } from '../webhooks/inbox-harness.js'
 
@@ -88,7 +88,7 @@ export async function startSidecar (t: Test, env: Env): Promise<Sidecar> {
   await eventually(async () => {
     const ready = await (await fetch(`${url}/readyz`)).json() as { ready: boolean, state?: { ready: boolean }, payments?: { ready: boolean } }
     return ready.ready && ready.state?.ready !== false && ready.payments?.ready === true
-  }, { what: 'the sidecar ready', timeoutMs: 10_000, detail: () => child.stdout() + child.stderr() })
+  }, { what: 'the sidecar ready', timeoutMs: HANG_MS, detail: () => child.stdout() + child.stderr() })
   return { child, url, intakeUrl: `http://127.0.0.1:${inboxPort}/webhooks/${PATH_TOKEN}` }
 }
 

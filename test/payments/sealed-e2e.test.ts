@@ -16,6 +16,9 @@ import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { metric, notifications, payout, setting, startSidecar, waitForState, type Sidecar } from './payments-harness.js'
 
+// Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
+t.setTimeout(300_000)
+
 type Edit = (record: Record<string, unknown>) => Record<string, unknown>
 
 const FAILED_VERIFICATION = 'payment record failed verification'
