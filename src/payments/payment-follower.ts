@@ -17,7 +17,7 @@ import { readPointer } from '../json/strict-json.js'
 import type { CanonicalPath } from '../routing/canonical-path.js'
 import type { ContextFor } from './payment-context.js'
 import { initial, type ProviderAnswer } from './payment-machine.js'
-import { newPaymentId, type PaymentRecord } from './payment-record.js'
+import { newPaymentId, untouched, type PaymentRecord } from './payment-record.js'
 import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
 import { readAnswer } from './provider-reading.js'
@@ -104,22 +104,8 @@ export function createPaymentFollower (deps: FollowerDeps): PaymentFollower {
         amount: amount !== null && PLAIN_DECIMAL.test(amount) ? amount : null,
         currency: at(config.currencyPointer),
         createdAtMs: nowMs,
-        sentAtMs: nowMs,
         sender,
-        rejoined: false,
-        settledAtMs: null,
-        settledBy: null,
-        confirmed: false,
-        events: [],
-        lookups: { count: 0, lastAtMs: null, lastOutcome: null },
-        scheduleFromMs: nowMs,
-        step: 0,
-        nextLookupAtMs: null,
-        lookupNow: false,
-        eventLookup: null,
-        notify: [],
-        dueAtMs: null,
-        seals: null,
+        ...untouched(nowMs),
       }, context(nowMs))
       try {
         const outcome = await store.create(record)

@@ -99,6 +99,28 @@ export function isFinal (state: PaymentState): state is FinalState {
   return FINAL_STATES.has(state)
 }
 
+/** What a record holds before anything has happened to it since `atMs`: no answer, event, look-up or notification; unsealed. */
+export function untouched (atMs: number): Pick<PaymentRecord, 'sentAtMs' | 'rejoined' | 'settledAtMs' | 'settledBy' | 'confirmed' | 'events' | 'lookups' |
+  'scheduleFromMs' | 'step' | 'nextLookupAtMs' | 'lookupNow' | 'eventLookup' | 'notify' | 'dueAtMs' | 'seals'> {
+  return {
+    sentAtMs: atMs,
+    rejoined: false,
+    settledAtMs: null,
+    settledBy: null,
+    confirmed: false,
+    events: [],
+    lookups: { count: 0, lastAtMs: null, lastOutcome: null },
+    scheduleFromMs: atMs,
+    step: 0,
+    nextLookupAtMs: null,
+    lookupNow: false,
+    eventLookup: null,
+    notify: [],
+    dueAtMs: null,
+    seals: null,
+  }
+}
+
 /** The record without its `unverified` mark, which is never stored. */
 export function withoutMark (r: PaymentRecord): PaymentRecord {
   const copy = { ...r }

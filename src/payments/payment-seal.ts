@@ -17,7 +17,7 @@
  * did not say, and a notification it brings back is the same notification, with the same id.
  */
 import { deriveSealKey as deriveKey, sameSeal, seal, type SealKey } from '../sealing/seal-mac.js'
-import { PAYMENT_ID, type PaymentRecord, type PaymentSeals, type Unverified } from './payment-record.js'
+import { PAYMENT_ID, untouched, type PaymentRecord, type PaymentSeals, type Unverified } from './payment-record.js'
 
 const LABEL = 'payments-auth-proxy payment seal v1'
 
@@ -126,22 +126,8 @@ export function unverifiedRecord (r: PaymentRecord, why: Unverified): PaymentRec
     amount: naming ? r.amount : null,
     currency: naming ? r.currency : null,
     createdAtMs,
-    sentAtMs: createdAtMs,
     sender: '',
-    rejoined: false,
-    settledAtMs: null,
-    settledBy: null,
-    confirmed: false,
-    events: [],
-    lookups: { count: 0, lastAtMs: null, lastOutcome: null },
-    scheduleFromMs: createdAtMs,
-    step: 0,
-    nextLookupAtMs: null,
-    lookupNow: false,
-    eventLookup: null,
-    notify: [],
-    dueAtMs: null,
-    seals: null,
+    ...untouched(createdAtMs),
     unverified: why,
   }
 }
