@@ -4,9 +4,6 @@ import { assertProxyError } from '../helpers/proxy-error.js'
 import { send, startTimed } from '../tokens/token-kit.js'
 import { tokenOutage } from './token-faults.js'
 
-/** Real time a refused request may take once the proxy knows it has no token. */
-const FAST_MS = 250
-
 t.test('past expiry during an outage requests get a fast 503 with Retry-After, and the proxy recovers by itself', async (t) => {
   const { driver, provider, proxy } = await startTimed(t)
   const grant = proxy.sources.get('sandbox')?.currentGrant()
@@ -16,6 +13,10 @@ t.test('past expiry during an outage requests get a fast 503 with Retry-After, a
   await driver.advanceTo(unusableAtMs(grant) + 1_000)
   const attemptsSoFar = provider.tokenRequests.length
 
+  // The proxy's clock is fake and stands still here: a refusal that waited on a timer (a retry, a
+  // token request's deadline) would never be answered, so an answer at all is the proof that it
+  // waited on nothing. Real milliseconds are reported only: a loaded machine stretches them.
+  const clockBefore = driver.monotonicMs()
   const timings: number[] = []
   for (let i = 0; i < 20; i++) {
     const started = performance.now()
@@ -26,7 +27,7 @@ t.test('past expiry during an outage requests get a fast 503 with Retry-After, a
     t.ok(retryAfter >= 1 && retryAfter <= 60, `request ${i + 1}: Retry-After ${res.headers.get('retry-after')} within 1..60 s`)
   }
   t.comment(`time to 503 without a token: max ${Math.max(...timings).toFixed(1)} ms`)
-  t.ok(Math.max(...timings) < FAST_MS, `every refusal took under ${FAST_MS} ms`)
+  t.equal(driver.monotonicMs(), clockBefore, 'all 20 refused without the proxy clock moving: none waited on a timer')
   t.equal(provider.tokenRequests.length, attemptsSoFar, 'refused requests do not ask for tokens')
   t.equal(provider.upstreamRequests.filter((r) => !r.tokenValid).length, 0, 'no expired token was ever sent')
 
@@ -62,9 +63,9 @@ t.test('a token endpoint down at start: the proxy starts, is not ready, and refu
   t.equal(provider.tokenRequests.length, 1, 'the start-up request was made and failed')
   t.equal((await send(proxy, '/healthz')).status, 200)
   t.equal((await send(proxy, '/readyz')).status, 503)
-  const started = performance.now()
+  const clockBefore = driver.monotonicMs()
   const res = await send(proxy, '/sandbox/fiat/v1/a')
-  t.ok(performance.now() - started < FAST_MS, 'refused fast')
+  t.equal(driver.monotonicMs(), clockBefore, 'refused without the proxy clock moving: it waited on no timer')
   await assertProxyError(t, res, 503, 'TOKEN_UNAVAILABLE')
   outage?.off()
   await driver.advance(1_000)
