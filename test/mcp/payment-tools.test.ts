@@ -3,10 +3,11 @@
  * built process: a payout sent over MCP is followed like one sent over HTTP, an agent looks up its
  * own payment by reference or id and lists its payments, and another agent's payment is the tool
  * error PAYMENT_NOT_FOUND, as absent as one that does not exist. Without payments the two tools are
- * not listed.
+ * not listed. A record edited in the store is `unverified` to the agent too, never `succeeded`.
  */
+import { join } from 'node:path'
 import t from 'tap'
-import { AGENT_A_KEY, AGENT_B_KEY, callersFile, paymentOf, setting, startSidecar } from '../payments/payments-harness.js'
+import { AGENT_A_KEY, AGENT_B_KEY, callersFile, editStoredPayment, paymentOf, setting, startSidecar } from '../payments/payments-harness.js'
 import { listeningPort, runCli } from '../helpers/child-proxy.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { assertToolError, call, connect } from './mcp-rig.js'
@@ -51,6 +52,20 @@ t.test('get_payment and list_payments: an agent sees its own payments, another\'
 
   const refused = await call(a, 'list_payments', { state: 'done' })
   t.equal(refused.isError, true, 'a state outside the schema is refused before any request')
+})
+
+t.test('a payment record edited in the SQLite file to succeeded: get_payment and list_payments say unverified, never succeeded', async (t) => {
+  const { dir, env } = await setting(t)
+  const sidecar = await startSidecar(t, { ...env, PROXY_CALLERS_FILE: callersFile(dir), PROXY_MCP: 'on' })
+  const a = await connect(t, sidecar, AGENT_A_KEY)
+  const sent = await call(a, 'payments_request', { environment: 'sandbox', interface: 'fiat', method: 'POST', path: '/v1/payouts', body: { amount: 5, currency: 'KES', externalReference: 'mcp-edited' } })
+  t.equal(sent.structuredContent['status'], 200)
+  const id = (sent.structuredContent['payment'] as { id: string }).id
+  // The state alone: what names the payment and its caller still verifies, so the agent still finds it.
+  await editStoredPayment(join(dir, 'webhooks.db'), id, (r) => ({ ...r, state: 'succeeded', settledBy: 'lookup', settledAtMs: Date.now(), confirmed: true }))
+  t.match((await call(a, 'get_payment', { reference: 'mcp-edited' })).structuredContent, { payment: { id, state: 'unverified', confirmed: false, settledBy: null } }, 'get_payment')
+  t.match((await call(a, 'list_payments', {})).structuredContent, { payments: [{ id, state: 'unverified' }] }, 'list_payments')
+  t.same((await call(a, 'list_payments', { state: 'succeeded' })).structuredContent['payments'], [], 'not among the succeeded')
 })
 
 t.test('without payments, get_payment and list_payments are not listed', async (t) => {

@@ -12,6 +12,7 @@ import type { Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { keySha256 } from '../../src/callers/judge-caller.js'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { openDatabase } from '../../src/sqlite/open-database.js'
 import type { FakeProvider, TransactionOptions } from '../../src/fake-provider/index.js'
 import { pino } from 'pino'
 import { derivePaymentSealKey } from '../../src/payments/payment-seal.js'
@@ -37,6 +38,22 @@ export const SEALING_SECRET = 'whsec_cGF5bWVudHMtc2VhbGluZy1rZXktb2YtdGhlLXRlc3R
 /** A store of the tests' own, behind the seals the sidecar keeps: what it writes, the sidecar reads as sealed. */
 export function sealedForTests (store: PaymentStore): PaymentStore {
   return sealedPaymentStore(store, derivePaymentSealKey(SEALING_SECRET), pino({ level: 'silent' }))
+}
+
+/**
+ * What an attacker with write access to the SQLite file does: opens it from another process (this
+ * one) and rewrites a payment's JSON with the columns the worker's queries read.
+ */
+export async function editStoredPayment (path: string, id: string, edit: (record: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+  const db = await openDatabase(path)
+  try {
+    const row = db.prepare('SELECT record FROM payments WHERE id = ?').get(id) as { record: string }
+    const next = edit(JSON.parse(row.record) as Record<string, unknown>)
+    db.prepare('UPDATE payments SET state = ?, due_at = ?, notify = ?, record = ? WHERE id = ?')
+      .run(String(next['state']), next['dueAtMs'], (next['notify'] as unknown[]).length, JSON.stringify(next), id)
+  } finally {
+    db.close()
+  }
 }
 
 export function tempDir (t: Test): string {

@@ -14,7 +14,7 @@ import { openDatabase } from '../../src/sqlite/open-database.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { metric, notifications, payout, setting, startSidecar, waitForState, type Sidecar } from './payments-harness.js'
+import { editStoredPayment, metric, notifications, payout, setting, startSidecar, waitForState, type Sidecar } from './payments-harness.js'
 
 // Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
 t.setTimeout(300_000)
@@ -33,17 +33,7 @@ interface Store {
 
 function sqliteStore (path: string): Store {
   return {
-    async edit (id, edit) {
-      const db = await openDatabase(path)
-      try {
-        const row = db.prepare('SELECT record FROM payments WHERE id = ?').get(id) as { record: string }
-        const next = edit(JSON.parse(row.record) as Record<string, unknown>)
-        db.prepare('UPDATE payments SET state = ?, due_at = ?, notify = ?, record = ? WHERE id = ?')
-          .run(String(next['state']), next['dueAtMs'], (next['notify'] as unknown[]).length, JSON.stringify(next), id)
-      } finally {
-        db.close()
-      }
-    },
+    async edit (id, edit) { await editStoredPayment(path, id, edit) },
     async editNotifications (edit) {
       const db = await openDatabase(join(dirname(path), 'payment-notifications.db'))
       try {
