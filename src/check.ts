@@ -1,27 +1,23 @@
 /**
  * `payments-auth-proxy check`: what an operator runs before going live. Validates the
  * configuration and the listen address, fetches one token per enabled environment (prints
- * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store and,
- * when a caller uses approveAbove, the approvals' store, with the webhook inbox on everything its
- * start needs, with payments on their look-up paths and store, and the MCP tools file when MCP is
- * on; exits non-zero with a reason when anything
- * would stop `serve` or is wrong.
+ * `expiresAt` and the lifetime, never the token) and the egress IP, reaches the shared store,
+ * reads the callers file, then prints each feature's section (features/index.ts) in the list's
+ * order; exits non-zero with a reason when anything would stop `serve` or is wrong.
  */
-import { readCallersFile } from './callers/callers-file.js'
 import type { Logger } from 'pino'
+import { readCallersFile, type CallerSpec } from './callers/callers-file.js'
 import { systemClock } from './clock.js'
 import type { Config, EnvironmentConfig } from './config/config.js'
 import { createEgressReporter } from './egress/egress-reporter.js'
+import { FEATURES } from './features/index.js'
 import { listenReport } from './http/listen-check.js'
 import { createOutbound } from './outbound/outbound-agents.js'
-import { askRedis, checkStore, redisFinding, type RedisFinding } from './state/check-store.js'
+import { askRedis, checkStore } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
-/** The inbox's own check (webhooks/check-inbox.ts), which cli.ts hands in: the proxy's modules never import the inbox. */
-export type InboxCheck = (redis: Promise<RedisFinding> | null) => Promise<{ ok: boolean, lines: string[] }>
-
-export async function runCheck (config: Config, out: (line: string) => void, log: Logger, checkInbox?: InboxCheck): Promise<boolean> {
+export async function runCheck (config: Config, out: (line: string) => void, log: Logger): Promise<boolean> {
   const outbound = createOutbound(config)
   // Asked once, now, for every store kept in Redis: its wait runs beside the token fetches.
   const redis = config.state.redisUrl === null ? undefined : askRedis(config.state.redisUrl, log)
@@ -56,36 +52,22 @@ export async function runCheck (config: Config, out: (line: string) => void, log
         out(`ok    egress IP: ${ip}${reporter.isExpected() === true ? ' (in PROXY_EXPECTED_EGRESS_IPS)' : ' (allowlist it under Developers -> IP Addresses for production fiat payouts)'}`)
       }
     }
-    if (config.callers.file !== null) {
-      const callers = readCallersFile(config.callers.file)
-      if (callers.ok) {
-        out(`ok    callers file: ${callers.callers.length} callers`)
-        // Loaded only with a callers file: approvals exist only there (approveAbove).
-        const approvals = await (await import('./approvals/check-approvals.js')).checkApprovals(config, callers.callers, log, redis)
-        if (!approvals.ok) ok = false
-        for (const line of approvals.lines) out(line)
-      } else { ok = false; for (const problem of callers.problems) out(`FAIL  callers file: ${problem}`) }
-    }
-    if (checkInbox !== undefined) {
-      const inbox = await checkInbox(redis === undefined ? null : redis.then(redisFinding))
-      if (!inbox.ok) ok = false
-      for (const line of inbox.lines) out(line)
-    }
-    if (config.mcp.enabled && config.mcp.toolsFile !== null) {
-      const tools = (await import('./mcp/tools-file.js')).readToolsFile(config.mcp.toolsFile, config.paths)
-      if (tools.ok) out(`ok    MCP tools file: ${tools.tools.length} tools`)
-      else { ok = false; for (const problem of tools.problems) out(`FAIL  MCP tools file: ${problem}`) }
-    }
     const store = await checkStore(config, log, redis)
     if (!store.ok) ok = false
     out(store.line)
-    // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set.
-    if (config.console !== null) for (const line of await (await import('./console/check-console.js')).checkConsole(config.console)) out(line)
-    if (config.payments !== null) {
-      // Loaded only when payments are on.
-      const payments = await (await import('./payments/check-payments.js')).checkPayments({ ...config, payments: config.payments }, log)
-      if (!payments.ok) ok = false
-      for (const line of payments.lines) out(line)
+    let callers: readonly CallerSpec[] | null = null
+    if (config.callers.file !== null) {
+      const read = readCallersFile(config.callers.file)
+      if (read.ok) {
+        callers = read.callers
+        out(`ok    callers file: ${read.callers.length} callers`)
+      } else { ok = false; for (const problem of read.problems) out(`FAIL  callers file: ${problem}`) }
+    }
+    for (const feature of FEATURES) {
+      const section = await feature.check?.({ config, log, redis, callers })
+      if (section === undefined || section === null) continue
+      if (!section.ok) ok = false
+      for (const line of section.lines) out(line)
     }
   } finally {
     await outbound.close()

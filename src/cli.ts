@@ -7,9 +7,11 @@
 import closeWithGrace from 'close-with-grace'
 import pino from 'pino'
 import { existsSync } from 'node:fs'
-import type { InboxCheck } from './check.js'
+import type { Logger } from 'pino'
 import { systemClock } from './clock.js'
 import type { Config } from './config/config.js'
+import type { CommandContext, FeatureCommand } from './feature/feature.js'
+import { FEATURES } from './features/index.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
 import { describeListenError, INBOX_LISTEN, listenProblem } from './http/listen-check.js'
@@ -199,63 +201,35 @@ async function serve (): Promise<void> {
 async function check (): Promise<void> {
   const { config, warnings } = loadOrExit()
   // stdout is the report; log lines (warn and up, or all at LOG_LEVEL=debug/trace) go to stderr.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+  const log = commandLogger(config)
   for (const warning of warnings) process.stdout.write(`warn  ${warning}\n`)
   const { runCheck } = await import('./check.js')
-  const { webhooks } = config
-  // The inbox's check is loaded only with the inbox on, as serve loads the inbox.
-  const checkInbox: InboxCheck | undefined = webhooks === null ? undefined : async (redis) => await (await import('./webhooks/check-inbox.js')).checkInbox(webhooks, config, log, redis)
-  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log, checkInbox)
+  const ok = await runCheck(config, (line) => process.stdout.write(`${line}\n`), log)
   process.stdout.write(ok ? 'all checks passed\n' : 'some checks failed\n')
   process.exitCode = ok ? 0 : 1
 }
 
-/** The inbox's operator commands, on the store the configuration names (SPEC §10). */
-async function webhooks (): Promise<void> {
-  const { config } = loadOrExit()
-  const { runWebhooksCommand, WEBHOOKS_USAGE } = await import('./webhooks/webhooks-command.js')
-  if (config.webhooks === null) {
-    process.stderr.write(`payments-auth-proxy: the webhook inbox is not configured (PROXY_WEBHOOK_LISTEN and the other PROXY_WEBHOOK_ settings of the sidecar)\n${WEBHOOKS_USAGE}\n`)
-    process.exitCode = 2
-    return
+/** Log lines (a Redis store's warnings) go to stderr: stdout is a command's output. */
+function commandLogger (config: Config): Logger {
+  return createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
+}
+
+const COMMAND_CONTEXT: Omit<CommandContext, 'args'> = {
+  io: { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
+  clock: systemClock,
+  configured: () => {
+    const { config } = loadOrExit()
+    return { config, log: commandLogger(config) }
+  },
+}
+
+/** A feature's command (features/index.ts), with the arguments after its name. */
+function featureCommand (command: FeatureCommand): Command {
+  return {
+    summary: command.summary,
+    usage: command.usage,
+    run: async () => { process.exitCode = await command.run({ ...COMMAND_CONTEXT, args: process.argv.slice(3) }) },
   }
-  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
-  process.exitCode = await runWebhooksCommand(process.argv.slice(3), config.webhooks, { state: config.state, log }, {
-    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
-  })
-}
-
-/** A single-use sign-in link for the console (SPEC §14), on the store the running sidecar reads. */
-async function consoleLink (): Promise<void> {
-  const { config } = loadOrExit()
-  const { runConsoleLinkCommand } = await import('./console/console-link-command.js')
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
-  process.exitCode = await runConsoleLinkCommand(process.argv.slice(3), config, log, {
-    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
-  })
-}
-
-/** A person's decisions on held requests (SPEC §11), on the store the configuration names. */
-async function approvals (): Promise<void> {
-  const { config } = loadOrExit()
-  const { runApprovalsCommand } = await import('./approvals/approvals-command.js')
-  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
-  process.exitCode = await runApprovalsCommand(process.argv.slice(3), config, log, {
-    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), nowMs: () => Date.now(),
-  })
-}
-
-/** Followed payments (SPEC §12), on the store the configuration names. */
-async function payments (): Promise<void> {
-  const { config } = loadOrExit()
-  const [{ runPaymentsCommand }, { systemClock }] = await Promise.all([import('./payments/payments-command.js'), import('./clock.js')])
-  // Log lines (a Redis store's warnings) go to stderr: stdout is the command's output.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
-  process.exitCode = await runPaymentsCommand(process.argv.slice(3), config, log, {
-    out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), clock: systemClock,
-  })
 }
 
 /**
@@ -265,7 +239,7 @@ async function payments (): Promise<void> {
 interface Command {
   summary: string
   /** The command's own usage text, loaded only when asked for. */
-  usage?: () => Promise<string>
+  usage?: (() => Promise<string>) | undefined
   run: () => Promise<void>
 }
 
@@ -276,29 +250,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'print a new caller key and its keySha256 line for PROXY_CALLERS_FILE',
     run: async () => { process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport()) },
   },
-  webhooks: {
-    summary: 'list, show or replay the webhook inbox\'s events (payments-auth-proxy webhooks --help)',
-    usage: async () => (await import('./webhooks/webhooks-command.js')).WEBHOOKS_USAGE,
-    run: webhooks,
-  },
-  'webhook-secrets': {
-    summary: 'print a new webhook path token and signing secret',
-    run: async () => { process.stdout.write((await import('./webhooks/webhook-secrets-command.js')).webhookSecretsReport()) },
-  },
-  approvals: {
-    summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
-    usage: async () => (await import('./approvals/approvals-command.js')).APPROVALS_USAGE,
-    run: approvals,
-  },
-  payments: {
-    summary: 'list, show or recheck followed payments (payments-auth-proxy payments --help)',
-    usage: async () => (await import('./payments/payments-command.js')).PAYMENTS_USAGE,
-    run: payments,
-  },
-  'console-link': {
-    summary: 'print a single-use sign-in link for the console: console-link --as <email>',
-    run: consoleLink,
-  },
+  ...Object.fromEntries(FEATURES.flatMap((feature) => Object.entries(feature.commands ?? {}).map(([name, command]) => [name, featureCommand(command)]))),
 }
 
 const CONFIGURATION_LINE = 'Configuration comes from environment variables and a .env file in the working directory; see config.example.env.'

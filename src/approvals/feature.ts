@@ -1,0 +1,22 @@
+/** Approvals (SPEC §11) as a feature: the `approvals` command and the `check` section of their store. */
+import type { Feature } from '../feature/feature.js'
+
+export const approvalsFeature: Feature = {
+  name: 'approvals',
+  commands: {
+    approvals: {
+      summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
+      usage: async () => (await import('./approvals-command.js')).APPROVALS_USAGE,
+      async run ({ args, io, clock, configured }) {
+        const { config, log } = configured()
+        const { runApprovalsCommand } = await import('./approvals-command.js')
+        return await runApprovalsCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
+      },
+    },
+  },
+  // Approvals exist only in a callers file (approveAbove): without one read cleanly there is nothing to check.
+  async check ({ config, log, redis, callers }) {
+    if (callers === null) return null
+    return await (await import('./check-approvals.js')).checkApprovals(config, callers, log, redis)
+  },
+}

@@ -1,0 +1,22 @@
+/** Payments followed to their final state (SPEC §12) as a feature: the `payments` command and their `check` section. */
+import type { Feature } from '../feature/feature.js'
+
+export const paymentsFeature: Feature = {
+  name: 'payments',
+  commands: {
+    payments: {
+      summary: 'list, show or recheck followed payments (payments-auth-proxy payments --help)',
+      usage: async () => (await import('./payments-command.js')).PAYMENTS_USAGE,
+      async run ({ args, io, clock, configured }) {
+        const { config, log } = configured()
+        const { runPaymentsCommand } = await import('./payments-command.js')
+        return await runPaymentsCommand(args, config, log, { ...io, clock })
+      },
+    },
+  },
+  async check ({ config, log }) {
+    const { payments } = config
+    if (payments === null) return null
+    return await (await import('./check-payments.js')).checkPayments({ ...config, payments }, log)
+  },
+}

@@ -1,0 +1,34 @@
+/** The webhook inbox (SPEC §10) as a feature: its commands and its `check` section. */
+import type { Feature } from '../feature/feature.js'
+
+export const inboxFeature: Feature = {
+  name: 'inbox',
+  commands: {
+    webhooks: {
+      summary: 'list, show or replay the webhook inbox\'s events (payments-auth-proxy webhooks --help)',
+      usage: async () => (await import('./webhooks-command.js')).WEBHOOKS_USAGE,
+      async run ({ args, io, clock, configured }) {
+        const { config, log } = configured()
+        const { runWebhooksCommand, WEBHOOKS_USAGE } = await import('./webhooks-command.js')
+        if (config.webhooks === null) {
+          io.err(`payments-auth-proxy: the webhook inbox is not configured (PROXY_WEBHOOK_LISTEN and the other PROXY_WEBHOOK_ settings of the sidecar)\n${WEBHOOKS_USAGE}\n`)
+          return 2
+        }
+        return await runWebhooksCommand(args, config.webhooks, { state: config.state, log }, { ...io, nowMs: () => clock.wallMs() })
+      },
+    },
+    'webhook-secrets': {
+      summary: 'print a new webhook path token and signing secret',
+      async run ({ io }) {
+        io.out((await import('./webhook-secrets-command.js')).webhookSecretsReport())
+        return 0
+      },
+    },
+  },
+  async check ({ config, log, redis }) {
+    const { webhooks } = config
+    if (webhooks === null) return null
+    const [{ checkInbox }, { redisFinding }] = await Promise.all([import('./check-inbox.js'), import('../state/check-store.js')])
+    return await checkInbox(webhooks, config, log, redis === undefined ? null : redis.then(redisFinding))
+  },
+}
