@@ -1,0 +1,56 @@
+/**
+ * The shape issue 57 asks for, read from the imports of src/ (static `from '…'` and dynamic
+ * `import('…')`): the root files reach an optional capability only through features/index.ts, and
+ * a package is a runtime dependency only when src/ imports it. The root files not yet moved onto
+ * the features list are recorded with the feature folders they still name: a new one fails, and so
+ * does a recorded one that is gone, so the record only shrinks.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import t from 'tap'
+
+const ROOT = new URL('../../', import.meta.url).pathname
+const SRC = join(ROOT, 'src')
+const FEATURE_FOLDERS = ['webhooks', 'approvals', 'payments', 'mcp', 'console']
+
+/** Feature folders each root file still names, until it goes through the features list too. */
+const NOT_YET_MOVED: Readonly<Record<string, readonly string[]>> = {
+  'cli.ts': ['console', 'webhooks'],
+  'server.ts': ['approvals', 'mcp', 'payments'],
+  'check.ts': [],
+  'config/load-config.ts': [],
+}
+
+function sources (dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sources(path)
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : []
+  })
+}
+
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm
+
+function specifiers (file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(SPECIFIER)].map((m) => m[1] ?? '')
+}
+
+t.test('the root files name no feature folder beyond the record of those not yet moved', async (t) => {
+  for (const [root, recorded] of Object.entries(NOT_YET_MOVED)) {
+    const file = join(SRC, root)
+    const named = new Set<string>()
+    for (const specifier of specifiers(file)) {
+      if (!specifier.startsWith('.')) continue
+      const target = relative(SRC, join(file, '..', specifier)).split('/')
+      if (target.length > 1 && FEATURE_FOLDERS.includes(target[0] ?? '')) named.add(target[0] ?? '')
+    }
+    t.same([...named].sort(), [...recorded].sort(), `${root} names ${[...named].join(', ') || 'no feature'}`)
+  }
+})
+
+t.test('every runtime dependency is imported by src/', async (t) => {
+  const { dependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  const imported = new Set(sources(SRC).flatMap(specifiers).filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+    .map((s) => s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0] ?? s))
+  for (const name of Object.keys(dependencies)) t.ok(imported.has(name), `${name} is imported by src/`)
+})
