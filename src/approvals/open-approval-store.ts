@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
-import { OperatorError } from '../operator-error.js'
+import { openStoreFile } from '../sqlite/store-file-error.js'
 import type { ApprovalStore } from './approval-store.js'
 
 export async function openApprovalStore (config: Pick<Config, 'approvals' | 'state'>, log: Logger): Promise<ApprovalStore> {
@@ -15,12 +15,5 @@ export async function openApprovalStore (config: Pick<Config, 'approvals' | 'sta
   }
   const { createSqliteApprovalStore } = await import('./sqlite-approval-store.js')
   const path = config.approvals.storePath
-  try {
-    return await createSqliteApprovalStore(path)
-  } catch (err) {
-    // One line for the operator, as the inbox's store gives (webhooks/open-store.ts), not a stack.
-    if (err instanceof OperatorError) throw err
-    const code = (err as { code?: unknown }).code
-    throw new OperatorError(`the approvals store PROXY_WEBHOOK_STORE_PATH=${path} cannot be opened (${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}); its directory must exist or be creatable, on a writable volume, and be writable by this user`, { cause: err })
-  }
+  return await openStoreFile('approvals', `PROXY_WEBHOOK_STORE_PATH=${path}`, async () => await createSqliteApprovalStore(path))
 }

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import type { ConsoleConfig } from '../config/console-settings.js'
+import { openStoreFile } from '../sqlite/store-file-error.js'
 import type { SigninStore } from './signin-store.js'
 
 export async function openSigninStore (settings: Pick<ConsoleConfig, 'storePath'>, state: Config['state'], log: Logger): Promise<SigninStore> {
@@ -14,5 +15,5 @@ export async function openSigninStore (settings: Pick<ConsoleConfig, 'storePath'
     return await createRedisSigninStore({ url: state.redisUrl, keyPrefix: state.keyPrefix, log })
   }
   const { createSqliteSigninStore } = await import('./sqlite-signin-store.js')
-  return await createSqliteSigninStore(settings.storePath)
+  return await openStoreFile('console sign-in', `PROXY_WEBHOOK_STORE_PATH=${settings.storePath}`, async () => await createSqliteSigninStore(settings.storePath))
 }

@@ -13,6 +13,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../clock.js'
 import { DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S, DEFAULT_WEBHOOK_STORE_MAX_BYTES, DEFAULT_WEBHOOK_STORE_MAX_EVENTS } from '../config/schema.js'
 import { createDeliverer, noDeliveryObserver, type DeliveryObserver } from './deliverer.js'
+import { openStoreFile } from '../sqlite/store-file-error.js'
 import { openOutboxStore } from './open-outbox-store.js'
 import { sealNotification, vetNotification } from './notification-seal.js'
 import type { SealKey } from '../sealing/seal-mac.js'
@@ -61,7 +62,10 @@ export async function openNotificationOutbox (options: NotificationOutboxOptions
   const { log, clock } = options
   const retentionS = options.retentionS ?? DEFAULT_RETENTION_S
   const bounds = { retentionMs: retentionS * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES, orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000 }
-  const store = await openOutboxStore({ ...options.store, log }, bounds)
+  const location = options.store
+  const store = 'path' in location
+    ? await openStoreFile(`${options.name} notifications`, `${location.path} (beside PROXY_WEBHOOK_STORE_PATH)`, async () => await openOutboxStore({ ...location, log }, bounds))
+    : await openOutboxStore({ ...location, log }, bounds)
   const deliverer = createDeliverer({
     settings: { deliverTo: options.url, signingSecrets: options.signingSecrets, deliveryTimeoutS: DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, concurrency: CONCURRENCY, retryScheduleMs: options.retryScheduleMs, retentionS },
     store,

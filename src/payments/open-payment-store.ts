@@ -7,7 +7,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
-import { OperatorError } from '../operator-error.js'
+import { openStoreFile } from '../sqlite/store-file-error.js'
 import { derivePaymentSealKey } from './payment-seal.js'
 import type { PaymentStore } from './payment-store.js'
 import { sealedPaymentStore } from './sealed-payment-store.js'
@@ -22,10 +22,5 @@ async function openStoredPayments (payments: Pick<PaymentsConfig, 'storePath'>, 
     return await createRedisPaymentStore({ url: state.redisUrl, keyPrefix: state.keyPrefix, log })
   }
   const { createSqlitePaymentStore } = await import('./sqlite-payment-store.js')
-  try {
-    return await createSqlitePaymentStore(payments.storePath)
-  } catch (err) {
-    const code = (err as { code?: unknown }).code
-    throw new OperatorError(`the payments store PROXY_WEBHOOK_STORE_PATH=${payments.storePath} cannot be opened (${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}); its directory must exist or be creatable, on a writable volume, and be writable by this user`, { cause: err })
-  }
+  return await openStoreFile('payments', `PROXY_WEBHOOK_STORE_PATH=${payments.storePath}`, async () => await createSqlitePaymentStore(payments.storePath))
 }

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
-import { OperatorError } from '../operator-error.js'
+import { openStoreFile } from '../sqlite/store-file-error.js'
 import { openOutboxStore } from '../outbox/open-outbox-store.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
 
@@ -24,10 +24,5 @@ export async function openStore (settings: WebhookConfig, options: OpenStoreOpti
     while (!store.ready() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     return store
   }
-  try {
-    return await openOutboxStore({ path: settings.storePath, log: options.log }, bounds)
-  } catch (err) {
-    const code = (err as { code?: unknown }).code
-    throw new OperatorError(`the webhook store PROXY_WEBHOOK_STORE_PATH=${settings.storePath} cannot be opened (${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}); its directory must exist or be creatable, on a writable volume, and be writable by this user`, { cause: err })
-  }
+  return await openStoreFile('webhook', `PROXY_WEBHOOK_STORE_PATH=${settings.storePath}`, async () => await openOutboxStore({ path: settings.storePath, log: options.log }, bounds))
 }
