@@ -42,17 +42,17 @@ CMD ["node", "dist/fake-provider/cli.js"]
 # opened); no other node_modules, no fake provider, no demo
 FROM node:24-bookworm-slim
 # Node 24 sizes V8's young generation from the host's memory, not the container's share of it:
-# 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory).
+# 8 MB semi-spaces bound the peak under load, at no cost in CPU per request (docs/performance.md, Memory and Node options).
 # npm start passes the same option (a test keeps the two equal). Setting NODE_OPTIONS at run time
 # replaces this value.
 # MALLOC_ARENA_MAX=1: glibc gives each thread that allocates (V8's GC and compiler helpers among
 # them) its own malloc arena; one holds less at idle and under load, at the same CPU per request
-# (docs/performance.md, Memory). npm start sets the same default.
+# (docs/performance.md, Memory and Node options). npm start sets the same default.
 # MALLOC_MMAP_THRESHOLD_=131072: glibc's own starting value, held fixed. glibc otherwise raises it
 # after the first large free, and the 9 MB V8's optimising compiler allocates and frees once
-# undici's HTTP parser is hot then stay resident (docs/performance-startup.md). npm start sets it too.
+# undici's HTTP parser is hot then stay resident (docs/performance.md, Memory and Node options). npm start sets it too.
 # No NODE_COMPILE_CACHE: with the bundle, a cache warmed at build time did not shorten the start
-# and held more memory (docs/performance-startup.md).
+# and held more memory (measured on Node 20: git log -p -- docs/performance-startup.md).
 # Stack traces name the bundle's lines; for TypeScript file and line, run with
 # NODE_OPTIONS="--max-semi-space-size=8 --enable-source-maps" (the map is next to the bundle).
 ENV NODE_ENV=production \

@@ -3,7 +3,7 @@
  * with source maps, into dist-bundle/: cli.mjs, and chunks/ for what is loaded with import() only
  * when it is needed. `npm start` and the image run it.
  * A start then reads and compiles a few files instead of resolving and reading some 700 modules
- * (docs/performance-startup.md), and the image needs no node_modules.
+ * (docs/performance.md, Start and idle memory), and the image needs no node_modules.
  *
  * `require` is defined for the CommonJS dependencies esbuild wraps (fastify, pino, ioredis, …), which
  * call it for Node's built-in modules only; everything else is inside the bundle.
@@ -70,7 +70,7 @@ const result = await build({
   // V8 keeps a module's source text for as long as the module lives, as one-byte characters only
   // when every character is ASCII: a single non-ASCII character in a comment made it hold the whole
   // bundle as two-byte text. Whitespace and comments go, non-ASCII in strings is escaped, names stay
-  // (stack traces keep them; the source map gives files and lines). docs/performance-startup.md.
+  // (stack traces keep them; the source map gives files and lines). docs/performance.md, Start and idle memory.
   charset: 'ascii',
   minifyWhitespace: true,
   logLevel: 'warning',

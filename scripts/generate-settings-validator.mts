@@ -2,7 +2,7 @@
  * Writes src/config/settings-validator.generated.js (its type beside it, in the .d.ts): the configuration schema (src/config/schema.ts)
  * compiled by Ajv ahead of time (Ajv's standalone code), so that a start runs a validator instead of
  * building an Ajv instance and compiling the schema, which was the largest cost of a start beyond
- * Fastify's (docs/performance-startup.md). The options are env-schema's, so the reading is its
+ * Fastify's (docs/performance.md, Start and idle memory). The options are env-schema's, so the reading is its
  * reading (test/config/settings-validator.test.ts compares them). JavaScript, not TypeScript: with
  * a function this large in the program, tsc (5.9) mis-typed every other file; tsc therefore does
  * not copy it to dist/, scripts/bundle.mjs does.

@@ -3,7 +3,7 @@
  * What the bundle gets for `require('undici')` and `import … from 'undici'`
  * (scripts/bundle.mjs). undici's own entry also loads fetch and its Web classes, the cache stores,
  * the mocks, and the WebSocket and EventSource clients, on every start: a large part of the start's
- * time and of idle memory (docs/performance-startup.md), for parts that neither this proxy nor
+ * time and of idle memory (docs/performance.md, Start and idle memory), for parts that neither this proxy nor
  * @fastify/reply-from uses. These are undici's own modules, unchanged; only the entry differs.
  *
  * Exports what the bundled code uses: our `Agent` (src/outbound), reply-from's `Agent`, `Pool`,

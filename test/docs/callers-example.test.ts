@@ -70,7 +70,7 @@ function codeOf (markdown: string): string[] {
 
 t.test('every example spells the payout path as the README does (/v1/payouts)', async (t) => {
   const readme = readmeRequest().path
-  const docs = ['README.md', ...readdirSync(new URL('../../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+  const docs = ['README.md', ...readdirSync(new URL('../../docs/', import.meta.url), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
   const examples = [
     ...docs.flatMap((file) => codeOf(read(file)).map((code) => ({ file, code }))),
     ...['deploy/callers.example.yaml', 'config.example.env'].map((file) => ({ file, code: read(file) })),

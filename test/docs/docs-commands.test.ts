@@ -1,6 +1,6 @@
 /**
  * Issue 35 item 10: the commands the docs give are run. Every shell block preceded by
- * `<!-- docs-check: run -->` in README.md or docs/ is run by bash (errexit, pipefail) from a
+ * `<!-- docs-check: run -->` in README.md or docs/ (its subfolders too) is run by bash (errexit, pipefail) from a
  * directory holding this build's dist/ and dist-bundle/ (and no .env), with `payments-auth-proxy`
  * on PATH. The well-known ports (the fake provider's 4010/4020/4030, the proxy's 8080) are replaced
  * by free ones, in the text and in the fake provider's defaults, so the suite can run beside anything.
@@ -37,7 +37,7 @@ function markedBlocks (file: string, markdown: string): Block[] {
 }
 
 function allBlocks (): Block[] {
-  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+  const files = ['README.md', ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
   return files.flatMap((file) => markedBlocks(file, readFileSync(join(ROOT, file), 'utf8')))
 }
 
