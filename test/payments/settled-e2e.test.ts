@@ -31,7 +31,12 @@ t.test('followed: pending with the provider\'s transaction id and Payment-Id; th
   const settled = await waitForState(sidecar.url, 'e2e-event-1', 'succeeded', 10_000, () => sidecar.child.stdout())
   t.match(settled, { id: paymentId, settledBy: 'event', providerStatus: 'successful', events: [{ status: 'successful', disputed: false }], lookups: { lastOutcome: 'final' } })
   const [event] = settled.events
-  t.ok(settled.settledAt !== null && event !== undefined && settled.settledAt - event.receivedAt <= 1, 'the look-up that confirmed it came within 1 s of the event being stored')
+  // Asked by the event, not the schedule: the setting's first scheduled look-up is 30 s after the
+  // payout. About a second on a quiet machine; only reported, since a loaded one stretches it.
+  const tookS = settled.settledAt === null || event === undefined ? null : settled.settledAt - event.receivedAt
+  t.comment(`settled ${String(tookS)} s after the event was stored`)
+  t.ok(tookS !== null && tookS < 30, 'the look-up that confirmed it was the one the event asked for, before any scheduled one')
+  t.match(settled, { lookups: { count: 1 } }, 'one look-up: the event\'s')
   await eventually(() => notifications(app).length === 1, { what: 'the notification' })
   const [note] = notifications(app)
   t.match(note, { type: 'payment.succeeded', payment: { id: paymentId, state: 'succeeded', settledBy: 'event', transactionId: answer.data.transactionId } })
