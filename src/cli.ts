@@ -10,24 +10,19 @@ import { existsSync } from 'node:fs'
 import type { Logger } from 'pino'
 import { systemClock } from './clock.js'
 import type { Config } from './config/config.js'
-import type { CommandContext, FeatureCommand } from './feature/feature.js'
+import type { CommandContext, FeatureCommand, SharedParts } from './feature/feature.js'
 import { FEATURES } from './features/index.js'
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load-config.js'
 import { describeFatal } from './fatal-error.js'
-import { describeListenError, INBOX_LISTEN, listenProblem } from './http/listen-check.js'
+import { describeListenError, listenProblem } from './http/listen-check.js'
 import { OperatorError } from './operator-error.js'
 import { boundedDestination } from './log-destination.js'
 import { createLogger } from './logger.js'
 import { watchSecretFiles } from './ops/credential-rotation.js'
-import { createProxyActivity } from './ops/proxy-activity.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 import { startSummary } from './ops/start-summary.js'
 import { unsupportedNode } from './supported-node.js'
-import type { ThreadedInbox } from './webhooks/inbox-thread.js'
-
-/** The console's listen address is one variable, `host:port`. */
-const CONSOLE_LISTEN = { host: 'PROXY_CONSOLE_LISTEN', port: 'PROXY_CONSOLE_LISTEN' }
 
 function load (): LoadedConfig {
   return loadConfig(process.env, existsSync('.env') ? { dotenvPath: '.env' } : {})
@@ -82,37 +77,28 @@ async function serve (): Promise<void> {
   const log = createLogger(config.logLevel, destination)
   for (const warning of warnings) log.warn({ warning }, 'configuration warning')
   const { host, port } = config.listen
-  const inboxListen = config.webhooks?.listen
-  // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
   // Loading the server's modules starts nothing, so it runs meanwhile. Each command imports its own
   // code: `check` never loads the server, serving never loads check.
-  const consoleListen = config.console?.listen
-  const [taken, inboxTaken, consoleTaken, { buildServer }] = await Promise.all([
+  const server = import('./server.js')
+  server.catch(() => {})
+  // The features' listeners beside the proxy (features/index.ts), each loaded only when on.
+  const shared: Partial<SharedParts> = {}
+  const besides = (await Promise.all(FEATURES.map(async (feature) => await feature.sidecar?.({ config, log, lines: destination, shared })))).filter((part) => part !== undefined && part !== null)
+  // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
+  const taken = await Promise.all([
     listenProblem(host, port),
-    inboxListen === undefined ? null : listenProblem(inboxListen.host, inboxListen.port, INBOX_LISTEN),
-    consoleListen === undefined ? null : listenProblem(consoleListen.host, consoleListen.port, CONSOLE_LISTEN),
-    import('./server.js'),
+    ...besides.map(async ({ address }) => await listenProblem(address.host, address.port, address.settings)),
   ])
-  if (taken !== null) exitWith(taken)
-  if (inboxTaken !== null) exitWith(inboxTaken)
-  if (consoleTaken !== null) exitWith(consoleTaken)
-  // The webhook inbox (SPEC §10) is loaded only when configured: a proxy without it starts as before.
-  let inbox: ThreadedInbox | null = null
-  const webhooks = config.webhooks === null ? undefined : async () => inbox === null ? null : await inbox.readiness()
-  // The inbox's thread reads when the proxy last forwarded, and paces its intake while it is busy.
-  const activity = config.webhooks === null ? undefined : createProxyActivity(systemClock)
-  const proxy = await buildServer(config, { logger: log, webhooks, activity }).catch(exitOnConfigError)
-  const { app, sources, rotation, callers, restart, metrics, mcpTools, payments } = proxy
-  if (config.webhooks !== null) {
-    // The whole inbox runs in a thread of its own: its garbage never pauses the proxy's loop.
-    const { startInboxThread } = await import('./webhooks/inbox-thread.js')
-    inbox = await startInboxThread(config.webhooks, config.state, { logger: log, logLevel: config.logLevel, lines: destination, registry: metrics.registry, onStored: payments?.wake, proxyActivity: activity?.buffer })
-    // Payments (SPEC §12) read every stored event through the inbox's store, after a cursor of their own.
-    await payments?.readEvents(inbox.store)
-  }
-  // The console (SPEC §14), loaded only when PROXY_CONSOLE_LISTEN is set: a proxy without it starts as before.
-  const consoleApp = config.console === null ? null : (await (await import('./console/console-setup.js')).setUpConsole(config.console, config.state, { logger: log, proxy, inbox, payments: payments?.chase ?? null })).app
-  const features = startSummary(config, callers?.current() ?? null, proxy.approvals !== null)
+  for (const problem of taken) if (problem !== null) exitWith(problem)
+  const { buildServer } = await server
+  const readiness = besides.flatMap((part) => part.readiness === undefined ? [] : [part.readiness])
+  const activity = besides.find((part) => part.activity !== undefined)?.activity
+  const proxy = await buildServer(config, { logger: log, readiness, activity }).catch(exitOnConfigError)
+  const { app, sources, rotation, callers, restart, metrics } = proxy
+  Object.assign(shared, proxy.shared)
+  for (const part of besides) await part.start({ registry: metrics.registry, sources, egress: proxy.egress })
+  for (const feature of FEATURES) await feature.join?.(shared)
+  const features = startSummary(config, callers?.current() ?? null, shared.approvals !== undefined)
   log.info(features.fields, features.msg)
   let current: Config = config
 
@@ -139,13 +125,14 @@ async function serve (): Promise<void> {
   }
   process.on('SIGHUP', () => { reload('SIGHUP') })
   process.on('SIGHUP', () => { callers?.reload('SIGHUP') })
-  process.on('SIGHUP', () => { mcpTools?.reload('SIGHUP') })
+  process.on('SIGHUP', () => { proxy.reloadFeatures('SIGHUP') })
   const stopWatchingCallers = callers?.watch()
-  const stopWatchingTools = mcpTools?.watch()
+  const stopWatchingFeatures = proxy.watchFeatures()
   let stopAnnouncing = (): void => {}
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
   const graceMs = config.shutdownGraceS * 1000
+  const closeAll = async (): Promise<void> => { await Promise.all([app.close(), ...besides.map(async (part) => { await part.close() })]) }
   // From here close-with-grace logs an uncaught error and drains before exiting.
   process.off('uncaughtException', fatal)
   process.off('unhandledRejection', fatal)
@@ -154,15 +141,14 @@ async function serve (): Promise<void> {
     log.info({ signal, graceSeconds: config.shutdownGraceS }, 'shutting down: draining in-flight requests')
     stopWatching()
     stopWatchingCallers?.()
-    stopWatchingTools?.()
+    stopWatchingFeatures()
     stopAnnouncing()
     // In-flight requests get the grace period; whatever is still open after it is cut.
     const cut = setTimeout(() => {
       app.server.closeAllConnections()
-      inbox?.closeAllConnections()
-      consoleApp?.server.closeAllConnections()
+      for (const part of besides) part.closeAllConnections()
     }, graceMs)
-    await Promise.all([app.close(), inbox?.close(), consoleApp?.close()])
+    await closeAll()
     clearTimeout(cut)
     log.info('stopped')
   })
@@ -176,25 +162,14 @@ async function serve (): Promise<void> {
   const fields = { environments: [...sources.keys()], defaultEnvironment: config.defaultEnvironment }
   log.info(fields, 'payments-auth-proxy listening; ready once every environment holds a token')
   stopAnnouncing = announceWhenReady(sources, log, fields)
-  if (inbox !== null && inboxListen !== undefined) {
-    const { host: inboxHost, port: inboxPort } = inboxListen
-    const listening = inbox
-    const bound = await listening.listen(inboxHost, inboxPort).catch(async (err: unknown) => {
-      const sentence = describeListenError(err, inboxHost, inboxPort, INBOX_LISTEN)
+  for (const part of besides) {
+    await part.listen().catch(async (err: unknown) => {
+      const { host: partHost, port: partPort, settings } = part.address
+      const sentence = describeListenError(err, partHost, partPort, settings)
       if (sentence === null) throw err
-      await Promise.all([app.close(), listening.close()])
+      await closeAll()
       exitWith(sentence)
     })
-    log.info({ port: bound, path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')
-  }
-  if (consoleApp !== null && consoleListen !== undefined && config.console !== null) {
-    await consoleApp.listen({ host: consoleListen.host, port: consoleListen.port }).catch(async (err: unknown) => {
-      const sentence = describeListenError(err, consoleListen.host, consoleListen.port, CONSOLE_LISTEN)
-      if (sentence === null) throw err
-      await Promise.all([app.close(), inbox?.close(), consoleApp.close()])
-      exitWith(sentence)
-    })
-    log.info({ url: config.console.publicUrl }, 'console ready: payments-auth-proxy console-link --as <email> prints a sign-in link')
   }
 }
 

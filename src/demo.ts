@@ -71,8 +71,9 @@ const log = pino(loggerOptions(config.logLevel), pretty({ colorize: process.stdo
 for (const warning of warnings) log.warn({ warning }, 'configuration warning')
 
 const server = await buildServer(config, { logger: log })
-const inbox = config.webhooks === null ? null : await buildInbox(config.webhooks, config.state, { logger: log, registry: server.metrics.registry, onStored: server.payments?.wake })
-if (inbox !== null) await server.payments?.readEvents(inbox.store)
+const payments = server.shared.payments?.running ?? null
+const inbox = config.webhooks === null ? null : await buildInbox(config.webhooks, config.state, { logger: log, registry: server.metrics.registry, onStored: payments?.wake })
+if (inbox !== null) await payments?.readEvents(inbox.store)
 closeWithGrace({ delay: 5_000, skip: ['SIGHUP'] }, async () => {
   await Promise.all([server.app.close(), inbox?.app.close()])
   await Promise.all([provider.close(), application.close()])

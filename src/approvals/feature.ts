@@ -1,4 +1,4 @@
-/** Approvals (SPEC §11) as a feature: the `approvals` command and the `check` section of their store. */
+/** Approvals (SPEC §11) as a feature: their share of the proxy, the `approvals` command and the `check` section of their store. */
 import type { Feature } from '../feature/feature.js'
 
 export const approvalsFeature: Feature = {
@@ -13,6 +13,12 @@ export const approvalsFeature: Feature = {
         return await runApprovalsCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
       },
     },
+  },
+  // Loaded only with a callers file: approvals exist only there (approveAbove).
+  callersReloadCheck: async () => (await import('./approval-start-checks.js')).approveAboveNeedsRestart,
+  proxy: async (context) => {
+    const { callers } = context
+    return callers === null ? null : await (await import('./approvals-part.js')).approvalsPart({ ...context, callers })
   },
   // Approvals exist only in a callers file (approveAbove): without one read cleanly there is nothing to check.
   async check ({ config, log, redis, callers }) {

@@ -1,4 +1,4 @@
-/** The console (SPEC §14) as a feature: the `console-link` command and the console's `check` lines. */
+/** The console (SPEC §14) as a feature: its listener beside the proxy, the `console-link` command and its `check` lines. */
 import type { Feature } from '../feature/feature.js'
 
 export const consoleFeature: Feature = {
@@ -12,6 +12,10 @@ export const consoleFeature: Feature = {
         return await runConsoleLinkCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
       },
     },
+  },
+  sidecar: async (context) => {
+    const settings = context.config.console
+    return settings === null ? null : (await import('./console-part.js')).consolePart(context, settings)
   },
   // Its lines never fail the check: they say what a person opening it will find.
   async check ({ config }) {

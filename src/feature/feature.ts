@@ -4,11 +4,26 @@
  * the list in features/index.ts and never name a feature. A slot's code is imported only when it
  * is used, so a feature that is off loads none of its modules and the list itself stays small.
  */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
-import type { Clock } from '../clock.js'
-import type { Config } from '../config/config.js'
+import type { Registry } from 'prom-client'
+import type { Dispatcher } from 'undici'
+import type { ClientAccess } from '../access/client-access.js'
+import type { RefuseCaller } from '../callers/caller-refusals.js'
 import type { CallerSpec } from '../callers/callers-file.js'
+import type { CallersHolder } from '../callers/callers-holder.js'
+import type { Clock } from '../clock.js'
+import type { Config, EnvironmentName } from '../config/config.js'
+import type { EgressView } from '../egress/egress-reporter.js'
+import type { ListenSettings } from '../http/listen-check.js'
+import type { ReadinessSection } from '../ops/health-routes.js'
+import type { ProxyActivity } from '../ops/proxy-activity.js'
+import type { PipelineStep } from '../pipeline/steps.js'
+import type { UpstreamResponseTap } from '../routing/upstream-response.js'
 import type { RedisAnswer } from '../state/check-store.js'
+import type { StateStore } from '../state/state-store.js'
+import type { TokenSource } from '../tokens/token-source.js'
 
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void }
 
@@ -43,10 +58,113 @@ export interface CheckContext {
 /** What `check` prints for a feature: lines starting `ok`, `warn`, `skip` or `FAIL`; ok false fails the check. */
 export interface CheckSection { ok: boolean, lines: readonly string[] }
 
+/**
+ * What a feature hands to the features after it in the list (and to the process): empty here, each
+ * providing feature adds its member by declaration merging, as Fastify's decorators are typed
+ * (`declare module '../feature/feature.js' { interface SharedParts { … } }`). A reader never
+ * imports the provider; a member is absent while its feature is off.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface SharedParts {}
+
+/** What every feature's proxy part is built from: one context instead of a dozen handles. */
+export interface ProxyContext {
+  readonly config: Config
+  readonly log: Logger
+  readonly clock: Clock
+  readonly registry: Registry
+  /** The callers file in force, null without one. */
+  readonly callers: CallersHolder | null
+  /** Filled in list order: a feature reads what the features before it provided. */
+  readonly shared: Partial<SharedParts>
+}
+
+/** The proxy's parts that exist once the app is built, for a part's routes and workers. */
+export interface ProxyParts {
+  readonly store: StateStore
+  readonly sources: ReadonlyMap<EnvironmentName, TokenSource>
+  readonly dispatcher: Dispatcher
+  readonly access: ClientAccess
+  /** Counts and logs a caller's refusal; null without a callers file. */
+  readonly refuse: RefuseCaller | null
+}
+
+/** A feature's share of the proxy; every slot optional. */
+export interface ProxyPart {
+  /** The target a request carries when it is not its URL's (an MCP tool call's inner request). */
+  readonly target?: (req: IncomingMessage) => string | undefined
+  /** Its pipeline steps, built once the proxy's parts exist. */
+  readonly steps?: (parts: ProxyParts) => readonly PipelineStep[]
+  /** `via` and `tool` on the access line of a request a feature made. */
+  readonly via?: (request: FastifyRequest) => { via: string, tool: string } | null
+  /** Wraps what the forward tells of each upstream answer (the idempotency recorder, when on). */
+  readonly tap?: (inner: UpstreamResponseTap | undefined) => UpstreamResponseTap
+  readonly readiness?: ReadinessSection
+  /** Routes and workers, once the proxy's parts exist; in list order. */
+  readonly register?: (app: FastifyInstance, parts: ProxyParts) => Promise<void>
+  /** Once the proxy is ready: workers start. */
+  readonly start?: () => void
+  /** Before the listener closes (workers that read another store stop first). */
+  readonly preClose?: () => Promise<void>
+  /** After the listener closed: workers and stores close. */
+  readonly close?: () => Promise<void>
+  /** SIGHUP: re-read what the feature reads from files. */
+  readonly reload?: (trigger: string) => void
+  /** Watches those files; returns the stop. */
+  readonly watch?: () => () => void
+}
+
+/** What a part the process runs beside the proxy (a listener of its own) is prepared from. */
+export interface SidecarContext {
+  readonly config: Config
+  readonly log: Logger
+  /** Where the sidecar's log lines are written (a thread's lines go there too). */
+  readonly lines: { write: (text: string) => unknown }
+  readonly shared: Partial<SharedParts>
+}
+
+/** Once the proxy is built: its parts a listener beside it reads. */
+export interface BuiltProxy {
+  readonly registry: Registry
+  readonly sources: ReadonlyMap<EnvironmentName, TokenSource>
+  readonly egress: EgressView
+}
+
+/** A listener of a feature's own beside the proxy's (the inbox's, the console's). */
+export interface SidecarPart {
+  /** Its address, checked before anything starts: a taken port stops the start with one line. */
+  readonly address: { host: string, port: number, settings: ListenSettings }
+  /** Shown in the proxy's `/readyz`, so given before the proxy is built. */
+  readonly readiness?: ReadinessSection
+  /** The part paces itself on the proxy's forwards: the proxy is told of each. */
+  readonly activity?: ProxyActivity
+  /** Builds it (a store opened, a thread started), in list order, once the proxy is built. */
+  readonly start: (proxy: BuiltProxy) => Promise<void>
+  /** After the proxy listens; rejects with the listen error (its code kept). */
+  readonly listen: () => Promise<void>
+  /** The grace period is over: connections still open are closed. */
+  readonly closeAllConnections: () => void
+  readonly close: () => Promise<void>
+}
+
 export interface Feature {
   /** As the docs name it; also the key of the feature's commands in the usage. */
   readonly name: string
   readonly commands?: Readonly<Record<string, FeatureCommand>>
   /** Null when the feature is off: nothing printed. */
   readonly check?: (context: CheckContext) => Promise<CheckSection | null>
+  /**
+   * With a callers file, before it is read at start: what a reload of the file must be refused for
+   * while this feature is off (a caller that would need it on). Loaded only with a callers file.
+   */
+  readonly callersReloadCheck?: () => Promise<(callers: readonly CallerSpec[]) => string[]>
+  /** The feature's share of the proxy; null when it is off. Throws ConfigError when the start cannot have it. */
+  readonly proxy?: (context: ProxyContext) => Promise<ProxyPart | null>
+  /** Its listener beside the proxy; null when it is off. Prepared before the proxy is built. */
+  readonly sidecar?: (context: SidecarContext) => Promise<SidecarPart | null>
+  /**
+   * What the feature does once every listener beside the proxy is built and before any listens
+   * (the payments read the inbox's events). In list order.
+   */
+  readonly join?: (shared: Partial<SharedParts>) => Promise<void>
 }

@@ -1,8 +1,13 @@
-/** Agents over MCP (SPEC §13) as a feature: the `check` section of the tools file. */
+/** Agents over MCP (SPEC §13) as a feature: its share of the proxy and the `check` section of the tools file. */
 import type { Feature } from '../feature/feature.js'
 
 export const mcpFeature: Feature = {
   name: 'mcp',
+  // An agent is known by its caller key: configuration refuses PROXY_MCP=on without a callers file.
+  proxy: async (context) => {
+    const { callers } = context
+    return !context.config.mcp.enabled || callers === null ? null : (await import('./mcp-part.js')).mcpPart({ ...context, callers })
+  },
   async check ({ config }) {
     if (!config.mcp.enabled || config.mcp.toolsFile === null) return null
     const tools = (await import('./tools-file.js')).readToolsFile(config.mcp.toolsFile, config.paths)

@@ -19,14 +19,15 @@ export interface HealthRoutesOptions {
   rotation?: () => Partial<Record<EnvironmentName, RotationAttempt>>
   /** Variables changed since the start that only a restart applies: shown, not a reason to report not ready. */
   restartRequired?: () => readonly string[]
-  /** The webhook inbox (SPEC §10): shown, never a reason to report not ready. */
-  webhooks?: (() => Promise<WebhooksSection | null>) | undefined
-  /** Payments followed (SPEC §12): shown, never a reason to report not ready. */
-  payments?: (() => Promise<PaymentsSection>) | undefined
+  /** The features' sections (the inbox's, SPEC §10; the payments', SPEC §12), in this order: shown, never a reason to report not ready. */
+  sections?: readonly ReadinessSection[]
 }
 
-export interface WebhooksSection { ready: boolean, pending: number, failed: number, oldestPendingAgeSeconds: number }
-export interface PaymentsSection { ready: boolean, pending: number, stale: number }
+/** A `/readyz` section: shown, never a reason to report not ready (the tokens decide that); `read` never rejects. */
+export interface ReadinessSection {
+  readonly name: string
+  readonly read: () => Promise<unknown>
+}
 
 export async function healthRoutes (app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   app.get('/healthz', async () => ({ status: 'ok' }))
@@ -47,19 +48,8 @@ export async function healthRoutes (app: FastifyInstance, options: HealthRoutesO
     if (options.state !== undefined) body['state'] = { ready: options.state().ready }
     const restartRequired = options.restartRequired?.() ?? []
     if (restartRequired.length > 0) body['restartRequired'] = restartRequired
-    if (options.webhooks !== undefined) body['webhooks'] = await webhooksSection(options.webhooks)
-    if (options.payments !== undefined) body['payments'] = await options.payments().catch((): PaymentsSection => ({ ready: false, pending: 0, stale: 0 }))
+    for (const section of options.sections ?? []) body[section.name] = await section.read()
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
     return body
   })
-}
-
-/** A store that cannot answer is shown as not ready, with nothing counted: readiness stays the tokens'. */
-async function webhooksSection (read: () => Promise<WebhooksSection | null>): Promise<WebhooksSection> {
-  const unknown = { ready: false, pending: 0, failed: 0, oldestPendingAgeSeconds: 0 }
-  try {
-    return await read() ?? unknown
-  } catch {
-    return unknown
-  }
 }

@@ -1,4 +1,4 @@
-/** Payments followed to their final state (SPEC §12) as a feature: the `payments` command and their `check` section. */
+/** Payments followed to their final state (SPEC §12) as a feature: their share of the proxy, the `payments` command and their `check` section. */
 import type { Feature } from '../feature/feature.js'
 
 export const paymentsFeature: Feature = {
@@ -13,6 +13,18 @@ export const paymentsFeature: Feature = {
         return await runPaymentsCommand(args, config, log, { ...io, clock })
       },
     },
+  },
+  proxy: async (context) => {
+    const settings = context.config.payments
+    return settings === null ? null : await (await import('./payments-part.js')).paymentsPart(context, settings)
+  },
+  // Every event the inbox stores is read after the payments' own cursor, from before it takes any.
+  async join (shared) {
+    const running = shared.payments?.running
+    const inbox = shared.inbox
+    if (running === undefined || running === null || inbox === undefined) return
+    inbox.onStored(running.wake)
+    await running.readEvents(inbox.store)
   },
   async check ({ config, log }) {
     const { payments } = config

@@ -1,4 +1,4 @@
-/** The webhook inbox (SPEC §10) as a feature: its commands and its `check` section. */
+/** The webhook inbox (SPEC §10) as a feature: its listener beside the proxy, its commands and its `check` section. */
 import type { Feature } from '../feature/feature.js'
 
 export const inboxFeature: Feature = {
@@ -24,6 +24,10 @@ export const inboxFeature: Feature = {
         return 0
       },
     },
+  },
+  sidecar: async (context) => {
+    const settings = context.config.webhooks
+    return settings === null ? null : (await import('./inbox-part.js')).inboxPart(context, settings)
   },
   async check ({ config, log, redis }) {
     const { webhooks } = config

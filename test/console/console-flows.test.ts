@@ -70,8 +70,8 @@ t.test('rejected on the console with a reason: never sent, the agent\'s retry ge
 
 t.test('the pending list is paged, oldest first, with the total', async (t) => {
   const rig = await startConsoleRig(t)
-  const { approvals } = rig.proxy
-  if (approvals === null) throw new Error('approvals are off')
+  const { approvals } = rig.proxy.shared
+  if (approvals === undefined) throw new Error('approvals are off')
   // One held through the proxy (the rig's day limit admits no 27), 26 more stored beside it: the page counts and orders records, whatever their seals say.
   const first = await hold(rig, 101, 'ref-page-0')
   const record = await approvals.store.get(first)

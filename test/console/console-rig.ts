@@ -53,7 +53,7 @@ export async function startConsoleRig (t: Test, options: RigOptions = {}): Promi
     logger,
     clock: options.clock,
     signins,
-    approvals: rig.proxy.approvals,
+    approvals: rig.proxy.shared.approvals ?? null,
     inbox: inbox === null ? null : { store: inbox.store, wake: inbox.deliverer.wake },
     payments: options.payments ?? null,
     status: {

@@ -122,8 +122,9 @@ export async function startInProcess (t: Test, env: Env): Promise<InProcess> {
   const { logger, logs } = captureLogger('info')
   const server = await buildServer(config, { logger })
   if (config.webhooks === null) throw new Error('the inbox is off')
-  const inbox = await buildInbox(config.webhooks, config.state, { logger, registry: server.metrics.registry, onStored: server.payments?.wake })
-  await server.payments?.readEvents(inbox.store)
+  const payments = server.shared.payments?.running ?? null
+  const inbox = await buildInbox(config.webhooks, config.state, { logger, registry: server.metrics.registry, onStored: payments?.wake })
+  await payments?.readEvents(inbox.store)
   t.teardown(async () => { await server.app.close(); await inbox.app.close() })
   await server.app.listen({ host: '127.0.0.1', port: 0 })
   await inbox.app.listen({ host: '127.0.0.1', port: 0 })

@@ -20,7 +20,7 @@ import { createProxyActivity, proxyIdleMs } from '../../src/ops/proxy-activity.j
 import { buildInbox } from '../../src/webhooks/inbox-server.js'
 import { openStore } from '../../src/webhooks/open-store.js'
 import { startInboxThread } from '../../src/webhooks/inbox-thread.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
 import { inboxEnv, PATH_TOKEN, post, startApp, startInboxAndApp, tempDir } from './inbox-harness.js'
 
@@ -113,9 +113,11 @@ t.test('through the inbox\'s thread: with the proxy busy, events are taken at PR
   const idleMs = await fourAtOnce('idle')
   activity.forwarded()
   const busyMs = await fourAtOnce('busy')
-  // At 4 a second, a burst of 1: held 0, 0.25, 0.5 and 0.75 s.
+  // At 4 a second, a burst of 1: held 0, 0.25, 0.5 and 0.75 s. Idle, none is held: the count of
+  // holds below is the busy round's three alone; the idle round's time is reported, since a loaded
+  // machine stretches it.
   t.ok(busyMs >= 700, `busy: four events took ${Math.round(busyMs)} ms`)
-  t.ok(idleMs < 700, `idle: four events took ${Math.round(idleMs)} ms`)
-  await eventually(() => app.deliveries.length === 8, { what: 'all eight delivered', timeoutMs: 10_000 })
-  await eventually(async () => /payments_auth_proxy_webhooks_held_total\{kind="intake"\} 3\n/.test(await registry.metrics()), { what: 'the three holds counted on the main thread\'s registry' })
+  t.comment(`idle: four events took ${Math.round(idleMs)} ms`)
+  await eventually(() => app.deliveries.length === 8, { what: 'all eight delivered', timeoutMs: HANG_MS })
+  await eventually(async () => /payments_auth_proxy_webhooks_held_total\{kind="intake"\} 3\n/.test(await registry.metrics()), { what: 'the three holds counted on the main thread\'s registry', timeoutMs: HANG_MS })
 })

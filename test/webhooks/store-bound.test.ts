@@ -21,7 +21,7 @@ for (const kind of ['sqlite', 'redis'] as const) {
     }, { registry })
     await eventually(() => inbox.store.ready(), { what: 'the store ready' })
     // The proxy's /readyz with the inbox's section, as cli.ts wires it.
-    const proxy = await startProxy(t, providerEnv(await startProvider(t)), { webhooks: inbox.readiness })
+    const proxy = await startProxy(t, providerEnv(await startProvider(t)), { readiness: [{ name: 'webhooks', read: inbox.readiness }] })
     await waitReady(proxy)
     const readyz = async (): Promise<{ status: number, webhooks: unknown }> => {
       const res = await fetch(`${proxy.url}/readyz`)
