@@ -4,6 +4,7 @@
  * request is on disk. A decision is one conditional UPDATE (`WHERE status = 'pending'`): SQLite
  * serialises writers, also across processes (the CLI beside the sidecar), so of two decisions one wins.
  */
+import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
@@ -24,6 +25,9 @@ CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at);
 CREATE INDEX IF NOT EXISTS approvals_status_seq ON approvals (status, seq);
 `
 
+/** In order, never renamed: the file records each (sqlite/migrations.ts). */
+const MIGRATIONS: readonly Migration[] = [{ id: '1-tables', up: (db) => { db.exec(SCHEMA) } }]
+
 interface Row { status: string, forward: string, record: string, body: Buffer }
 
 /** The record's fields other than body, status and forward live as JSON; those three are columns the queries use. */
@@ -40,7 +44,7 @@ function fromRow (row: Row): ApprovalRecord {
 export async function createSqliteApprovalStore (path: string): Promise<ApprovalStore> {
   // Loaded only when approvals are configured: a proxy without them never opens the native module.
   const db = await openDatabase(path)
-  db.exec(SCHEMA)
+  migrate(db, 'approvals', MIGRATIONS, path)
 
   const columns = 'status, forward, record, body'
   const insert = db.prepare('INSERT INTO approvals (id, key, status, expires_at, forward, record, body) VALUES (@id, @key, @status, @expiresAt, @forward, @record, @body)')

@@ -3,6 +3,7 @@
  * synced commits, so a link taken is taken for good, across the CLI's process and the sidecar's.
  * Expired rows go when a session or a link is added: the tables stay as small as their use.
  */
+import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
 import { USED_LINK_KEPT_MS, type ConsoleSession, type LinkOutcome, type SigninStore } from './signin-store.js'
 
@@ -13,12 +14,15 @@ CREATE INDEX IF NOT EXISTS console_links_expiry ON console_links (expires_at);
 CREATE INDEX IF NOT EXISTS console_sessions_expiry ON console_sessions (expires_at);
 `
 
+/** In order, never renamed: the file records each (sqlite/migrations.ts). */
+const MIGRATIONS: readonly Migration[] = [{ id: '1-tables', up: (db) => { db.exec(SCHEMA) } }]
+
 interface LinkRow { email: string, expires_at: number, used: number }
 interface SessionRow { email: string, csrf: string, expires_at: number }
 
 export async function createSqliteSigninStore (path: string): Promise<SigninStore> {
   const db = await openDatabase(path)
-  db.exec(SCHEMA)
+  migrate(db, 'console', MIGRATIONS, path)
   const insertLink = db.prepare('INSERT INTO console_links (hash, email, expires_at) VALUES (?, ?, ?)')
   const link = db.prepare('SELECT email, expires_at, used FROM console_links WHERE hash = ?')
   const markUsed = db.prepare('UPDATE console_links SET used = 1 WHERE hash = ?')

@@ -9,6 +9,7 @@
  * application down for an hour) costs nothing per claim.
  */
 import type Database from 'better-sqlite3'
+import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
 
 const SCHEMA = `
@@ -63,17 +64,21 @@ export const WAITED_EVENTS = `SELECT seq, id, received_at, next_attempt_at,
 export const MARK_HEAD = `UPDATE events SET is_head = (seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))
   WHERE order_key = @orderKey AND status = 'pending' AND (is_head = 1 OR seq = (SELECT min(seq) FROM events p WHERE p.status = 'pending' AND p.order_key = @orderKey))`
 
+/** In order, never renamed: the file records each (sqlite/migrations.ts). */
+const MIGRATIONS: readonly Migration[] = [
+  { id: '1-tables', up: (db) => { db.exec(SCHEMA) } },
+  { id: '2-order-heads', up: markOrderHeads },
+  { id: '3-claim-indexes', up: (db) => { db.exec(`${READY_INDEX}; ${WAITING_INDEX}`) } },
+]
+
 export async function openOutboxDatabase (path: string): Promise<Database.Database> {
   const db = await openDatabase(path)
-  db.exec(SCHEMA)
-  db.transaction(() => { upgradeFromFirstSchema(db) })()
-  db.exec(READY_INDEX)
-  db.exec(WAITING_INDEX)
+  migrate(db, 'outbox', MIGRATIONS, path)
   return db
 }
 
 /** A file written before `is_head` existed: add it, mark every key's head, drop the claim's old index. */
-function upgradeFromFirstSchema (db: Database.Database): void {
+function markOrderHeads (db: Database.Database): void {
   const columns = db.prepare('SELECT name FROM pragma_table_info(\'events\')').all() as Array<{ name: string }>
   if (columns.some((c) => c.name === 'is_head')) return
   db.exec(`ALTER TABLE events ADD COLUMN is_head INTEGER NOT NULL DEFAULT 0;

@@ -15,6 +15,7 @@
  * retention asks (a caller's listing, the settlement time), which read the table in order instead. One sidecar owns a file, so leases live in its memory; the
  * operator commands open the same file and never lease.
  */
+import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
 import { createGroupCommit } from '../sqlite/group-commit.js'
 import type { PaymentRecord } from './payment-record.js'
@@ -43,6 +44,9 @@ CREATE INDEX IF NOT EXISTS payments_transaction ON payments (transaction_sha, se
 CREATE INDEX IF NOT EXISTS payments_state ON payments (state, seq);
 CREATE TABLE IF NOT EXISTS payment_cursor (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 `
+
+/** In order, never renamed: the file records each (sqlite/migrations.ts). */
+const MIGRATIONS: readonly Migration[] = [{ id: '1-tables', up: (db) => { db.exec(SCHEMA) } }]
 
 type Write =
   | { kind: 'create', record: PaymentRecord }
@@ -78,7 +82,7 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 
 export async function createSqlitePaymentStore (path: string): Promise<PaymentStore> {
   const db = await openDatabase(path)
-  db.exec(SCHEMA)
+  migrate(db, 'payments', MIGRATIONS, path)
   let writable = true
 
   const insert = db.prepare(`INSERT INTO payments (id, key, version, state, caller, environment, reference_sha, transaction_sha, created_at, settled_at, due_at, notify, record)
