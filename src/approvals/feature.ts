@@ -1,18 +1,14 @@
 /** Approvals (SPEC §11) as a feature: their share of the proxy, the `approvals` command and the `check` section of their store. */
-import type { Feature } from '../feature/feature.js'
+import { configuredCommand, type Feature } from '../feature/feature.js'
 
 export const approvalsFeature: Feature = {
   name: 'approvals',
   commands: {
-    approvals: {
-      summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
-      usage: async () => (await import('./approvals-command.js')).APPROVALS_USAGE,
-      async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
-        const { runApprovalsCommand } = await import('./approvals-command.js')
-        return await runApprovalsCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
-      },
-    },
+    approvals: configuredCommand(
+      'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
+      async () => (await import('./approvals-command.js')).runApprovalsCommand,
+      async () => (await import('./approvals-command.js')).APPROVALS_USAGE,
+    ),
   },
   // Loaded only with a callers file: approvals exist only there (approveAbove).
   callersReloadCheck: async () => (await import('./approval-start-checks.js')).approveAboveNeedsRestart,

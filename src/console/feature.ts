@@ -1,17 +1,13 @@
 /** The console (SPEC §14) as a feature: its listener beside the proxy, the `console-link` command and its `check` lines. */
-import type { Feature } from '../feature/feature.js'
+import { configuredCommand, type Feature } from '../feature/feature.js'
 
 export const consoleFeature: Feature = {
   name: 'console',
   commands: {
-    'console-link': {
-      summary: 'print a single-use sign-in link for the console: console-link --as <email>',
-      async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
-        const { runConsoleLinkCommand } = await import('./console-link-command.js')
-        return await runConsoleLinkCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
-      },
-    },
+    'console-link': configuredCommand(
+      'print a single-use sign-in link for the console: console-link --as <email>',
+      async () => (await import('./console-link-command.js')).runConsoleLinkCommand,
+    ),
   },
   sidecar: async (context) => {
     const settings = context.config.console

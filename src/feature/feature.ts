@@ -168,3 +168,19 @@ export interface Feature {
    */
   readonly join?: (shared: Partial<SharedParts>) => Promise<void>
 }
+
+/** How a command that reads the configuration runs, once its module is loaded. */
+export type ConfiguredRun = (args: readonly string[], config: Config, log: Logger, io: CommandIo & { nowMs: () => number, clock: Clock }) => Promise<number>
+
+/** A command on the configuration's stores: its module is loaded only when it runs (or its usage is asked for). */
+export function configuredCommand (summary: string, load: () => Promise<ConfiguredRun>, usage?: () => Promise<string>): FeatureCommand {
+  return {
+    summary,
+    ...(usage === undefined ? {} : { usage }),
+    async run ({ args, io, clock, configured }) {
+      const { config, log } = configured()
+      const run = await load()
+      return await run(args, config, log, { ...io, clock, nowMs: () => clock.wallMs() })
+    },
+  }
+}

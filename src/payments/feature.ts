@@ -1,18 +1,14 @@
 /** Payments followed to their final state (SPEC §12) as a feature: their share of the proxy, the `payments` command and their `check` section. */
-import type { Feature } from '../feature/feature.js'
+import { configuredCommand, type Feature } from '../feature/feature.js'
 
 export const paymentsFeature: Feature = {
   name: 'payments',
   commands: {
-    payments: {
-      summary: 'list, show or recheck followed payments (payments-auth-proxy payments --help)',
-      usage: async () => (await import('./payments-command.js')).PAYMENTS_USAGE,
-      async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
-        const { runPaymentsCommand } = await import('./payments-command.js')
-        return await runPaymentsCommand(args, config, log, { ...io, clock })
-      },
-    },
+    payments: configuredCommand(
+      'list, show or recheck followed payments (payments-auth-proxy payments --help)',
+      async () => (await import('./payments-command.js')).runPaymentsCommand,
+      async () => (await import('./payments-command.js')).PAYMENTS_USAGE,
+    ),
   },
   proxy: async (context) => {
     const settings = context.config.payments
