@@ -13,7 +13,7 @@ import { createEgressReporter } from './egress/egress-reporter.js'
 import { FEATURES } from './features/index.js'
 import { listenReport } from './http/listen-check.js'
 import { createOutbound } from './outbound/outbound-agents.js'
-import { askRedis, checkStore } from './state/check-store.js'
+import { askRedis, checkStore, redisFinding } from './state/check-store.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
@@ -63,8 +63,9 @@ export async function runCheck (config: Config, out: (line: string) => void, log
         out(`ok    callers file: ${read.callers.length} callers`)
       } else { ok = false; for (const problem of read.problems) out(`FAIL  callers file: ${problem}`) }
     }
+    const finding = redis === undefined ? null : redis.then(redisFinding)
     for (const feature of FEATURES) {
-      const section = await feature.check?.({ config, log, redis, callers })
+      const section = await feature.check?.({ config, log, redis, redisFinding: finding, callers })
       if (section === undefined || section === null) continue
       if (!section.ok) ok = false
       for (const line of section.lines) out(line)

@@ -21,7 +21,7 @@ import type { ReadinessSection } from '../ops/health-routes.js'
 import type { ProxyActivity } from '../ops/proxy-activity.js'
 import type { PipelineStep } from '../pipeline/steps.js'
 import type { UpstreamResponseTap } from '../routing/upstream-response.js'
-import type { RedisAnswer } from '../state/check-store.js'
+import type { RedisAnswer, RedisFinding } from '../state/check-store.js'
 import type { StateStore } from '../state/state-store.js'
 import type { TokenSource } from '../tokens/token-source.js'
 
@@ -51,6 +51,8 @@ export interface CheckContext {
   readonly log: Logger
   /** Redis asked once for every store kept there (undefined without PROXY_REDIS_URL). */
   readonly redis: Promise<RedisAnswer> | undefined
+  /** The same answer as a finding (answers, append-only or not, or the problem); null without PROXY_REDIS_URL. */
+  readonly redisFinding: Promise<RedisFinding> | null
   /** The callers file's callers when it was read without a problem, else null. */
   readonly callers: readonly CallerSpec[] | null
 }

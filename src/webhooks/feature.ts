@@ -29,10 +29,9 @@ export const inboxFeature: Feature = {
     const settings = context.config.webhooks
     return settings === null ? null : (await import('./inbox-part.js')).inboxPart(context, settings)
   },
-  async check ({ config, log, redis }) {
+  async check ({ config, log, redisFinding }) {
     const { webhooks } = config
     if (webhooks === null) return null
-    const [{ checkInbox }, { redisFinding }] = await Promise.all([import('./check-inbox.js'), import('../state/check-store.js')])
-    return await checkInbox(webhooks, config, log, redis === undefined ? null : redis.then(redisFinding))
+    return await (await import('./check-inbox.js')).checkInbox(webhooks, config, log, redisFinding)
   },
 }
