@@ -99,9 +99,11 @@ async function assertFailsClosed (t: Test, proxy: RunningProxy, forwarded: () =>
   t.match(await readyz.body.json(), { state: { ready: false } }, 'and shows the store not ready')
   // The line goes out through the proxy's asynchronous log destination: a loaded machine may write
   // it after the refusals were answered. More refusals than lines shows it is not one per request.
+  // A Redis slow to exit on a loaded machine may take one reconnection before it is gone: that is a
+  // second outage, with its recovery logged between the two lines.
   const errorLines = (): number => proxy.logs.find('state store unavailable').filter((r) => r['level'] === 50).length
   await eventually(() => errorLines() >= 1, { what: 'the outage\'s error line' })
-  t.equal(errorLines(), 1, 'one error line for the outage, not one per refused request')
+  t.equal(errorLines(), 1 + proxy.logs.find('state store recovered').length, 'one error line per outage seen, not one per refused request')
 }
 
 async function assertRecovers (t: Test, proxy: RunningProxy): Promise<void> {
