@@ -1,6 +1,6 @@
 /** A payment record and a machine context for the pure tests, with every field set and overridable. */
 import type { MachineContext, StatusClass } from '../../src/payments/payment-machine.js'
-import type { PaymentRecord } from '../../src/payments/payment-record.js'
+import { untouched, type PaymentRecord } from '../../src/payments/payment-record.js'
 
 export const T0 = 1_767_225_600_000
 export const SCHEDULE_MS = [60_000, 300_000, 86_400_000]
@@ -45,22 +45,10 @@ export function paymentFixture (overrides: Partial<PaymentRecord> = {}): Payment
     amount: '100',
     currency: 'KES',
     createdAtMs: T0,
-    sentAtMs: T0,
     sender: 'process-1',
-    rejoined: false,
-    settledAtMs: null,
-    settledBy: null,
-    confirmed: false,
-    events: [],
-    lookups: { count: 0, lastAtMs: null, lastOutcome: null },
-    scheduleFromMs: T0,
-    step: 0,
+    ...untouched(T0),
     nextLookupAtMs: T0 + 60_000,
-    lookupNow: false,
-    eventLookup: null,
-    notify: [],
     dueAtMs: T0 + IN_FLIGHT_MS,
-    seals: null,
     ...overrides,
   }
 }
