@@ -303,12 +303,21 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
   t.equal(logs.find('state store recovered').length, 1)
 })
 
-/** Resolves once the server leaves a PING unanswered for 250 ms. */
-async function untilBlocked (t: Test, url: string): Promise<void> {
+/**
+ * A connection made before the server is blocked: one opened during DEBUG SLEEP would wait for its
+ * ready check until the sleep ended, and then never see the server blocked.
+ */
+async function connectedProbe (t: Test, url: string): Promise<Redis> {
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 })
   probe.on('error', () => {})
   t.teardown(() => { probe.disconnect() })
-  await probe.connect().catch(() => {})
+  await probe.connect()
+  await probe.ping()
+  return probe
+}
+
+/** Resolves once the server leaves the probe's PING unanswered for 250 ms. */
+async function untilBlocked (probe: Redis): Promise<void> {
   await eventually(async () => await Promise.race([probe.ping().then(() => false, () => false), sleep(250).then(() => true)]), { what: 'the server blocked by DEBUG SLEEP', everyMs: 10, timeoutMs: HANG_MS })
   probe.disconnect()
 }
@@ -316,10 +325,12 @@ async function untilBlocked (t: Test, url: string): Promise<void> {
 t.test('redis store: a command that hangs fails within about a second', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   const admin = adminClient(t, redis.url)
+  await admin.ping()
+  const probe = await connectedProbe(t, redis.url)
   // DEBUG SLEEP blocks the server, as a stuck or overloaded Redis would. The claim is sent once a
   // probe's PING goes unanswered, so a loaded machine cannot send it before the sleep began.
   const blocked = admin.call('DEBUG', 'SLEEP', '5').catch(() => null)
-  await untilBlocked(t, redis.url)
+  await untilBlocked(probe)
   const started = Date.now()
   await t.rejects(store.claim('slow', 60_000), StateUnavailableError)
   t.ok(Date.now() - started < 2000, 'refused within 2 s')
