@@ -104,7 +104,7 @@ t.test('an event stored while payments were not reading (killed between the inbo
   const payments = await createSqlitePaymentStore(path)
   t.teardown(async () => { await inbox.close(); await payments.close() })
   const applied: string[] = []
-  const metrics = { tracked () {}, settled () {}, lookup () {}, event () {} }
+  const metrics = { tracked () {}, settled () {}, lookup () {}, event () {}, pass () {} }
   const apply = async (record: { id: string }): Promise<{ record: null, written: boolean }> => { applied.push(record.id); return { record: null, written: true } }
   const config = { transactionIdPointer: '/data/transactionId', statusPointer: '/data/status', succeededStatuses: ['successful'], failedStatuses: ['failed'], eventTransactionIdPointer: '/data/transactionId', eventReferencePointer: '/data/externalReference' }
   const matcher = (): ReturnType<typeof createEventMatcher> => createEventMatcher({ store: payments, apply, config: config as never, log: logger, metrics })
