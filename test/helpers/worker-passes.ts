@@ -64,7 +64,7 @@ export async function afterPasses (loops: Passes | readonly Passes[], options: A
   }, {
     what: `${passes} passes of ${options.what ?? 'the loop'} after the moment`,
     timeoutMs: options.timeoutMs ?? HANG_MS,
-    everyMs: 20,
+    everyMs: 50,
     detail: () => `passes from ${from.join(', ')} to ${seen.join(', ')}`,
   })
 }
