@@ -19,16 +19,16 @@ export type { WorkerName }
 
 const NAME = 'payments_auth_proxy_worker_passes_total'
 
-/** Reads how many passes a loop has ended, with the outcome `done`. */
+/** Reads how many passes a loop has ended, with the outcome `done` (or `failed`, when asked for). */
 export type Passes = () => Promise<number>
 
 /** A loop of a proxy (or inbox) built in this process, read from its registry. */
-export function passesIn (registry: Registry, worker: WorkerName): Passes {
+export function passesIn (registry: Registry, worker: WorkerName, outcome: 'done' | 'failed' = 'done'): Passes {
   return async () => {
     const metric = registry.getSingleMetric(NAME)
     if (metric === undefined) return 0
     const { values } = await metric.get()
-    return values.find((v) => v.labels['worker'] === worker && v.labels['outcome'] === 'done')?.value ?? 0
+    return values.find((v) => v.labels['worker'] === worker && v.labels['outcome'] === outcome)?.value ?? 0
   }
 }
 
