@@ -12,7 +12,7 @@ import { StateUnavailableError } from '../../src/errors.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
 
 interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
 interface Factory { name: string, make: (t: Test) => Promise<Made> }
@@ -322,23 +322,15 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
   t.equal(logs.find('state store recovered').length, 1)
 })
 
-/** Resolves once the server leaves a PING unanswered for 250 ms. */
-async function untilBlocked (t: Test, url: string): Promise<void> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 })
-  probe.on('error', () => {})
-  t.teardown(() => { probe.disconnect() })
-  await probe.connect().catch(() => {})
-  await eventually(async () => await Promise.race([probe.ping().then(() => false, () => false), sleep(250).then(() => true)]), { what: 'the server blocked by DEBUG SLEEP', everyMs: 10, timeoutMs: HANG_MS })
-  probe.disconnect()
-}
-
 t.test('redis store: a command that hangs fails within about a second', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   const admin = adminClient(t, redis.url)
   // DEBUG SLEEP blocks the server, as a stuck or overloaded Redis would. The claim is sent once a
-  // probe's PING goes unanswered, so a loaded machine cannot send it before the sleep began.
+  // probe's PING goes unanswered, so a loaded machine cannot send it before the sleep began; the
+  // probe connects first, as a connection made during the sleep waits for its end.
+  const probe = await stallProbe(t, redis.url)
   const blocked = admin.call('DEBUG', 'SLEEP', '5').catch(() => null)
-  await untilBlocked(t, redis.url)
+  await probe.untilBlocked()
   const started = Date.now()
   await t.rejects(store.claim('slow', 60_000), StateUnavailableError)
   t.ok(Date.now() - started < 2000, 'refused within 2 s')
