@@ -15,8 +15,6 @@ export type WorkerName = 'approvals' | 'approvals_forward' | 'payments' | 'webho
 export type PassOutcome = 'done' | 'failed'
 export type PassCounter = (outcome: PassOutcome) => void
 
-export const uncountedPasses: PassCounter = () => {}
-
 /** `prefix` is the registry's metric name prefix (ops/metrics.ts). */
 export function workerPasses (registry: Registry, prefix: string, worker: WorkerName): PassCounter {
   const name = `${prefix}worker_passes_total`

@@ -33,7 +33,7 @@ t.test('two replicas: decisions at once on each, one wins; the approved payout i
   t.same(answers.map((r) => r.status).sort(), [200, 409])
   await eventually(() => payouts(provider).length === 1, { what: 'the approved payout', timeoutMs: 5000 })
   // Both replicas' forward loops look once a second and send what they find: two more looks each had their chance to send it again.
-  await afterPasses(replicas.map((r) => passesIn(r.metrics.registry, 'approvals_forward')), { what: 'both replicas\' forward loops' })
+  await afterPasses(replicas.map((r) => passesIn(r.metrics.registry, 'approvals_forward')), { what: 'both replicas\' forward loops', between: async () => { for (const r of replicas) r.shared.approvals?.nudge() } })
   t.equal(payouts(provider).length, 1, 'sent once')
   t.equal((await pay(b, held)).headers.get('idempotent-replayed'), 'true', 'either replica answers the retry from the record')
 })

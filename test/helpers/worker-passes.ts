@@ -46,7 +46,11 @@ export interface AfterPassesOptions {
   what?: string
   /** How many passes each loop must end after the call; 2 (see above). */
   passes?: number
-  /** Run before each look: with fake time, moving the clock on so that the loops' timers fire. */
+  /**
+   * Run before each look, so the passes come sooner than the loops' timers bring them: the loop's
+   * own wake (what the product calls when there is news: an approval decided, an event stored),
+   * or with fake time, moving the clock on so that the timers fire.
+   */
   between?: () => Promise<void>
   timeoutMs?: number
 }

@@ -32,7 +32,7 @@ t.test('held, approved, forwarded by the sidecar: followed as the agent\'s payme
   const second = (await rejected.json() as HeldAnswer).approval
   t.equal((await decide(proxy, second.id, 'reject', { by: 'Ann', reason: 'no' })).status, 200)
   // Both approvals loops look every second (the forward loop sends what it finds approved): two more looks each had their chance to send it.
-  await afterPasses([passesIn(proxy.metrics.registry, 'approvals'), passesIn(proxy.metrics.registry, 'approvals_forward')], { what: 'both approvals loops' })
+  await afterPasses([passesIn(proxy.metrics.registry, 'approvals'), passesIn(proxy.metrics.registry, 'approvals_forward')], { what: 'both approvals loops', between: async () => { proxy.shared.approvals?.nudge() } })
   t.equal(payouts(provider).length, 1, 'the rejected one is never sent')
   t.equal(await paymentOf(proxy.url, 'held-2', AGENT_KEY), null, 'and creates nothing')
   const all = await (await fetch(`${proxy.url}/payments`, { headers: { authorization: `Bearer ${AGENT_KEY}` } })).json() as { payments: unknown[] }

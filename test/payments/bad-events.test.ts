@@ -74,7 +74,7 @@ t.test('an event that settles a payment while a look-up for it is in flight, and
   t.match(await paymentOf(sidecar.url, 'race-2'), { state: 'failed', settledBy: 'lookup', settledAt: failed.settledAt, events: [{ id: late.id, disputed: true }] })
   await eventually(() => notifications(app).length === 2, { what: 'the notifications' })
   // The payments loop had its chance to store another (two more passes), and each one it stored (logged as it is) has reached the application.
-  await afterPasses(passesIn(sidecar.server.metrics.registry, 'payments'), { what: 'the payments loop' })
+  await afterPasses(passesIn(sidecar.server.metrics.registry, 'payments'), { what: 'the payments loop', between: async () => { sidecar.server.shared.payments?.running?.wake() } })
   await eventually(() => notifications(app).length >= sidecar.logs.find('payment notification stored').length, { what: 'every notification stored delivered' })
   t.same(notifications(app).map((n) => `${n.type} ${n.payment.externalReference}`), ['payment.succeeded race-1', 'payment.failed race-2'], 'one each')
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payment_settle_seconds_count\{settled_by="event"\}/), 1)

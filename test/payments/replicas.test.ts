@@ -32,7 +32,7 @@ t.test('two replicas on one Redis look each payment up once per step, and notify
   t.equal(byReplica[0] as number + (byReplica[1] as number), 2 * count, `look-ups made by the two replicas: ${byReplica.join(' + ')}`)
   t.ok(byReplica.every((n) => n > 0), 'both replicas looked payments up')
   // Both replicas' payments loops had their chance to store another (two more passes each), and each one they stored (logged as it is) has reached the application.
-  await afterPasses(replicas.map((r) => passesIn(r.server.metrics.registry, 'payments')), { what: 'both replicas\' payments loops' })
+  await afterPasses(replicas.map((r) => passesIn(r.server.metrics.registry, 'payments')), { what: 'both replicas\' payments loops', between: async () => { for (const r of replicas) r.server.shared.payments?.running?.wake() } })
   const stored = (): number => replicas.reduce((n, r) => n + r.logs.find('payment notification stored').length, 0)
   await eventually(() => notifications(app).length >= stored(), { what: 'every notification stored delivered', timeoutMs: 15_000 })
   const types = notifications(app).map((n) => `${n.type} ${n.payment.externalReference}`)

@@ -96,7 +96,7 @@ t.test('events sharing an order key are delivered one at a time in the order rec
   await post(inbox.intakeUrl, '{"ref":"pay_B","n":2}')
   await eventually(() => app.deliveries.filter((d) => d.body.includes('pay_B')).length === 2, { what: 'pay_B delivered while pay_A is held' })
   // Two more looks for due events, each starting what it claims, had their chance to start pay_A n=2.
-  await afterPasses(passesIn(registry, 'webhooks'), { what: 'the deliveries' })
+  await afterPasses(passesIn(registry, 'webhooks'), { what: 'the deliveries', between: async () => { inbox.deliverer.wake() } })
   t.same(attempts.started.filter((b) => b.includes('pay_A')), ['{"ref":"pay_A","n":1}'], 'pay_A n=2 not started while n=1 is held')
   t.same(app.deliveries.map((d) => d.body.toString()).filter((b) => b.includes('pay_A')), ['{"ref":"pay_A","n":1}'], 'pay_A n=2 waits for n=1')
   release.resolve()
@@ -140,7 +140,7 @@ t.test('at most PROXY_WEBHOOK_CONCURRENCY deliveries are in flight at once', asy
   for (let i = 0; i < 5; i++) await post(inbox.intakeUrl, `{"n":${i}}`)
   await eventually(() => app.deliveries.length === 2, { what: 'two deliveries in flight' })
   // Two more looks for due events had their chance to start a third.
-  await afterPasses(passesIn(registry, 'webhooks'), { what: 'the deliveries' })
+  await afterPasses(passesIn(registry, 'webhooks'), { what: 'the deliveries', between: async () => { inbox.deliverer.wake() } })
   t.equal(attempts.started.length, 2, 'no third started while two are in flight')
   t.equal(app.deliveries.length, 2, 'no third while two are in flight')
   release.resolve()

@@ -36,7 +36,7 @@ t.test('two replicas on one Redis deliver each event once, in key order, whichev
   // Once every event is recorded delivered, no later claim hands one out: two more looks of each
   // replica, each starting what it claimed, and every attempt either made is counted.
   await eventually(async () => (await replicas[0]?.store.stats())?.pending === 0, { what: 'every delivery recorded', timeoutMs: HANG_MS })
-  await afterPasses(observed.map((o) => passesIn(o.registry, 'webhooks')), { what: 'both replicas\' deliveries' })
+  await afterPasses(observed.map((o) => passesIn(o.registry, 'webhooks')), { what: 'both replicas\' deliveries', between: async () => { for (const r of replicas) r.deliverer.wake() } })
   t.equal(observed.reduce((n, o) => n + o.attempts.started.length, 0), 60, 'each event attempted once, by one replica')
   t.equal(app.deliveries.length, 60, 'none delivered twice')
   for (const ref of ['pay_0', 'pay_1', 'pay_2']) {
@@ -58,7 +58,7 @@ t.test('with Redis down, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s
   t.ok(Date.now() - started < 5_000, `answered in ${Date.now() - started} ms`)
   t.ok(Number(res.headers.get('retry-after')) > 0)
   // The deliveries look every second: two of their looks failed on the stopped Redis, each a chance to log the outage again.
-  await afterPasses(passesIn(registry, 'webhooks', 'failed'), { what: 'the deliveries\' failed looks' })
+  await afterPasses(passesIn(registry, 'webhooks', 'failed'), { what: 'the deliveries\' failed looks', between: async () => { inbox.deliverer.wake() } })
   await redis.start()
   await eventually(() => inbox.store.ready(), { what: 'reconnected', timeoutMs: HANG_MS })
   t.equal((await post(inbox.intakeUrl, '{"n":2}')).status, 200)
