@@ -9,8 +9,11 @@
  */
 import { dirname, join } from 'node:path'
 import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
+import { METRIC_PREFIX } from '../ops/metrics.js'
+import { workerPasses } from '../ops/worker-passes.js'
 import type { ApprovalView } from './approval-view.js'
 
 export type NotificationType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired'
@@ -23,10 +26,10 @@ export interface ApprovalNotifier {
 }
 
 /** Null without PROXY_APPROVAL_NOTIFY_URL. The outbox's modules are loaded only here, only then. */
-export async function openApprovalNotifier (config: Pick<Config, 'approvals' | 'state'>, deps: { log: Logger, clock: Clock }): Promise<ApprovalNotifier | null> {
+export async function openApprovalNotifier (config: Pick<Config, 'approvals' | 'state'>, deps: { log: Logger, clock: Clock, registry: Registry }): Promise<ApprovalNotifier | null> {
   const { notifyUrl, signingSecret, retryScheduleMs, storePath } = config.approvals
   if (notifyUrl === null || signingSecret === null) return null
-  const [{ openNotificationOutbox }, { deriveNotificationSealKey }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js')])
+  const [{ openNotificationOutbox }, { deriveNotificationSealKey }, { noDeliveryObserver }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js'), import('../outbox/deliverer.js')])
   const outbox = await openNotificationOutbox({
     name: 'approvals',
     url: notifyUrl,
@@ -36,6 +39,7 @@ export async function openApprovalNotifier (config: Pick<Config, 'approvals' | '
     store: config.state.redisUrl !== null ? { redisUrl: config.state.redisUrl, keyPrefix: `${config.state.keyPrefix}aprn:` } : { path: join(dirname(storePath), 'approval-notifications.db') },
     log: deps.log,
     clock: deps.clock,
+    observer: { ...noDeliveryObserver, pass: workerPasses(deps.registry, METRIC_PREFIX, 'approval_notifications') },
     sealKey: config.approvals.sealingSecret === null ? undefined : deriveNotificationSealKey(config.approvals.sealingSecret),
   })
   return {

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
 import type { Dispatcher } from 'undici'
 import type { ClientAccess } from '../access/client-access.js'
 import type { CallerIndex } from '../callers/judge-caller.js'
@@ -38,14 +39,14 @@ export interface PreparedApprovals {
 export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock, verifier: RecordVerifier }
 
 /** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
-export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger, clock: Clock): Promise<PreparedApprovals | null> {
+export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger, clock: Clock, registry: Registry): Promise<PreparedApprovals | null> {
   const callers = [...[...index.byKey.values()].map((c) => c.spec), ...index.keyless.map((c) => c.spec)]
   const check = checkApprovalStart(callers, config)
   if (check.problems.length > 0) throw new ConfigError(check.problems)
   for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')
   if (!check.used || config.approvals.sealingSecret === null) return null
   const store = await openApprovalStore(config, log)
-  const notifier = await openApprovalNotifier(config, { log, clock })
+  const notifier = await openApprovalNotifier(config, { log, clock, registry })
   return {
     store, sealKey: deriveSealKey(config.approvals.sealingSecret), ttlMs: config.approvals.ttlS * 1000, notifier, marks: new HeldMarks(), retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
   }

@@ -45,14 +45,16 @@ export interface DeliverySettings {
 
 export type DeliveryOutcomeLabel = 'delivered' | 'failed_attempt' | 'failed'
 
-/** Told of every attempt's outcome, for metrics. */
+/** Told of every attempt's outcome, and of every look for due events, for metrics. */
 export interface DeliveryObserver {
   delivery: (outcome: DeliveryOutcomeLabel, seconds: number) => void
   /** An event delivered ahead of an earlier one of its order key, after the order wait. */
   outOfOrder: () => void
+  /** A look for due events ended (`worker_passes_total`): `failed` when the store did not answer. */
+  pass: (outcome: 'done' | 'failed') => void
 }
 
-export const noDeliveryObserver: DeliveryObserver = { delivery () {}, outOfOrder () {} }
+export const noDeliveryObserver: DeliveryObserver = { delivery () {}, outOfOrder () {}, pass () {} }
 
 export interface DelivererDeps {
   settings: DeliverySettings
@@ -92,9 +94,11 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
     if (looking) { again = true; return }
     looking = true
     claim().then(() => {
+      observer.pass('done')
       if (readFailing) log.info('webhook store answers again: deliveries resume')
       readFailing = false
     }, (err: unknown) => {
+      observer.pass('failed')
       // Once per outage, not once a second.
       if (!readFailing) log.error({ err }, 'webhook store read failed: deliveries wait until it answers')
       readFailing = true

@@ -5,6 +5,7 @@
  * last figures rather than taking /metrics down.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { workerPasses, type PassOutcome } from '../ops/worker-passes.js'
 import type { SettledBy } from './payment-record.js'
 import type { PaymentCounts } from './payment-store.js'
 
@@ -17,6 +18,8 @@ export interface PaymentMetrics {
   settled: (by: SettledBy, seconds: number) => void
   lookup: (outcome: LookupMetricOutcome) => void
   event: (outcome: EventOutcome) => void
+  /** A pass of the payments' loop ended (`worker_passes_total{worker="payments"}`). */
+  pass: (outcome: PassOutcome) => void
 }
 
 export function createPaymentMetrics (registry: Registry, prefix: string, counts: () => Promise<PaymentCounts>): PaymentMetrics {
@@ -40,10 +43,12 @@ export function createPaymentMetrics (registry: Registry, prefix: string, counts
   for (const outcome of ['followed', 'settled_at_once', 'untracked', 'unknown']) tracked.inc({ outcome }, 0)
   for (const outcome of ['final', 'pending', 'failed']) lookups.inc({ outcome }, 0)
   for (const outcome of ['matched', 'unmatched', 'disputed']) events.inc({ outcome }, 0)
+  const pass = workerPasses(registry, p, 'payments')
   return {
     tracked: (outcome) => { tracked.inc({ outcome }) },
     settled: (by, seconds) => { settle.observe({ settled_by: by }, seconds) },
     lookup: (outcome) => { lookups.inc({ outcome }) },
     event: (outcome) => { events.inc({ outcome }) },
+    pass,
   }
 }

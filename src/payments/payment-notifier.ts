@@ -9,9 +9,12 @@
  */
 import { dirname, join } from 'node:path'
 import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
+import { METRIC_PREFIX } from '../ops/metrics.js'
+import { workerPasses } from '../ops/worker-passes.js'
 import type { NotificationType } from './payment-record.js'
 import type { PaymentView } from './payment-view.js'
 
@@ -22,8 +25,8 @@ export interface PaymentNotifier {
   stop: () => Promise<void>
 }
 
-export async function openPaymentNotifier (config: PaymentsConfig, state: Config['state'], deps: { log: Logger, clock: Clock }): Promise<PaymentNotifier> {
-  const [{ openNotificationOutbox }, { deriveNotificationSealKey }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js')])
+export async function openPaymentNotifier (config: PaymentsConfig, state: Config['state'], deps: { log: Logger, clock: Clock, registry: Registry }): Promise<PaymentNotifier> {
+  const [{ openNotificationOutbox }, { deriveNotificationSealKey }, { noDeliveryObserver }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js'), import('../outbox/deliverer.js')])
   const outbox = await openNotificationOutbox({
     name: 'payments',
     url: config.notifyUrl,
@@ -34,6 +37,7 @@ export async function openPaymentNotifier (config: PaymentsConfig, state: Config
     store: state.redisUrl !== null ? { redisUrl: state.redisUrl, keyPrefix: `${state.keyPrefix}payn:` } : { path: join(dirname(config.storePath), 'payment-notifications.db') },
     log: deps.log,
     clock: deps.clock,
+    observer: { ...noDeliveryObserver, pass: workerPasses(deps.registry, METRIC_PREFIX, 'payment_notifications') },
     // The application releases goods on these: an edited one in the outbox is never sent (SPEC §12 "Sealed").
     sealKey: deriveNotificationSealKey(config.sealingSecret),
   })

@@ -173,9 +173,11 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
     if (running !== null) { again = true; return }
     running = look()
       .then(() => {
+        metrics.pass('done')
         if (failing) log.info('payments store answers again: payments are followed again')
         failing = false
       }, (err: unknown) => {
+        metrics.pass('failed')
         // Once per outage, not once a second.
         if (!failing) log.error({ err }, 'payments could not be processed; trying again every second')
         failing = true

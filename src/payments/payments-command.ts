@@ -28,7 +28,7 @@ export interface CommandIo { out: (text: string) => void, err: (text: string) =>
 
 const LIST_LIMIT = 100_000
 /** The sidecar counts; a command does not. */
-const uncounted: PaymentMetrics = { tracked () {}, settled () {}, lookup () {}, event () {} }
+const uncounted: PaymentMetrics = { tracked () {}, settled () {}, lookup () {}, event () {}, pass () {} }
 
 /** Returns the exit code: 0 done, 1 not found, 2 usage or configuration. */
 export async function runPaymentsCommand (args: readonly string[], config: Config, log: Logger, io: CommandIo): Promise<number> {

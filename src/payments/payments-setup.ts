@@ -100,7 +100,7 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
   const apply = createPaymentUpdater({ store, context, clock, log, metrics })
   const sender = newSender()
   const follower = createPaymentFollower({ config: settings, store, apply, context, clock, log, sender })
-  const notifier = await openPaymentNotifier(settings, config.state, { log, clock })
+  const notifier = await openPaymentNotifier(settings, config.state, { log, clock, registry: deps.registry })
   const matcher = createEventMatcher({ store, apply, config: settings, log, metrics, pacer })
   for (const settled of eventSettledInterfaces(settings, config.environments)) log.warn({ interface: settled.interface, because: settled.why }, EVENT_SETTLED_WARNING)
 

@@ -4,6 +4,7 @@
  * store when scraped (one query per scrape, not per event).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { workerPasses } from '../ops/worker-passes.js'
 import { noDeliveryObserver, type DeliveryObserver } from '../outbox/deliverer.js'
 import type { OutboxStats } from '../outbox/outbox-store.js'
 
@@ -63,6 +64,7 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
     held.inc({ kind }, 0)
     heldSeconds.inc({ kind }, 0)
   }
+  const pass = workerPasses(registry, p, 'webhooks')
   return {
     received (outcome, seconds) {
       received.inc({ outcome })
@@ -78,5 +80,6 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
       heldSeconds.inc({ kind }, seconds)
     },
     outOfOrder () { outOfOrder.inc() },
+    pass,
   }
 }

@@ -29,6 +29,7 @@ export type Observation =
   | ['held', HeldKind, number]
   | ['delivery', DeliveryOutcomeLabel, number]
   | ['outOfOrder']
+  | ['pass', 'done' | 'failed']
 
 export type FromInbox =
   | { built: true }
@@ -48,6 +49,7 @@ export function replay (observer: InboxObserver, observed: readonly Observation[
       case 'held': observer.held(o[1], o[2]); break
       case 'delivery': observer.delivery(o[1], o[2]); break
       case 'outOfOrder': observer.outOfOrder(); break
+      case 'pass': observer.pass(o[1]); break
     }
   }
 }
@@ -60,5 +62,6 @@ export function recordingObserver (record: (o: Observation) => void): InboxObser
     held (kind, seconds) { record(['held', kind, seconds]) },
     delivery (outcome, seconds) { record(['delivery', outcome, seconds]) },
     outOfOrder () { record(['outOfOrder']) },
+    pass (outcome) { record(['pass', outcome]) },
   }
 }

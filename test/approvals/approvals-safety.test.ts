@@ -14,6 +14,7 @@ import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { decide, look, pay, payouts, startApprovalsRig, type ApprovalsRig, type HeldAnswer } from './approvals-harness.js'
 
 const held = { amount: '300', currency: 'KES', externalReference: 'inv-9', recipient: '+254700000009' }
@@ -74,7 +75,8 @@ for (const kind of kinds) {
     await approveByHand(approval.id)
     const failed = (): Array<Record<string, unknown>> => proxy.logs.find('approval record failed verification: never sent, treated as rejected (was the store written by hand, or sealed with another PROXY_APPROVAL_SEALING_SECRET?)')
     await eventually(() => failed().some((r) => r['level'] === 50 && r['approval'] === approval.id && r['failed'] === 'decision seal'), { what: 'the error log', timeoutMs: 5000 })
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // Both loops read the record every second: once each has looked twice more, it had its chance to send it, or to log it again.
+    await afterPasses([passesIn(proxy.metrics.registry, 'approvals'), passesIn(proxy.metrics.registry, 'approvals_forward')], { what: 'both approvals loops', between: async () => { proxy.shared.approvals?.nudge() } })
     t.same(payouts(provider), [], 'never sent')
     t.equal(failed().length, 1, 'logged once, not once a second')
     t.match(await (await look(proxy, `/approvals/${approval.id}`)).json(), { approval: { status: 'rejected', reason: 'record failed verification' } }, 'shown as rejected')

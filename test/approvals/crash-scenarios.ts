@@ -20,6 +20,7 @@ import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { afterPasses, passesAt } from '../helpers/worker-passes.js'
 import { AGENT_KEY, SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, payouts, tempDir, type HeldAnswer } from './approvals-harness.js'
 
 const held = { amount: '300', currency: 'KES', externalReference: 'crash-1', recipient: '+254700000042' }
@@ -99,7 +100,8 @@ export function crashScenarios (t: Test, kind: Kind): void {
     await second.child.waitFor(new RegExp(`"approval":"${id}"[^\\n]*"decidedBy":"Ann","decidedByCaller":"cli"[^\\n]*"msg":"approval approved"`))
     t.equal(payouts(provider)[0]?.body, JSON.stringify(held))
     await eventually(async () => (await fetch(`${second.url}/sandbox/fiat/payouts`, { method: 'POST', headers: { authorization: `Bearer ${AGENT_KEY}` }, body: JSON.stringify(held) })).headers.get('idempotent-replayed') === 'true', { what: 'the agent\'s retry answered from the record' })
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // The forward loop looks every second and sends what it finds: two more looks had their chance to send it again.
+    await afterPasses(passesAt(second.url, 'approvals_forward'), { what: 'the forward loop' })
     t.equal(payouts(provider).length, 1, 'sent once')
     t.notOk(second.child.stdout().includes('resent'), 'not a resend')
     for (const child of [first.child, second.child]) {
@@ -150,7 +152,7 @@ export function crashScenarios (t: Test, kind: Kind): void {
     await second.child.waitFor(/approved request resent: its answer was outstanding when the process stopped/)
     t.match(second.child.stdout(), new RegExp(`"approval":"${id}"[^\n]*approved request resent`), 'logged as a resend, with the approval id')
     t.same(payouts(provider).map((p) => JSON.parse(p.body) as unknown), [held, held], 'the same request, with the same reference')
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await afterPasses(passesAt(second.url, 'approvals_forward'), { what: 'the forward loop' })
     t.equal(payouts(provider).length, 2, 'resent once')
   })
 }

@@ -14,6 +14,7 @@ import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { startApp, type Delivery } from '../webhooks/inbox-harness.js'
 import { SIGNING_SECRET, pay, payouts, startApprovalsRig, type HeldAnswer } from './approvals-harness.js'
 
@@ -54,9 +55,13 @@ for (const kind of ['embedded', 'redis'] as const) {
     t.not(delivery.headers['webhook-id'], requested?.headers['webhook-id'], 'another id than the approval.requested notification')
     t.match(delivery.headers['content-type'], /^application\/json/)
 
-    // The worker looks again every second: the expiry is notified once, and the request never sent.
-    await clock.advance(3 * APPROVAL_LOOK_INTERVAL_MS)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The worker looks again at every second of the clock: once both its loops have looked twice
+    // more, the expired approval had its chance to be notified again and to be sent. Each
+    // notification stored wakes the outbox's deliveries: every one stored has reached the receiver.
+    const registry = proxy.metrics.registry
+    await afterPasses([passesIn(registry, 'approvals'), passesIn(registry, 'approvals_forward')], { what: 'both approvals loops', between: async () => { await clock.advance(APPROVAL_LOOK_INTERVAL_MS) } })
+    const stored = (): number => proxy.logs.find('approval notification stored').filter((r) => r['type'] === 'approval.expired').length
+    await eventually(() => expired().length >= stored(), { what: 'every approval.expired notification stored delivered', timeoutMs: 5000 })
     t.equal(expired().length, 1, 'notified once')
     t.same(payouts(provider), [], 'never sent')
     await assertProxyError(t, await pay(proxy, held), 403, 'APPROVAL_EXPIRED', "the agent's retry")

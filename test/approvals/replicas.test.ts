@@ -12,6 +12,7 @@ import { FakeClock } from '../helpers/fake-clock.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, decide, pay, payouts, tempDir, type HeldAnswer } from './approvals-harness.js'
 
 t.test('two replicas: decisions at once on each, one wins; the approved payout is sent once', async (t) => {
@@ -31,8 +32,8 @@ t.test('two replicas: decisions at once on each, one wins; the approved payout i
   const answers = await Promise.all([decide(a, approval.id, 'approve', { by: 'Ann' }), decide(b, approval.id, 'approve', { by: 'Bob' })])
   t.same(answers.map((r) => r.status).sort(), [200, 409])
   await eventually(() => payouts(provider).length === 1, { what: 'the approved payout', timeoutMs: 5000 })
-  // Both replicas' workers look once a second: give them time to send it again, if they would.
-  await new Promise((resolve) => setTimeout(resolve, 2500))
+  // Both replicas' forward loops look once a second and send what they find: two more looks each had their chance to send it again.
+  await afterPasses(replicas.map((r) => passesIn(r.metrics.registry, 'approvals_forward')), { what: 'both replicas\' forward loops', between: async () => { for (const r of replicas) r.shared.approvals?.nudge() } })
   t.equal(payouts(provider).length, 1, 'sent once')
   t.equal((await pay(b, held)).headers.get('idempotent-replayed'), 'true', 'either replica answers the retry from the record')
 })

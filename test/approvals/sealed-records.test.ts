@@ -22,6 +22,7 @@ import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { SEALING_SECRET, decide, look, pay, payouts, startApprovalsRig, type ApprovalsRig, type HeldAnswer } from './approvals-harness.js'
 
 const held = { amount: '300', currency: 'KES', externalReference: 'sealed-1', recipient: '+254700000001' }
@@ -163,8 +164,8 @@ for (const store of ['embedded', 'redis'] as const) {
     await clock.advance(3 * APPROVAL_LOOK_INTERVAL_MS)
     await eventually(() => proxy.logs.find(FAILED).some((r) => r['approval'] === approval.id), { what: 'the error line', timeoutMs: 5000 })
     await rig.edit(approval.id, { fields: { forward: 'none', forwardSeal: null } })
-    await clock.advance(3 * APPROVAL_LOOK_INTERVAL_MS)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The forward loop looks at every second of the clock, and a look sends what it finds: two more looks had their chance to send it again.
+    await afterPasses(passesIn(proxy.metrics.registry, 'approvals_forward'), { what: 'the forward loop', between: async () => { await clock.advance(APPROVAL_LOOK_INTERVAL_MS) } })
     t.equal(payouts(provider).length, 1, 'sent once: the reference\'s recorded answer stops a restored record')
     t.equal((await pay(proxy, held)).headers.get('idempotent-replayed'), 'true', 'the agent still gets the recorded answer')
   })

@@ -19,7 +19,7 @@ import { keySha256 } from '../../src/callers/judge-caller.js'
 import { eventually } from '../helpers/eventually.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
 
 const RATE_KEY = 'pak_rate-limited-agent-key-0123456789abcdefghijkl'
 const AMOUNT_KEY = 'pak_amount-limited-agent-key-0123456789abcdefgh'
@@ -128,8 +128,9 @@ t.test('Redis stalled (DEBUG SLEEP): rate-limited, amount-limited and referenced
   admin.on('error', () => {})
   t.teardown(() => admin.disconnect())
   await admin.ping()
+  const probe = await stallProbe(t, redis.url)
   const stalled = admin.call('DEBUG', 'SLEEP', '4').catch(() => null)
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  await probe.untilBlocked()
   await assertFailsClosed(t, proxy, forwarded)
   await stalled
   await assertRecovers(t, proxy)

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, Socket, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import type { Test } from 'tap'
 import { eventually, HANG_MS } from './eventually.js'
 import { freePort } from './ports.js'
@@ -82,4 +83,23 @@ async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
       socket.connect(port, '127.0.0.1')
     })
   }, { what: `redis-server to accept connections on port ${port}`, everyMs: 25, timeoutMs: HANG_MS })
+}
+
+/**
+ * A connection of its own to the server, made before a `DEBUG SLEEP` is sent (a connection made
+ * during one waits for its end); `untilBlocked` resolves once the server leaves its PING unanswered
+ * for 250 ms: the sleep has begun, so what the test sends next meets a blocked server however loaded
+ * the machine is.
+ */
+export async function stallProbe (t: Test, url: string): Promise<{ untilBlocked: () => Promise<void> }> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 })
+  probe.on('error', () => {})
+  t.teardown(() => { probe.disconnect() })
+  await probe.connect()
+  const unanswered = (): Promise<boolean> => Promise.race([probe.ping().then(() => false, () => false), new Promise<boolean>((resolve) => { setTimeout(resolve, 250, true) })])
+  return {
+    async untilBlocked () {
+      await eventually(unanswered, { what: 'the server blocked by DEBUG SLEEP', everyMs: 10, timeoutMs: HANG_MS })
+    },
+  }
 }

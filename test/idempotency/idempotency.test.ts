@@ -23,6 +23,10 @@ import { eventually } from '../helpers/eventually.js'
 
 const PATH = '/sandbox/fiat/v1/payouts'
 
+function connections (server: { getConnections (cb: (err: Error | null, count: number) => void): void }): Promise<number> {
+  return new Promise((resolve, reject) => { server.getConnections((err, count) => { if (err === null) resolve(count); else reject(err) }) })
+}
+
 /** A proxy for the sandbox (both environments with `both`), its provider answering payouts 201 with a count. */
 async function rig (t: Test, env: Env = {}, deps: Partial<ServerDeps> = {}, both = false): Promise<{ provider: FakeProvider, proxy: RunningProxy, hits: () => number }> {
   const provider = await startProvider(t)
@@ -298,7 +302,8 @@ t.test('a client that leaves mid-answer does not stop the recording: its retry g
   const reader = res.body[Symbol.asyncIterator]()
   await reader.next()
   controller.abort()
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  // The proxy has seen the client go (its connection closed, each listener of it told) before the rest of the answer comes.
+  await eventually(async () => await connections(proxy.app.server) === 0, { what: 'the client\'s connection closed at the proxy' })
   rest.resolve()
   let replay = await post(proxy, body)
   await eventually(async () => {

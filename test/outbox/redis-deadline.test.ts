@@ -11,7 +11,7 @@ import type { NewEvent, OutboxStore } from '../../src/outbox/outbox-store.js'
 import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
 
 /** Past the store's 2 s command deadline, with room for a loaded machine's Redis to have answered. */
 const HELD_MS = 3000
@@ -62,8 +62,9 @@ t.test('a Redis that does not answer (DEBUG SLEEP) fails the intake within 5 s; 
   const admin = new Redis(redis.url, { lazyConnect: true })
   t.teardown(() => admin.disconnect())
   await admin.connect()
+  const probe = await stallProbe(t, redis.url)
   const sleeping = admin.call('DEBUG', 'SLEEP', '4').catch(() => null)
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await probe.untilBlocked()
   const started = Date.now()
   const stalled = event()
   const outcome = await settled(store.intake(stalled))

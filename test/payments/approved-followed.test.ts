@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import { eventually } from '../helpers/eventually.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { AGENT_KEY, decide, pay, payouts, startApprovalsRig, type HeldAnswer } from '../approvals/approvals-harness.js'
 import { paymentOf, SIGNING_SECRET } from './payments-harness.js'
 
@@ -30,7 +31,8 @@ t.test('held, approved, forwarded by the sidecar: followed as the agent\'s payme
   const rejected = await pay(proxy, { ...request, amount: '150', externalReference: 'held-2' })
   const second = (await rejected.json() as HeldAnswer).approval
   t.equal((await decide(proxy, second.id, 'reject', { by: 'Ann', reason: 'no' })).status, 200)
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  // Both approvals loops look every second (the forward loop sends what it finds approved): two more looks each had their chance to send it.
+  await afterPasses([passesIn(proxy.metrics.registry, 'approvals'), passesIn(proxy.metrics.registry, 'approvals_forward')], { what: 'both approvals loops', between: async () => { proxy.shared.approvals?.nudge() } })
   t.equal(payouts(provider).length, 1, 'the rejected one is never sent')
   t.equal(await paymentOf(proxy.url, 'held-2', AGENT_KEY), null, 'and creates nothing')
   const all = await (await fetch(`${proxy.url}/payments`, { headers: { authorization: `Bearer ${AGENT_KEY}` } })).json() as { payments: unknown[] }

@@ -13,6 +13,7 @@ import { createSqlitePaymentStore } from '../../src/payments/sqlite-payment-stor
 import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { metric, notifications, payout, paymentOf, providerEvent, setting, startInProcess, waitForState } from './payments-harness.js'
 
 t.test('a webhook claiming successful for a payout the look-up says pending, then failed: never settled by it; disputed, logged at warn, counted; the payment follows the look-up', async (t) => {
@@ -72,7 +73,9 @@ t.test('an event that settles a payment while a look-up for it is in flight, and
   await eventually(async () => (await paymentOf(sidecar.url, 'race-2'))?.events.length === 1, { what: 'the late event recorded' })
   t.match(await paymentOf(sidecar.url, 'race-2'), { state: 'failed', settledBy: 'lookup', settledAt: failed.settledAt, events: [{ id: late.id, disputed: true }] })
   await eventually(() => notifications(app).length === 2, { what: 'the notifications' })
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // The payments loop had its chance to store another (two more passes), and each one it stored (logged as it is) has reached the application.
+  await afterPasses(passesIn(sidecar.server.metrics.registry, 'payments'), { what: 'the payments loop', between: async () => { sidecar.server.shared.payments?.running?.wake() } })
+  await eventually(() => notifications(app).length >= sidecar.logs.find('payment notification stored').length, { what: 'every notification stored delivered' })
   t.same(notifications(app).map((n) => `${n.type} ${n.payment.externalReference}`), ['payment.succeeded race-1', 'payment.failed race-2'], 'one each')
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payment_settle_seconds_count\{settled_by="event"\}/), 1)
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payment_settle_seconds_count\{settled_by="lookup"\}/), 1)
@@ -104,7 +107,7 @@ t.test('an event stored while payments were not reading (killed between the inbo
   const payments = await createSqlitePaymentStore(path)
   t.teardown(async () => { await inbox.close(); await payments.close() })
   const applied: string[] = []
-  const metrics = { tracked () {}, settled () {}, lookup () {}, event () {} }
+  const metrics = { tracked () {}, settled () {}, lookup () {}, event () {}, pass () {} }
   const apply = async (record: { id: string }): Promise<{ record: null, written: boolean }> => { applied.push(record.id); return { record: null, written: true } }
   const config = { transactionIdPointer: '/data/transactionId', statusPointer: '/data/status', succeededStatuses: ['successful'], failedStatuses: ['failed'], eventTransactionIdPointer: '/data/transactionId', eventReferencePointer: '/data/externalReference' }
   const matcher = (): ReturnType<typeof createEventMatcher> => createEventMatcher({ store: payments, apply, config: config as never, log: logger, metrics })

@@ -14,7 +14,8 @@
 import type { Test } from 'tap'
 import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { kill, notifications, payout, paymentOf, providerEvent, setting, startSidecar, waitForState, type Setting } from './payments-harness.js'
+import { afterPasses, passesAt } from '../helpers/worker-passes.js'
+import { kill, notifications, notificationsDelivered, payout, paymentOf, providerEvent, setting, startSidecar, waitForState, type Setting } from './payments-harness.js'
 
 export type Kind = 'embedded' | 'redis'
 
@@ -53,7 +54,8 @@ export function crashScenarios (t: Test, kind: Kind): void {
   })
 
   t.test(`${kind}: killed right after an event was answered 200, and with its look-up in flight: after the restart the payment learns of it and settles once`, async (t) => {
-    const { provider, app, env } = await crashSetting(t, kind)
+    const setup = await crashSetting(t, kind)
+    const { provider, app, env } = setup
     let hangLookups = true
     provider.setUpstreamHandler((req) => req.method === 'GET' && req.url?.includes('/transactions/') === true && hangLookups)
     const first = await startSidecar(t, env)
@@ -70,7 +72,9 @@ export function crashScenarios (t: Test, kind: Kind): void {
     const settled = await waitForState(second.url, reference, 'succeeded', 20_000, () => second.child.stdout())
     t.match(settled, { settledBy: 'event', events: [{ id: event.id, status: 'successful', disputed: false }] })
     await eventually(() => notifications(app).length >= 1, { what: 'payment.succeeded', timeoutMs: 10_000 })
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // The payments loop had its chance to store another (two more passes), and every one stored has been delivered.
+    await afterPasses(passesAt(second.url, 'payments'), { what: 'the payments loop' })
+    t.same((await notificationsDelivered(setup)).map((n) => n.key), [`payment.succeeded:${settled.id}`], 'one notification stored')
     t.same(notifications(app).map((n) => n.type), ['payment.succeeded'], 'notified once')
   })
 

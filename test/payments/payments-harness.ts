@@ -15,6 +15,7 @@ import { loadConfig, type Env } from '../../src/config/load-config.js'
 import { openDatabase } from '../../src/sqlite/open-database.js'
 import type { FakeProvider, TransactionOptions } from '../../src/fake-provider/index.js'
 import { pino } from 'pino'
+import { Redis } from 'ioredis'
 import { derivePaymentSealKey } from '../../src/payments/payment-seal.js'
 import type { PaymentStore } from '../../src/payments/payment-store.js'
 import type { SealedPaymentView as PaymentView } from '../../src/payments/payment-view.js'
@@ -170,6 +171,45 @@ export function notifications (app: App): Notification[] {
     const verified = verifier.verify(text, d.headers as Record<string, string>) as { type: string, payment: PaymentView }
     return [{ ...verified, webhookId: String(d.headers['webhook-id']) }]
   })
+}
+
+/** A notification in the payments' outbox: its key (`<type>:<payment id>`) and status (`pending` until delivered or failed). */
+export interface StoredNotification { key: string, status: string }
+
+/**
+ * What the payments' outbox holds, read as an operator would from outside the sidecar: its SQLite
+ * file beside the store, or its keys in Redis (`setting.env.PROXY_REDIS_URL`). A notification is
+ * stored before the pass that made it ends, and is no longer `pending` once the application has
+ * answered its delivery: nothing pending is nothing on its way.
+ */
+export async function storedNotifications (setting: Pick<Setting, 'dir' | 'env'>): Promise<StoredNotification[]> {
+  const redisUrl = setting.env['PROXY_REDIS_URL']
+  if (redisUrl === undefined) {
+    const db = await openDatabase(join(setting.dir, 'payment-notifications.db'))
+    try {
+      return db.prepare('SELECT key, status FROM events ORDER BY seq').all() as StoredNotification[]
+    } finally {
+      db.close()
+    }
+  }
+  const client = new Redis(redisUrl, { lazyConnect: true })
+  try {
+    await client.connect()
+    const keys = await client.keys('pap:payn:wh:ev:*')
+    return await Promise.all(keys.map(async (k) => {
+      const [key, status] = await client.hmget(k, 'key', 'status')
+      return { key: key ?? '', status: status ?? '' }
+    }))
+  } finally {
+    client.disconnect()
+  }
+}
+
+/** Resolves once nothing stored in the payments' outbox is still pending: every notification stored has been delivered. */
+export async function notificationsDelivered (setting: Pick<Setting, 'dir' | 'env'>): Promise<StoredNotification[]> {
+  let stored: StoredNotification[] = []
+  await eventually(async () => (stored = await storedNotifications(setting)).every((n) => n.status !== 'pending'), { what: 'every notification stored delivered', timeoutMs: HANG_MS, detail: () => JSON.stringify(stored) })
+  return stored
 }
 
 export async function metric (url: string, line: RegExp): Promise<number | null> {

@@ -5,6 +5,7 @@
 import t from 'tap'
 import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
 import { notifications, payout, setting, startInProcess } from './payments-harness.js'
 
 t.test('two replicas on one Redis look each payment up once per step, and notify it once', async (t) => {
@@ -30,7 +31,10 @@ t.test('two replicas on one Redis look each payment up once per step, and notify
   const byReplica = replicas.map((r) => r.logs.find('payment looked up').length)
   t.equal(byReplica[0] as number + (byReplica[1] as number), 2 * count, `look-ups made by the two replicas: ${byReplica.join(' + ')}`)
   t.ok(byReplica.every((n) => n > 0), 'both replicas looked payments up')
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  // Both replicas' payments loops had their chance to store another (two more passes each), and each one they stored (logged as it is) has reached the application.
+  await afterPasses(replicas.map((r) => passesIn(r.server.metrics.registry, 'payments')), { what: 'both replicas\' payments loops', between: async () => { for (const r of replicas) r.server.shared.payments?.running?.wake() } })
+  const stored = (): number => replicas.reduce((n, r) => n + r.logs.find('payment notification stored').length, 0)
+  await eventually(() => notifications(app).length >= stored(), { what: 'every notification stored delivered', timeoutMs: 15_000 })
   const types = notifications(app).map((n) => `${n.type} ${n.payment.externalReference}`)
   t.equal(new Set(types).size, count, 'one payment.stale per payment')
   t.ok(types.every((type) => type.startsWith('payment.stale')))

@@ -8,13 +8,13 @@
  */
 import t, { type Test } from 'tap'
 import { dirname, join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { openDatabase } from '../../src/sqlite/open-database.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { editStoredPayment, metric, notifications, payout, setting, startSidecar, waitForState, type Sidecar } from './payments-harness.js'
+import { afterPasses, passesAt } from '../helpers/worker-passes.js'
+import { editStoredPayment, metric, notifications, payout, setting, startSidecar, storedNotifications, waitForState, type Sidecar } from './payments-harness.js'
 
 // Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
 t.setTimeout(300_000)
@@ -80,6 +80,8 @@ async function shown (t: Test, env: Record<string, string | undefined>, referenc
 async function tampering (t: Test, backend: 'sqlite' | 'redis'): Promise<void> {
   const redis = backend === 'redis' ? await startRedis(t) : null
   const { provider, app, dir, env } = await setting(t, { PROXY_PAYMENTS_LOOKUP_SCHEDULE: '4s,60s', PROXY_WEBHOOK_RETRY_SCHEDULE: '2s,2s,2s,2s,2s', ...(redis === null ? {} : { PROXY_REDIS_URL: redis.url }) })
+  /** Whether the payments' outbox holds a payment.succeeded for `id`: stored within the pass that made it, before it can be sent. */
+  const succeededStored = async (id: string): Promise<boolean> => (await storedNotifications({ dir, env })).some((n) => n.key === `payment.succeeded:${id}`)
   const store = redis === null ? sqliteStore(join(dir, 'webhooks.db')) : redisStore(t, redis.url)
   const sidecar = await startSidecar(t, env)
   const pay = async (reference: string): Promise<{ id: string, transactionId: string }> => {
@@ -96,8 +98,10 @@ async function tampering (t: Test, backend: 'sqlite' | 'redis'): Promise<void> {
     const { id } = await pay(`${backend}-amount`)
     await store.edit(id, settledByHand({ amount: '99999' }))
     await flagged(1)
-    // The worker claimed it (due at once) and found it so: a notification, had it been believed, goes out within a second.
-    await sleep(2_000)
+    // The worker claimed it (due at once) and found it so: a notification, had it been believed, is
+    // stored within that pass. Two more passes later, that pass is over and none is stored.
+    await afterPasses(passesAt(sidecar.url, 'payments'), { what: 'the payments loop' })
+    t.notOk(await succeededStored(id), 'no notification stored')
     t.same(notifications(app).filter((n) => n.type === 'payment.succeeded'), [], 'nothing notified')
     t.same(await payment(sidecar, `${backend}-amount`), {
       id, state: 'unverified', providerStatus: null, caller: null, environment: null, interface: null, method: null, path: null, externalReference: `${backend}-amount`,
@@ -128,7 +132,8 @@ async function tampering (t: Test, backend: 'sqlite' | 'redis'): Promise<void> {
     const { id } = await pay(`${backend}-notify`)
     await store.edit(id, (r) => ({ ...r, notify: ['payment.succeeded'], dueAtMs: 0 }))
     await flagged(3)
-    await sleep(2_000)
+    await afterPasses(passesAt(sidecar.url, 'payments'), { what: 'the payments loop' })
+    t.notOk(await succeededStored(id), 'no notification stored')
     t.same(notifications(app).filter((n) => n.payment.externalReference === `${backend}-notify`), [], 'nothing notified')
     t.match(await payment(sidecar, `${backend}-notify`), { state: /^(unverified|pending)$/ })
   })

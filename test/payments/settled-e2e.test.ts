@@ -6,10 +6,12 @@
  */
 import t from 'tap'
 import { eventually } from '../helpers/eventually.js'
-import { metric, notifications, payout, paymentOf, providerEvent, PROVIDER_SECRET, setting, SIGNING_SECRET, startSidecar, waitForState } from './payments-harness.js'
+import { afterPasses, passesAt } from '../helpers/worker-passes.js'
+import { metric, notifications, notificationsDelivered, payout, paymentOf, providerEvent, PROVIDER_SECRET, setting, SIGNING_SECRET, startSidecar, waitForState } from './payments-harness.js'
 
 t.test('followed: pending with the provider\'s transaction id and Payment-Id; the provider\'s event settles it once a look-up agrees, within 1 s; one notification', async (t) => {
-  const { provider, app, env } = await setting(t)
+  const setup = await setting(t)
+  const { provider, app, env } = setup
   const sidecar = await startSidecar(t, env)
   provider.transactions.configure({ settleAfterMs: 400, webhook: { url: sidecar.intakeUrl, secret: PROVIDER_SECRET } })
   const request = { amount: '250.50', currency: 'KES', externalReference: 'e2e-event-1', recipient: '+254700000001' }
@@ -47,7 +49,9 @@ t.test('followed: pending with the provider\'s transaction id and Payment-Id; th
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payment_settle_seconds_count\{settled_by="event"\}/), 1)
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payments_pending /), 0)
   await sidecar.child.waitFor(new RegExp(`"payment":"${paymentId}","caller":"anonymous","reference":"e2e-event-1"[^\\n]*"msg":"payment settled"`))
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // The payments loop had its chance to store another (two more passes), and every one stored has been delivered.
+  await afterPasses(passesAt(sidecar.url, 'payments'), { what: 'the payments loop' })
+  t.same((await notificationsDelivered(setup)).map((n) => n.key), [`payment.succeeded:${paymentId}`], 'one notification stored')
   t.equal(notifications(app).length, 1, 'notified once')
   const output = sidecar.child.stdout() + sidecar.child.stderr()
   for (const secret of [SIGNING_SECRET, PROVIDER_SECRET, ...provider.issuedTokens]) t.notOk(output.includes(secret), 'no secret in the log')

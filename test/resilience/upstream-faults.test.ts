@@ -1,11 +1,13 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Agent } from 'undici'
 import type { Env } from '../../src/config/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { SANDBOX_ONLY, send } from '../tokens/token-kit.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 
 const UPSTREAM_TIMEOUT_S = 1
 /** What an error body must never reveal: addresses, ports, library and system error text. */
@@ -24,6 +26,12 @@ async function closedPort (): Promise<number> {
   const { port } = server.address() as AddressInfo
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port
+}
+
+/** Requests the proxy has on their way upstream, sent and not answered or waiting to be sent (undici's own counts). */
+function upstreamInFlight (proxy: RunningProxy): number {
+  const stats = (proxy.outbound.upstream as Agent).stats as Record<string, { running: number, pending: number }>
+  return Object.values(stats).reduce((n, s) => n + s.running + s.pending, 0)
 }
 
 function hits (provider: FakeProvider, suffix: string): number {
@@ -66,7 +74,8 @@ t.test('no response within PROXY_UPSTREAM_TIMEOUT_SECONDS: 504 UPSTREAM_TIMEOUT,
     await assertOwnError(t, res, 504, 'UPSTREAM_TIMEOUT')
     t.ok(tookS >= UPSTREAM_TIMEOUT_S * 0.9 && tookS < UPSTREAM_TIMEOUT_S + 1.5, `${init.method} answered after ${tookS.toFixed(2)} s`)
   }))
-  await new Promise((resolve) => setTimeout(resolve, 200))
+  // Nothing left on its way upstream: every attempt made has arrived (or a second one is counted).
+  await eventually(() => upstreamInFlight(proxy) === 0 || inits.some(({ method }) => hits(provider, `/${method}/hang`) > 1), { what: 'no upstream request in flight', timeoutMs: HANG_MS })
   for (const { method } of inits) t.equal(hits(provider, `/${method}/hang`), 1, `${method}: exactly one upstream attempt`)
 })
 

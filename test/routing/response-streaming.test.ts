@@ -7,7 +7,7 @@ import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { SANDBOX_ONLY } from '../tokens/token-kit.js'
 import { WHOLE_BODY_BYTES } from '../../src/routing/upstream-response.js'
 import { deferred } from '../helpers/deferred.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 
 async function rig (t: Test): Promise<{ provider: FakeProvider, proxy: RunningProxy }> {
   const provider = await startProvider(t)
@@ -196,17 +196,22 @@ t.test('a small body without Content-Type comes back without one', async (t) => 
 
 t.test('a client that leaves in the middle of a large body is not logged as an upstream that broke off', async (t) => {
   const { provider, proxy } = await rig(t)
+  const { promise: released, resolve: upstreamClosed } = deferred()
   provider.setUpstreamHandler((req, res) => {
     if (!(req.url ?? '').endsWith('/big-slow')) return false
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 1_000_000 })
     res.write(Buffer.alloc(64 * 1024, 'a'))
+    res.once('close', () => { upstreamClosed() })
     return true
   })
   const res = await within(request(`${proxy.url}/sandbox/fiat/v1/big-slow`), 3000, 'response headers')
   const chunks = res.body[Symbol.asyncIterator]()
   await within(chunks.next(), 3000, 'first part')
   res.body.destroy()
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // The proxy destroys the upstream stream once the client is gone, and judges the stream's error
+  // in the same turn (the error is emitted on the next tick): the upstream sees its connection
+  // closed only after that.
+  await within(released, HANG_MS, 'upstream release')
   t.same(proxy.logs.find('upstream response broke off after its headers: the client sees it cut'), [], 'no warning blaming the upstream')
   t.equal((await request(`${proxy.url}/sandbox/fiat/v1/after`)).statusCode, 200, 'the proxy still serves the next request')
 })

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { StateUnavailableError } from '../../src/errors.js'
 import { checkStore } from '../../src/state/check-store.js'
 import { createRedisStore } from '../../src/state/redis-store.js'
-import { eventually } from '../helpers/eventually.js'
+import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'
 
@@ -51,7 +51,14 @@ t.test('a database number beyond the server\'s databases setting is Redis\'s ref
   const store = createRedisStore({ url: `${redis.url}/9`, keyPrefix: 'pap:', log: logger })
   t.teardown(() => store.close())
   await eventually(() => store.status().refusal !== undefined, { what: 'the refused SELECT' })
-  await sleep(200)
+  // The connection comes up all the same, and a store that is down asks for an answer every second
+  // once its connection is ready: Redis seeing that PING shows the store was told it is ready (a
+  // store that took it for ready would say so instead).
+  const admin = new Redis(redis.url)
+  t.teardown(() => { admin.disconnect() })
+  const adminId = String(await admin.client('ID'))
+  const pinged = async (): Promise<boolean> => String(await admin.client('LIST')).split('\n').some((line) => /^id=(\d+) /.exec(line)?.[1] !== adminId && /\bcmd=ping\b/.test(line))
+  await eventually(async () => store.status().ready || await pinged(), { what: 'the store told its connection is ready', timeoutMs: HANG_MS })
   t.equal(store.status().ready, false, 'not ready although the connection is up')
   await t.rejects(store.claim('k', 60_000), StateUnavailableError, 'requests fail closed instead of using database 0')
 })

@@ -7,11 +7,12 @@ import { Redis } from 'ioredis'
 import { createMemoryStore } from '../../src/state/memory-store.js'
 import { createRedisStore } from '../../src/state/redis-store.js'
 import type { IdempotencyRecord, StateStore } from '../../src/state/state-store.js'
+import type { StoreObserver } from '../../src/state/store-metrics.js'
 import { StateUnavailableError } from '../../src/errors.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
 
 interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
 interface Factory { name: string, make: (t: Test) => Promise<Made> }
@@ -19,13 +20,30 @@ interface Factory { name: string, make: (t: Test) => Promise<Made> }
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A real redis-server and a Redis store connected to it, closed at teardown. */
-async function readyRedisStore (t: Test): Promise<{ redis: RedisServer, store: StateStore, logs: LogCapture }> {
+/**
+ * The store's own observer (its `state_store_up` gauge), counting each time the store is told its
+ * connection is down: every reconnect attempt that fails tells it twice (the error, the close), so
+ * a count that has grown by two more is one more attempt made and judged.
+ */
+function connectionFailures (): { observer: StoreObserver, count: () => number } {
+  let count = 0
+  return { observer: { up: (_kind, up) => { if (!up) count++ }, command () {}, error () {} }, count: () => count }
+}
+
+/** Resolves once the store has been told of `attempts` more failed reconnect attempts (see above). */
+async function afterReconnects (failures: () => number, attempts: number): Promise<void> {
+  const from = failures()
+  await eventually(() => failures() >= from + 2 * attempts, { what: `${attempts} more reconnect attempts`, timeoutMs: HANG_MS })
+}
+
+async function readyRedisStore (t: Test): Promise<{ redis: RedisServer, store: StateStore, logs: LogCapture, failures: () => number }> {
   const redis = await startRedis(t)
   const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
+  const failures = connectionFailures()
+  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger, observer: failures.observer })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
-  return { redis, store, logs }
+  return { redis, store, logs, failures: failures.count }
 }
 
 const factories: Factory[] = [
@@ -284,7 +302,7 @@ t.test('memory store: past the held bound a mark is refused, never one evicted',
 })
 
 t.test('redis store: down means StateUnavailableError promptly, logged once, and recovery is automatic', async (t) => {
-  const { redis, store, logs } = await readyRedisStore(t)
+  const { redis, store, logs, failures } = await readyRedisStore(t)
   await redis.stop()
   const started = Date.now()
   for (let i = 0; i < 5; i++) {
@@ -295,7 +313,8 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
   t.ok(Date.now() - started < 2000, 'every refusal came within the SPEC’s 2 s')
   // Commands on a socket that is no longer writable fail at once, before ioredis has heard the close.
   await eventually(() => !store.status().ready, { what: 'the store to report the outage' })
-  await sleep(1500)
+  // ioredis tries again at most a second apart: two more attempts failed, each a chance to log the outage again.
+  await afterReconnects(failures, 2)
   t.equal(logs.find('state store unavailable').length, 1, 'one error line per outage, not per request or reconnect')
   await redis.start()
   await eventually(() => store.status().ready, { what: 'the store to be ready again', timeoutMs: HANG_MS })
@@ -303,34 +322,16 @@ t.test('redis store: down means StateUnavailableError promptly, logged once, and
   t.equal(logs.find('state store recovered').length, 1)
 })
 
-/**
- * A connection made before the server is blocked: one opened during DEBUG SLEEP would wait for its
- * ready check until the sleep ended, and then never see the server blocked.
- */
-async function connectedProbe (t: Test, url: string): Promise<Redis> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 })
-  probe.on('error', () => {})
-  t.teardown(() => { probe.disconnect() })
-  await probe.connect()
-  await probe.ping()
-  return probe
-}
-
-/** Resolves once the server leaves the probe's PING unanswered for 250 ms. */
-async function untilBlocked (probe: Redis): Promise<void> {
-  await eventually(async () => await Promise.race([probe.ping().then(() => false, () => false), sleep(250).then(() => true)]), { what: 'the server blocked by DEBUG SLEEP', everyMs: 10, timeoutMs: HANG_MS })
-  probe.disconnect()
-}
-
 t.test('redis store: a command that hangs fails within about a second', async (t) => {
   const { redis, store, logs } = await readyRedisStore(t)
   const admin = adminClient(t, redis.url)
   await admin.ping()
-  const probe = await connectedProbe(t, redis.url)
   // DEBUG SLEEP blocks the server, as a stuck or overloaded Redis would. The claim is sent once a
-  // probe's PING goes unanswered, so a loaded machine cannot send it before the sleep began.
+  // probe's PING goes unanswered, so a loaded machine cannot send it before the sleep began; the
+  // probe connects first, as a connection made during the sleep waits for its end.
+  const probe = await stallProbe(t, redis.url)
   const blocked = admin.call('DEBUG', 'SLEEP', '5').catch(() => null)
-  await untilBlocked(probe)
+  await probe.untilBlocked()
   const started = Date.now()
   await t.rejects(store.claim('slow', 60_000), StateUnavailableError)
   t.ok(Date.now() - started < 2000, 'refused within 2 s')
@@ -346,7 +347,8 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
   const password = 'redis-pass-Zq81-marker'
   const redis = await startRedis(t, { password })
   const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger })
+  const failures = connectionFailures()
+  const store = createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger, observer: failures.observer })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
   const claim = await store.claim('caller:sandbox:fiat:POST:/payouts:hash', 60_000)
@@ -358,7 +360,8 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
   t.same(keys.sort(), ['pap:d:caller:0:KES', 'pap:i:caller:sandbox:fiat:POST:/payouts:hash', 'pap:r:caller'], 'every key carries the prefix and a kind')
   await redis.stop()
   await t.rejects(store.ping(), StateUnavailableError)
-  await sleep(300)
+  // A reconnect attempt refused: its library error (which names the address) was handled.
+  await afterReconnects(failures.count, 1)
   await redis.start()
   await eventually(() => store.status().ready, { what: 'the store to be ready again', timeoutMs: HANG_MS })
   const text = logs.lines.join('\n')
@@ -370,9 +373,12 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
 t.test('redis store: a wrong password is an outage, not a crash', async (t) => {
   const redis = await startRedis(t, { password: 'right-Zq81' })
   const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, keyPrefix: 'pap:', log: logger })
+  const failures = connectionFailures()
+  const store = createRedisStore({ url: `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, keyPrefix: 'pap:', log: logger, observer: failures.observer })
   t.teardown(() => store.close())
-  await sleep(300)
+  // Redis answered the wrong password, and the attempt after it was refused too.
+  await eventually(() => store.status().refusal !== undefined, { what: 'the refusal', timeoutMs: HANG_MS })
+  await afterReconnects(failures.count, 1)
   t.equal(store.status().ready, false)
   await t.rejects(store.claim('x', 1000), StateUnavailableError)
   t.notMatch(logs.lines.join('\n'), 'wrong-Zq81')

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
-import { startRestartingWorker, type RestartingWorker } from '../../src/threads/restarting-worker.js'
+import { FIRST_RESTART_MS, startRestartingWorker, type RestartingWorker } from '../../src/threads/restarting-worker.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
 import { FIXTURE_WORKER, type FixtureData } from './fixture-worker.js'
@@ -21,6 +21,21 @@ function starter (failing: readonly number[] = []): { start: () => Promise<Worke
     })
   })
   return { start, starts: () => Atomics.load(new Int32Array(data.starts), 0) }
+}
+
+/** Counts the calls of `start` as the restarting worker makes them (the fixture counts the starts its threads make, later). */
+function counted (start: () => Promise<Worker>): { start: () => Promise<Worker>, calls: () => number } {
+  let calls = 0
+  return { start: () => { calls++; return start() }, calls: () => calls }
+}
+
+/**
+ * Resolves once a restart that the worker scheduled by now would have been asked for: the first
+ * waits FIRST_RESTART_MS, and Node runs timers of one length in the order they were set, so this
+ * one, set after, runs after it.
+ */
+async function afterFirstPause (): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, FIRST_RESTART_MS))
 }
 
 async function crash (worker: RestartingWorker | null): Promise<void> {
@@ -66,10 +81,13 @@ t.test('a start that fails again is retried after twice the pause each time, the
 t.test('after stop, a worker that ends is not started again', async (t) => {
   const { logger, logs } = captureLogger()
   const { start, starts } = starter()
-  const worker = await startRestartingWorker({ name: 'fixture', log: logger, start })
+  const asked = counted(start)
+  const worker = await startRestartingWorker({ name: 'fixture', log: logger, start: asked.start })
   worker.stop()
+  // Its exit is handled by the worker before crash() hears of it.
   await crash(worker)
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await afterFirstPause()
+  t.equal(asked.calls(), 1, 'no start asked for after the stop')
   t.equal(starts(), 1)
   t.same(logs.find('thread stopped: starting it again'), [])
 })
@@ -77,7 +95,9 @@ t.test('after stop, a worker that ends is not started again', async (t) => {
 t.test('a first start that fails rejects: nothing is retried', async (t) => {
   const { logger } = captureLogger()
   const { start, starts } = starter([1])
-  await t.rejects(startRestartingWorker({ name: 'fixture', log: logger, start }), /could not start/)
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  const asked = counted(start)
+  await t.rejects(startRestartingWorker({ name: 'fixture', log: logger, start: asked.start }), /could not start/)
+  await afterFirstPause()
+  t.equal(asked.calls(), 1, 'no start asked for after the first failed')
   t.equal(starts(), 1)
 })

@@ -9,7 +9,8 @@ import { Webhook } from 'standardwebhooks'
 import { deferred } from '../helpers/deferred.js'
 import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
-import { PREVIOUS_SIGNING_SECRET, SIGNING_SECRET, post, startInboxAndApp, type Delivery } from './inbox-harness.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
+import { PREVIOUS_SIGNING_SECRET, SIGNING_SECRET, attemptsSeen, post, startInboxAndApp, type Delivery } from './inbox-harness.js'
 
 const verifies = (secret: string, d: Delivery): boolean => {
   try {
@@ -75,7 +76,9 @@ t.test('an application that does not answer within the delivery timeout is a fai
 })
 
 t.test('events sharing an order key are delivered one at a time in the order received; other keys go in parallel', async (t) => {
-  const { inbox, app } = await startInboxAndApp(t, { PROXY_WEBHOOK_ORDER_KEY_POINTER: '/ref', PROXY_WEBHOOK_RETRY_SCHEDULE: '50ms' })
+  const registry = new Registry()
+  const attempts = attemptsSeen(t)
+  const { inbox, app } = await startInboxAndApp(t, { PROXY_WEBHOOK_ORDER_KEY_POINTER: '/ref', PROXY_WEBHOOK_RETRY_SCHEDULE: '50ms' }, { registry, dispatcher: attempts.dispatcher })
   const release = deferred()
   let aFailures = 1
   app.answer((_req, res, body) => {
@@ -92,7 +95,9 @@ t.test('events sharing an order key are delivered one at a time in the order rec
   await post(inbox.intakeUrl, '{"ref":"pay_B","n":1}')
   await post(inbox.intakeUrl, '{"ref":"pay_B","n":2}')
   await eventually(() => app.deliveries.filter((d) => d.body.includes('pay_B')).length === 2, { what: 'pay_B delivered while pay_A is held' })
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // Two more looks for due events, each starting what it claims, had their chance to start pay_A n=2.
+  await afterPasses(passesIn(registry, 'webhooks'), { what: 'the deliveries', between: async () => { inbox.deliverer.wake() } })
+  t.same(attempts.started.filter((b) => b.includes('pay_A')), ['{"ref":"pay_A","n":1}'], 'pay_A n=2 not started while n=1 is held')
   t.same(app.deliveries.map((d) => d.body.toString()).filter((b) => b.includes('pay_A')), ['{"ref":"pay_A","n":1}'], 'pay_A n=2 waits for n=1')
   release.resolve()
   await eventually(() => app.deliveries.some((d) => d.body.includes('"pay_A","n":2')), { what: 'pay_A n=2' })
@@ -127,12 +132,16 @@ for (const kind of ['sqlite', 'redis'] as const) {
 }
 
 t.test('at most PROXY_WEBHOOK_CONCURRENCY deliveries are in flight at once', async (t) => {
-  const { inbox, app } = await startInboxAndApp(t, { PROXY_WEBHOOK_CONCURRENCY: '2' })
+  const registry = new Registry()
+  const attempts = attemptsSeen(t, { concurrency: 2 })
+  const { inbox, app } = await startInboxAndApp(t, { PROXY_WEBHOOK_CONCURRENCY: '2' }, { registry, dispatcher: attempts.dispatcher })
   const release = deferred()
   app.answer((_req, res) => { void release.promise.then(() => res.end('ok')) })
   for (let i = 0; i < 5; i++) await post(inbox.intakeUrl, `{"n":${i}}`)
   await eventually(() => app.deliveries.length === 2, { what: 'two deliveries in flight' })
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // Two more looks for due events had their chance to start a third.
+  await afterPasses(passesIn(registry, 'webhooks'), { what: 'the deliveries', between: async () => { inbox.deliverer.wake() } })
+  t.equal(attempts.started.length, 2, 'no third started while two are in flight')
   t.equal(app.deliveries.length, 2, 'no third while two are in flight')
   release.resolve()
   await eventually(() => app.deliveries.length === 5, { what: 'all five' })

@@ -7,9 +7,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import type { Dispatcher } from 'undici'
 import type { Config } from '../../src/config/config.js'
 import { loadConfig, type Env } from '../../src/config/load-config.js'
 import type { WebhookConfig } from '../../src/config/webhook-config.js'
+import { DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S } from '../../src/config/schema.js'
+import { createDeliveryAgent } from '../../src/outbox/delivery-agent.js'
 import { buildInbox, type Inbox, type InboxDeps } from '../../src/webhooks/inbox-server.js'
 import { runWebhooksCommand } from '../../src/webhooks/webhooks-command.js'
 import type { Child } from '../helpers/child-proxy.js'
@@ -99,6 +102,23 @@ export async function webhooksCommand (inbox: RunningInbox, args: readonly strin
     out: (text) => { out += text }, err: (text) => { err += text }, nowMs: () => Date.now(),
   })
   return { code, out, err }
+}
+
+/**
+ * The agent an inbox's deliveries build for themselves (outbox/delivery-agent.ts), given to the
+ * inbox as its dispatcher so that the test sees the body of every attempt as it starts: an attempt
+ * starts in the same turn as the look that claimed it, so once a look has ended (its pass counted,
+ * test/helpers/worker-passes.ts) every attempt it claimed is in `started`, arrived or not.
+ */
+export function attemptsSeen (t: Test, settings: { deliveryTimeoutS?: number, concurrency?: number } = {}): { dispatcher: Dispatcher, started: string[] } {
+  const started: string[] = []
+  const agent = createDeliveryAgent((settings.deliveryTimeoutS ?? DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S) * 1000, settings.concurrency ?? DEFAULT_WEBHOOK_CONCURRENCY)
+  t.teardown(() => agent.destroy())
+  const dispatcher = agent.compose((dispatch) => (options, handler) => {
+    started.push(Buffer.from(options.body as Buffer).toString('utf8'))
+    return dispatch(options, handler)
+  })
+  return { dispatcher, started }
 }
 
 /** An inbox and an application it delivers to, in a fresh temp dir. */

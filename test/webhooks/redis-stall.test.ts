@@ -7,7 +7,7 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { eventually } from '../helpers/eventually.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { startRedis, stallProbe } from '../helpers/redis-server.js'
 import { inboxEnv, post, startApp, startInbox } from './inbox-harness.js'
 
 t.test('with Redis stalled, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s; the retry after it is answered 200', async (t) => {
@@ -18,8 +18,9 @@ t.test('with Redis stalled, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 
   const admin = new Redis(redis.url, { lazyConnect: true })
   t.teardown(() => admin.disconnect())
   await admin.connect()
+  const probe = await stallProbe(t, redis.url)
   const sleeping = admin.call('DEBUG', 'SLEEP', '4').catch(() => null)
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await probe.untilBlocked()
   const started = Date.now()
   const res = await post(inbox.intakeUrl, '{"n":"stalled"}')
   const tookMs = Date.now() - started

@@ -6,15 +6,20 @@
 import t from 'tap'
 import { assertProxyError } from '../helpers/proxy-error.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
+import { Registry } from 'prom-client'
 import { startRedis } from '../helpers/redis-server.js'
-import { inboxEnv, post, startApp, startInbox } from './inbox-harness.js'
+import { afterPasses, passesIn } from '../helpers/worker-passes.js'
+import { attemptsSeen, inboxEnv, post, startApp, startInbox, type RunningInbox } from './inbox-harness.js'
 
 t.test('two replicas on one Redis deliver each event once, in key order, whichever replica took it', async (t) => {
   const redis = await startRedis(t)
   const app = await startApp(t)
   app.answer((_req, res) => { setTimeout(() => res.end('ok'), 5) })
   const env = inboxEnv(app.url, '/nonexistent/not-used.db', { PROXY_REDIS_URL: redis.url, PROXY_WEBHOOK_ORDER_KEY_POINTER: '/ref' })
-  const replicas = [await startInbox(t, env), await startInbox(t, env)]
+  // Each replica's attempts as they start, and its passes.
+  const observed = [0, 1].map(() => ({ registry: new Registry(), attempts: attemptsSeen(t) }))
+  const replicas: RunningInbox[] = []
+  for (const o of observed) replicas.push(await startInbox(t, env, { registry: o.registry, dispatcher: o.attempts.dispatcher }))
   await eventually(() => replicas.every((r) => r.store.ready()), { what: 'both replicas connected' })
   // "In the order received" is unambiguous when the provider sends a payment's next event once the
   // previous one was answered: each payment's events go one after another, alternating replicas,
@@ -28,7 +33,11 @@ t.test('two replicas on one Redis deliver each event once, in key order, whichev
   }))
   t.equal(sent.length, 60, 'every event answered 200')
   await eventually(() => new Set(app.deliveries.map((d) => d.headers['webhook-id'])).size === 60, { what: 'all delivered', timeoutMs: HANG_MS, progress: () => app.deliveries.length })
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // Once every event is recorded delivered, no later claim hands one out: two more looks of each
+  // replica, each starting what it claimed, and every attempt either made is counted.
+  await eventually(async () => (await replicas[0]?.store.stats())?.pending === 0, { what: 'every delivery recorded', timeoutMs: HANG_MS })
+  await afterPasses(observed.map((o) => passesIn(o.registry, 'webhooks')), { what: 'both replicas\' deliveries', between: async () => { for (const r of replicas) r.deliverer.wake() } })
+  t.equal(observed.reduce((n, o) => n + o.attempts.started.length, 0), 60, 'each event attempted once, by one replica')
   t.equal(app.deliveries.length, 60, 'none delivered twice')
   for (const ref of ['pay_0', 'pay_1', 'pay_2']) {
     const order = app.deliveries.map((d) => JSON.parse(d.body.toString()) as { ref: string, n: number }).filter((b) => b.ref === ref).map((b) => b.n)
@@ -39,7 +48,8 @@ t.test('two replicas on one Redis deliver each event once, in key order, whichev
 t.test('with Redis down, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s, and takes events again when it is back', async (t) => {
   const redis = await startRedis(t)
   const app = await startApp(t)
-  const inbox = await startInbox(t, inboxEnv(app.url, '/nonexistent/not-used.db', { PROXY_REDIS_URL: redis.url }))
+  const registry = new Registry()
+  const inbox = await startInbox(t, inboxEnv(app.url, '/nonexistent/not-used.db', { PROXY_REDIS_URL: redis.url }), { registry })
   await eventually(() => inbox.store.ready(), { what: 'connected' })
   await redis.stop()
   const started = Date.now()
@@ -47,7 +57,8 @@ t.test('with Redis down, intake answers 503 WEBHOOK_STORE_UNAVAILABLE within 5 s
   await assertProxyError(t, res, 503, 'WEBHOOK_STORE_UNAVAILABLE', 'Redis down')
   t.ok(Date.now() - started < 5_000, `answered in ${Date.now() - started} ms`)
   t.ok(Number(res.headers.get('retry-after')) > 0)
-  await new Promise((resolve) => setTimeout(resolve, 2500))
+  // The deliveries look every second: two of their looks failed on the stopped Redis, each a chance to log the outage again.
+  await afterPasses(passesIn(registry, 'webhooks', 'failed'), { what: 'the deliveries\' failed looks', between: async () => { inbox.deliverer.wake() } })
   await redis.start()
   await eventually(() => inbox.store.ready(), { what: 'reconnected', timeoutMs: HANG_MS })
   t.equal((await post(inbox.intakeUrl, '{"n":2}')).status, 200)
