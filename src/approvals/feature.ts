@@ -8,9 +8,9 @@ export const approvalsFeature: Feature = {
       summary: 'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',
       usage: async () => (await import('./approvals-command.js')).APPROVALS_USAGE,
       async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
+        const { config, log, storage } = configured()
         const { runApprovalsCommand } = await import('./approvals-command.js')
-        return await runApprovalsCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
+        return await runApprovalsCommand(args, config, { log, storage }, { ...io, nowMs: () => clock.wallMs() })
       },
     },
   },
@@ -21,8 +21,8 @@ export const approvalsFeature: Feature = {
     return callers === null ? null : await (await import('./approvals-part.js')).approvalsPart({ ...context, callers })
   },
   // Approvals exist only in a callers file (approveAbove): without one read cleanly there is nothing to check.
-  async check ({ config, log, redis, callers }) {
+  async check ({ config, log, redis, storage, callers }) {
     if (callers === null) return null
-    return await (await import('./check-approvals.js')).checkApprovals(config, callers, log, redis)
+    return await (await import('./check-approvals.js')).checkApprovals(config, callers, { log, storage }, redis)
   },
 }

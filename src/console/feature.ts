@@ -7,9 +7,9 @@ export const consoleFeature: Feature = {
     'console-link': {
       summary: 'print a single-use sign-in link for the console: console-link --as <email>',
       async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
+        const { config, log, storage } = configured()
         const { runConsoleLinkCommand } = await import('./console-link-command.js')
-        return await runConsoleLinkCommand(args, config, log, { ...io, nowMs: () => clock.wallMs() })
+        return await runConsoleLinkCommand(args, config, { log, storage }, { ...io, nowMs: () => clock.wallMs() })
       },
     },
   },

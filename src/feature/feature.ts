@@ -23,6 +23,7 @@ import type { PipelineStep } from '../pipeline/steps.js'
 import type { UpstreamResponseTap } from '../routing/upstream-response.js'
 import type { RedisAnswer } from '../state/check-store.js'
 import type { StateStore } from '../state/state-store.js'
+import type { Storage } from '../storage/storage.js'
 import type { TokenSource } from '../tokens/token-source.js'
 
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void }
@@ -32,10 +33,11 @@ export interface CommandContext {
   readonly io: CommandIo
   readonly clock: Clock
   /**
-   * The configuration as the running sidecar reads it, and a logger on stderr (stdout is the
-   * command's output). An invalid configuration ends the process with its problems, as at start.
+   * The configuration as the running sidecar reads it, a logger on stderr (stdout is the
+   * command's output) and the command's storage (one Redis connection, closed once the command is
+   * done). An invalid configuration ends the process with its problems, as at start.
    */
-  readonly configured: () => { config: Config, log: Logger }
+  readonly configured: () => { config: Config, log: Logger, storage: Storage }
 }
 
 /** An operator command: what the usage lists, and what `<command> --help` prints without reading the configuration. */
@@ -51,6 +53,8 @@ export interface CheckContext {
   readonly log: Logger
   /** Redis asked once for every store kept there (undefined without PROXY_REDIS_URL). */
   readonly redis: Promise<RedisAnswer> | undefined
+  /** What a store is opened with once Redis answered: check's one connection. */
+  readonly storage: Storage
   /** The callers file's callers when it was read without a problem, else null. */
   readonly callers: readonly CallerSpec[] | null
 }
@@ -75,6 +79,8 @@ export interface ProxyContext {
   readonly registry: Registry
   /** The callers file in force, null without one. */
   readonly callers: CallersHolder | null
+  /** The process's storage (its one Redis connection): every store is opened with it. */
+  readonly storage: Storage
   /** Filled in list order: a feature reads what the features before it provided. */
   readonly shared: Partial<SharedParts>
 }
@@ -120,6 +126,8 @@ export interface SidecarContext {
   readonly log: Logger
   /** Where the sidecar's log lines are written (a thread's lines go there too). */
   readonly lines: { write: (text: string) => unknown }
+  /** The main thread's storage, the proxy's too; a part in a thread of its own opens its own there. */
+  readonly storage: Storage
   readonly shared: Partial<SharedParts>
 }
 

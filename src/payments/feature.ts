@@ -8,9 +8,9 @@ export const paymentsFeature: Feature = {
       summary: 'list, show or recheck followed payments (payments-auth-proxy payments --help)',
       usage: async () => (await import('./payments-command.js')).PAYMENTS_USAGE,
       async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
+        const { config, log, storage } = configured()
         const { runPaymentsCommand } = await import('./payments-command.js')
-        return await runPaymentsCommand(args, config, log, { ...io, clock })
+        return await runPaymentsCommand(args, config, { log, storage }, { ...io, clock })
       },
     },
   },
@@ -26,9 +26,9 @@ export const paymentsFeature: Feature = {
     inbox.onStored(running.wake)
     await running.readEvents(inbox.store)
   },
-  async check ({ config, log }) {
+  async check ({ config, log, storage }) {
     const { payments } = config
     if (payments === null) return null
-    return await (await import('./check-payments.js')).checkPayments({ ...config, payments }, log)
+    return await (await import('./check-payments.js')).checkPayments({ ...config, payments }, { log, storage })
   },
 }

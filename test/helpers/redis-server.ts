@@ -12,6 +12,7 @@ import { createServer, Socket, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import { openRedisConnection, type RedisConnection } from '../../src/storage/redis-connection.js'
 import { eventually, HANG_MS } from './eventually.js'
 import { freePort } from './ports.js'
 
@@ -82,4 +83,11 @@ async function waitForPort (port: number, proc: ChildProcess): Promise<void> {
       socket.connect(port, '127.0.0.1')
     })
   }, { what: `redis-server to accept connections on port ${port}`, everyMs: 25, timeoutMs: HANG_MS })
+}
+
+/** A connection as a process opens it (storage/redis-connection.ts), for a store under test; closed at teardown, after the store. */
+export function redisConnection (t: Test, url: string, keyPrefix: string, role = 'test'): RedisConnection {
+  const connection = openRedisConnection({ url, keyPrefix, role })
+  t.teardown(() => { connection.close() })
+  return connection
 }

@@ -11,7 +11,7 @@ import { StateUnavailableError } from '../../src/errors.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { redisConnection, startRedis, type RedisServer } from '../helpers/redis-server.js'
 
 interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
 interface Factory { name: string, make: (t: Test) => Promise<Made> }
@@ -22,7 +22,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 async function readyRedisStore (t: Test): Promise<{ redis: RedisServer, store: StateStore, logs: LogCapture }> {
   const redis = await startRedis(t)
   const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger })
+  const store = createRedisStore({ redis: redisConnection(t, redis.url, 'test:'), log: logger })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
   return { redis, store, logs }
@@ -335,7 +335,7 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
   const password = 'redis-pass-Zq81-marker'
   const redis = await startRedis(t, { password })
   const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger })
+  const store = createRedisStore({ redis: redisConnection(t, redis.url, 'pap:'), log: logger })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
   const claim = await store.claim('caller:sandbox:fiat:POST:/payouts:hash', 60_000)
@@ -359,7 +359,7 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
 t.test('redis store: a wrong password is an outage, not a crash', async (t) => {
   const redis = await startRedis(t, { password: 'right-Zq81' })
   const { logger, logs } = captureLogger()
-  const store = createRedisStore({ url: `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, keyPrefix: 'pap:', log: logger })
+  const store = createRedisStore({ redis: redisConnection(t, `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, 'pap:'), log: logger })
   t.teardown(() => store.close())
   await sleep(300)
   t.equal(store.status().ready, false)
@@ -378,7 +378,7 @@ function adminClient (t: Test, url: string): Redis {
 t.test('two Redis stores (two replicas) share one day total, one rate window and one set of claims', async (t) => {
   const redis = await startRedis(t)
   const { logger } = captureLogger()
-  const stores = [0, 1].map(() => createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger }))
+  const stores = [0, 1].map(() => createRedisStore({ redis: redisConnection(t, redis.url, 'pap:'), log: logger }))
   for (const store of stores) t.teardown(() => store.close())
   await eventually(() => stores.every((s) => s.status().ready))
   const [a, b] = stores as [StateStore, StateStore]
