@@ -6,7 +6,7 @@ import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { redisClientOptions, REDIS_CONNECT_TIMEOUT_MS } from '../storage/redis-connection.js'
 import { waitFor } from '../storage/wait-for.js'
-import { redisRefusal, type RedisRefusal } from './redis-refusal.js'
+import { redisRefusal, type RedisRefusal } from '../storage/redis-refusal.js'
 
 /** Each connection attempt and the INFO command, as the stores' own connection bounds its attempts. */
 const ATTEMPT_TIMEOUT_MS = REDIS_CONNECT_TIMEOUT_MS

@@ -17,7 +17,6 @@ import { noStoreObserver, type StoreObserver } from './store-metrics.js'
 
 /** A command not answered within this is a failure (SPEC §9: 503 within 2 s, never hanging). */
 export const REDIS_COMMAND_TIMEOUT_MS = 1000
-export { REDIS_RECONNECT_MAX_MS } from '../storage/redis-connection.js'
 
 export interface RedisStoreOptions {
   /** The process's connection; every key starts with its prefix. */

@@ -25,7 +25,7 @@
  */
 import { Redis, type Command, type RedisOptions } from 'ioredis'
 import type { Logger } from 'pino'
-import { redisRefusal, type RedisRefusal } from '../state/redis-refusal.js'
+import { redisRefusal, type RedisRefusal } from './redis-refusal.js'
 import { waitFor } from './wait-for.js'
 
 /** Each connection attempt is given up after this (SPEC §9: 503 within 2 s, never hanging). */
