@@ -14,6 +14,7 @@ import { FEATURES } from './features/index.js'
 import { listenReport } from './http/listen-check.js'
 import { createOutbound } from './outbound/outbound-agents.js'
 import { askRedis, checkStore, redisFinding } from './state/check-store.js'
+import { createStorage } from './storage/storage.js'
 import { createTokenClient } from './tokens/token-client.js'
 import { TokenRequestError } from './tokens/token-grant.js'
 
@@ -21,6 +22,8 @@ export async function runCheck (config: Config, out: (line: string) => void, log
   const outbound = createOutbound(config)
   // Asked once, now, for every store kept in Redis: its wait runs beside the token fetches.
   const redis = config.state.redisUrl === null ? undefined : askRedis(config.state.redisUrl, log)
+  // What the features' stores are opened with once Redis answered: one connection for them all.
+  const storage = createStorage(config.state, 'check')
   let ok = true
   try {
     const listen = await listenReport('listen', config.listen)
@@ -65,13 +68,14 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     }
     const finding = redis === undefined ? null : redis.then(redisFinding)
     for (const feature of FEATURES) {
-      const section = await feature.check?.({ config, log, redis, redisFinding: finding, callers })
+      const section = await feature.check?.({ config, log, redis, redisFinding: finding, storage, callers })
       if (section === undefined || section === null) continue
       if (!section.ok) ok = false
       for (const line of section.lines) out(line)
     }
   } finally {
     await outbound.close()
+    await storage.close()
   }
   return ok
 }

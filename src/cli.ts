@@ -22,6 +22,7 @@ import { watchSecretFiles } from './ops/credential-rotation.js'
 import { announceWhenReady } from './ops/ready-announcer.js'
 import { changesNeedingRestart } from './ops/restart-required.js'
 import { startSummary } from './ops/start-summary.js'
+import { createStorage, type Storage } from './storage/storage.js'
 import { unsupportedNode } from './supported-node.js'
 
 function load (): LoadedConfig {
@@ -81,9 +82,11 @@ async function serve (): Promise<void> {
   // code: `check` never loads the server, serving never loads check.
   const server = import('./server.js')
   server.catch(() => {})
+  // The main thread's one Redis connection (storage/storage.ts), for the proxy's stores and the listeners' beside it.
+  const storage = createStorage(config.state, 'sidecar')
   // The features' listeners beside the proxy (features/index.ts), each loaded only when on.
   const shared: Partial<SharedParts> = {}
-  const besides = (await Promise.all(FEATURES.map(async (feature) => await feature.sidecar?.({ config, log, lines: destination, shared })))).filter((part) => part !== undefined && part !== null)
+  const besides = (await Promise.all(FEATURES.map(async (feature) => await feature.sidecar?.({ config, log, lines: destination, storage, shared })))).filter((part) => part !== undefined && part !== null)
   // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
   const taken = await Promise.all([
     listenProblem(host, port),
@@ -93,7 +96,7 @@ async function serve (): Promise<void> {
   const { buildServer } = await server
   const readiness = besides.flatMap((part) => part.readiness === undefined ? [] : [part.readiness])
   const activity = besides.find((part) => part.activity !== undefined)?.activity
-  const proxy = await buildServer(config, { logger: log, readiness, activity }).catch(exitOnConfigError)
+  const proxy = await buildServer(config, { logger: log, readiness, activity, storage }).catch(exitOnConfigError)
   const { app, sources, rotation, callers, restart, metrics } = proxy
   Object.assign(shared, proxy.shared)
   for (const part of besides) await part.start({ registry: metrics.registry, sources, egress: proxy.egress })
@@ -132,7 +135,10 @@ async function serve (): Promise<void> {
   const stopWatching = watchSecretFiles(config.secretFiles, () => { reload('secret file changed') })
 
   const graceMs = config.shutdownGraceS * 1000
-  const closeAll = async (): Promise<void> => { await Promise.all([app.close(), ...besides.map(async (part) => { await part.close() })]) }
+  const closeAll = async (): Promise<void> => {
+    await Promise.all([app.close(), ...besides.map(async (part) => { await part.close() })])
+    await storage.close()
+  }
   // From here close-with-grace logs an uncaught error and drains before exiting.
   process.off('uncaughtException', fatal)
   process.off('unhandledRejection', fatal)
@@ -189,21 +195,29 @@ function commandLogger (config: Config): Logger {
   return createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
 }
 
-const COMMAND_CONTEXT: Omit<CommandContext, 'args'> = {
-  io: { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
-  clock: systemClock,
-  configured: () => {
-    const { config } = loadOrExit()
-    return { config, log: commandLogger(config) }
-  },
-}
-
-/** A feature's command (features/index.ts), with the arguments after its name. */
-function featureCommand (command: FeatureCommand): Command {
+/** A feature's command (features/index.ts), with the arguments after its name; its storage (one Redis connection, `pap:<command>`) closed once it is done. */
+function featureCommand (name: string, command: FeatureCommand): Command {
   return {
     summary: command.summary,
     usage: command.usage,
-    run: async () => { process.exitCode = await command.run({ ...COMMAND_CONTEXT, args: process.argv.slice(3) }) },
+    run: async () => {
+      let storage: Storage | null = null
+      const context: CommandContext = {
+        args: process.argv.slice(3),
+        io: { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
+        clock: systemClock,
+        configured: () => {
+          const { config } = loadOrExit()
+          storage ??= createStorage(config.state, name)
+          return { config, log: commandLogger(config), storage }
+        },
+      }
+      try {
+        process.exitCode = await command.run(context)
+      } finally {
+        await (storage as Storage | null)?.close()
+      }
+    },
   }
 }
 
@@ -225,7 +239,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'print a new caller key and its keySha256 line for PROXY_CALLERS_FILE',
     run: async () => { process.stdout.write((await import('./callers/caller-key-command.js')).callerKeyReport()) },
   },
-  ...Object.fromEntries(FEATURES.flatMap((feature) => Object.entries(feature.commands ?? {}).map(([name, command]) => [name, featureCommand(command)]))),
+  ...Object.fromEntries(FEATURES.flatMap((feature) => Object.entries(feature.commands ?? {}).map(([name, command]) => [name, featureCommand(name, command)]))),
 }
 
 const CONFIGURATION_LINE = 'Configuration comes from environment variables and a .env file in the working directory; see config.example.env.'

@@ -47,6 +47,7 @@ import { buildRouteTable, type RouteSpec } from './routing/route-table.js'
 import { createStore } from './state/create-store.js'
 import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
+import { createStorage, type Storage } from './storage/storage.js'
 import { createTokenClient, type FetchToken } from './tokens/token-client.js'
 import type { TokenSource } from './tokens/token-source.js'
 import { createTokenSources } from './tokens/token-sources.js'
@@ -62,6 +63,8 @@ export interface ServerDeps {
   random?: () => number
   /** The shared state store (SPEC §9); built from config.state when absent. */
   store?: StateStore
+  /** The process's storage (its one Redis connection), shared with the listeners beside the proxy; one of its own, closed with it, when absent. */
+  storage?: Storage
   /** Slow-client timeouts and lingering-close bounds; tests shorten them. */
   httpEdges?: HttpEdgeSettings
   /** `/readyz` sections of parts the process runs beside the proxy (the inbox's, SPEC §10), before the features'. */
@@ -115,14 +118,16 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   // Each feature's share, in the list's order: a feature reads what the ones before it shared.
   const shared: Partial<SharedParts> = {}
   const parts: ProxyPart[] = []
+  const ownsStorage = deps.storage === undefined
+  const storage = deps.storage ?? createStorage(config.state, 'sidecar')
   for (const feature of FEATURES) {
-    const part = await feature.proxy?.({ config, log, clock, registry: metrics.registry, callers, shared })
+    const part = await feature.proxy?.({ config, log, clock, registry: metrics.registry, callers, storage, shared })
     if (part === undefined || part === null) continue
     on.add(feature.name)
     parts.push(part)
   }
   const ownsStore = deps.store === undefined
-  const store = deps.store ?? await createStore(config, { clock, log, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
+  const store = deps.store ?? await createStore({ clock, log, storage, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   sources = createTokenSources(config, { fetchToken, clock, log, random: deps.random, observer: metrics.tokenObserver })
   const egress = createEgressReporter({
     url: config.egress.url,
@@ -201,6 +206,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     for (const part of parts) await part.close?.()
     if (ownsOutbound) await outbound.destroy()
     if (ownsStore) await store.close()
+    if (ownsStorage) await storage.close()
   })
 
   return {

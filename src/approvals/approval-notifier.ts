@@ -14,6 +14,7 @@ import type { Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import { workerPasses } from '../ops/worker-passes.js'
+import type { Storage } from '../storage/storage.js'
 import type { ApprovalView } from './approval-view.js'
 
 export type NotificationType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired'
@@ -26,17 +27,18 @@ export interface ApprovalNotifier {
 }
 
 /** Null without PROXY_APPROVAL_NOTIFY_URL. The outbox's modules are loaded only here, only then. */
-export async function openApprovalNotifier (config: Pick<Config, 'approvals' | 'state'>, deps: { log: Logger, clock: Clock, registry: Registry }): Promise<ApprovalNotifier | null> {
+export async function openApprovalNotifier (config: Pick<Config, 'approvals'>, deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage }): Promise<ApprovalNotifier | null> {
   const { notifyUrl, signingSecret, retryScheduleMs, storePath } = config.approvals
   if (notifyUrl === null || signingSecret === null) return null
   const [{ openNotificationOutbox }, { deriveNotificationSealKey }, { noDeliveryObserver }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js'), import('../outbox/deliverer.js')])
+  const redis = await deps.storage.redis()
   const outbox = await openNotificationOutbox({
     name: 'approvals',
     url: notifyUrl,
     signingSecrets: [signingSecret],
     retryScheduleMs,
     // Its own file beside the approvals', or its own key prefix: the inbox's events stay the inbox's.
-    store: config.state.redisUrl !== null ? { redisUrl: config.state.redisUrl, keyPrefix: `${config.state.keyPrefix}aprn:` } : { path: join(dirname(storePath), 'approval-notifications.db') },
+    store: redis !== null ? { redis, keys: 'aprn:' } : { path: join(dirname(storePath), 'approval-notifications.db') },
     log: deps.log,
     clock: deps.clock,
     observer: { ...noDeliveryObserver, pass: workerPasses(deps.registry, METRIC_PREFIX, 'approval_notifications') },

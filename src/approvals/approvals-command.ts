@@ -11,12 +11,13 @@
  * What callers chose (references, reasons, bodies) is printed with control characters escaped.
  */
 import { parseArgs } from 'node:util'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config/config.js'
 import { ProxyError } from '../errors.js'
 import { createStore } from '../state/create-store.js'
+import type { Storage } from '../storage/storage.js'
+import { waitFor } from '../storage/wait-for.js'
 import { terminalJson, terminalText } from '../text/terminal-safe.js'
 import { APPROVAL_STATUSES, type ApprovalRecord, type ApprovalStatus } from './approval-record.js'
 import { deriveSealKey, sealFailure } from './approval-seal.js'
@@ -46,7 +47,8 @@ function usageProblem (verb: string | undefined, id: string | undefined, values:
 }
 
 /** Returns the exit code: 0 done, 1 not found, already decided or not verifiable, 2 usage or configuration. */
-export async function runApprovalsCommand (args: readonly string[], config: Pick<Config, 'approvals' | 'state'>, log: Logger, io: CommandIo): Promise<number> {
+export async function runApprovalsCommand (args: readonly string[], config: Pick<Config, 'approvals' | 'state'>, deps: { log: Logger, storage: Storage }, io: CommandIo): Promise<number> {
+  const { log, storage } = deps
   let parsed
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: { status: { type: 'string' }, json: { type: 'boolean' }, by: { type: 'string' }, reason: { type: 'string' } } })
@@ -67,11 +69,11 @@ export async function runApprovalsCommand (args: readonly string[], config: Pick
     return 2
   }
   const verifier = createRecordVerifier(deriveSealKey(secret), log, null)
-  const store = await openApprovalStore(config, log)
+  const store = await openApprovalStore(config, storage, log)
   try {
     if (verb === 'list') return await list(store, verifier, status as ApprovalStatus | undefined, json === true, io)
     if (verb === 'show') return await show(store, verifier, id as string, io)
-    return await decide({ store, verifier, config, log, io }, verb as Extract<Verb, 'approve' | 'reject'>, id as string, { by: by as string, reason: reason ?? null })
+    return await decide({ store, verifier, config, log, storage, io }, verb as Extract<Verb, 'approve' | 'reject'>, id as string, { by: by as string, reason: reason ?? null })
   } finally {
     await store.close()
   }
@@ -104,7 +106,7 @@ async function show (store: ApprovalStore, verifier: RecordVerifier, id: string,
   return 0
 }
 
-interface DecideContext { store: ApprovalStore, verifier: RecordVerifier, config: Pick<Config, 'state'>, log: Logger, io: CommandIo }
+interface DecideContext { store: ApprovalStore, verifier: RecordVerifier, config: Pick<Config, 'state'>, log: Logger, storage: Storage, io: CommandIo }
 
 async function decide (context: DecideContext, verb: 'approve' | 'reject', id: string, decision: { by: string, reason: string | null }): Promise<number> {
   const { store, verifier, io } = context
@@ -134,11 +136,10 @@ async function giveBack (context: DecideContext, decided: ApprovalRecord): Promi
     if (await waitGivenBack(context.store, decided.id, GIVE_BACK_WAIT_MS)) return null
     return `no running sidecar gave the amount of ${terminalText(decided.id)} back to the day's total within ${GIVE_BACK_WAIT_MS / 1000} s (the day totals live in its memory, without PROXY_REDIS_URL); the next start of the sidecar gives it back`
   }
-  const state = await createStore(context.config, { clock: systemClock, log: context.log })
+  const state = await createStore({ clock: systemClock, log: context.log, storage: context.storage })
   try {
     // The connection is made in the background and a command before it is refused: waited for, within the same bound.
-    const deadline = performance.now() + GIVE_BACK_WAIT_MS
-    while (!state.status().ready && performance.now() < deadline) await sleep(20)
+    await waitFor(() => state.status().ready, GIVE_BACK_WAIT_MS)
     if (state.status().ready && await releaseReservations(state, decided, context.log)) return null
     return `the amount of ${terminalText(decided.id)} could not be given back to the day's total now (Redis did not answer); a running sidecar gives it back once Redis answers`
   } finally {

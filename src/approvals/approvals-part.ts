@@ -31,7 +31,7 @@ declare module '../feature/feature.js' {
 
 export async function approvalsPart (context: ProxyContext & { callers: CallersHolder }): Promise<ProxyPart | null> {
   const { config, log, clock, callers, shared } = context
-  const prepared = await prepareApprovals(config, callers.current(), log, clock, context.registry)
+  const prepared = await prepareApprovals(config, callers.current(), { log, clock, registry: context.registry, storage: context.storage })
   if (prepared === null) return null
   // Loaded only when a caller uses approveAbove.
   const [{ createApprovalMetrics }, { approvalRetries, approvalHolds }] = await Promise.all([import('./approval-metrics.js'), import('./approvals-plugin.js')])

@@ -14,6 +14,7 @@ import type { Config, EnvironmentName } from '../config/config.js'
 import { ConfigError } from '../config/load-config.js'
 import { buildRouteTable } from '../routing/route-table.js'
 import type { StateStore } from '../state/state-store.js'
+import type { Storage } from '../storage/storage.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { createApprovalForwarder, type SendFollower } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
@@ -39,14 +40,15 @@ export interface PreparedApprovals {
 export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock, verifier: RecordVerifier }
 
 /** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
-export async function prepareApprovals (config: Config, index: CallerIndex, log: Logger, clock: Clock, registry: Registry): Promise<PreparedApprovals | null> {
+export async function prepareApprovals (config: Config, index: CallerIndex, deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage }): Promise<PreparedApprovals | null> {
+  const { log, clock, registry, storage } = deps
   const callers = [...[...index.byKey.values()].map((c) => c.spec), ...index.keyless.map((c) => c.spec)]
   const check = checkApprovalStart(callers, config)
   if (check.problems.length > 0) throw new ConfigError(check.problems)
   for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')
   if (!check.used || config.approvals.sealingSecret === null) return null
-  const store = await openApprovalStore(config, log)
-  const notifier = await openApprovalNotifier(config, { log, clock, registry })
+  const store = await openApprovalStore(config, storage, log)
+  const notifier = await openApprovalNotifier(config, { log, clock, registry, storage })
   return {
     store, sealKey: deriveSealKey(config.approvals.sealingSecret), ttlMs: config.approvals.ttlS * 1000, notifier, marks: new HeldMarks(), retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
   }

@@ -10,27 +10,29 @@ import type { CallerSpec } from '../callers/callers-file.js'
 import type { Config } from '../config/config.js'
 import { judgeStorePath } from '../sqlite/store-path.js'
 import { askRedis, redisProblem, type RedisAnswer } from '../state/check-store.js'
+import type { Storage } from '../storage/storage.js'
 import { checkApprovalStart } from './approval-start-checks.js'
 
 export interface ApprovalStoreCheck { ok: boolean, lines: string[] }
 
 /** `redis` is the check's one question to PROXY_REDIS_URL (state/check-store.ts), asked here when not given. */
-export async function checkApprovals (config: Pick<Config, 'approvals' | 'state' | 'idempotency'>, callers: readonly CallerSpec[], log: Logger, redis?: Promise<RedisAnswer>): Promise<ApprovalStoreCheck> {
+export async function checkApprovals (config: Pick<Config, 'approvals' | 'state' | 'idempotency'>, callers: readonly CallerSpec[], deps: { log: Logger, storage: Storage }, redis?: Promise<RedisAnswer>): Promise<ApprovalStoreCheck> {
+  const { log, storage } = deps
   const start = checkApprovalStart(callers, config)
   if (!start.used) return { ok: true, lines: ['skip  approvals store: no caller uses approveAbove'] }
   const lines = [...start.problems.map((p) => `FAIL  approvals: ${p}`), ...start.warnings.map((w) => `warn  approvals: ${w}`)]
   const url = config.state.redisUrl
-  const store = url !== null ? await checkRedis(url, config.state.keyPrefix, log, redis ?? askRedis(url, log)) : await checkFile(config.approvals.storePath)
+  const store = url !== null ? await checkRedis(config, { log, storage }, redis ?? askRedis(url, log)) : await checkFile(config.approvals.storePath)
   lines.push(store.line)
   return { ok: start.problems.length === 0 && store.ok, lines }
 }
 
-async function checkRedis (url: string, keyPrefix: string, log: Logger, redis: Promise<RedisAnswer>): Promise<{ ok: boolean, line: string }> {
+async function checkRedis (config: Pick<Config, 'approvals'>, { log, storage }: { log: Logger, storage: Storage }, redis: Promise<RedisAnswer>): Promise<{ ok: boolean, line: string }> {
   const answer = await redis
   // The store's own client is made only once Redis has answered: it would wait and log again.
   if (answer.kind !== 'answers') return { ok: false, line: `FAIL  approvals store: ${redisProblem(answer)}` }
-  const { createRedisApprovalStore } = await import('./redis-approval-store.js')
-  const store = await createRedisApprovalStore({ url, keyPrefix, log })
+  const { openApprovalStore } = await import('./open-approval-store.js')
+  const store = await openApprovalStore(config, storage, log)
   try {
     return { ok: true, line: `ok    approvals store: Redis answers, ${(await store.list('pending')).length} pending` }
   } catch (err) {

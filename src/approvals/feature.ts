@@ -17,8 +17,8 @@ export const approvalsFeature: Feature = {
     return callers === null ? null : await (await import('./approvals-part.js')).approvalsPart({ ...context, callers })
   },
   // Approvals exist only in a callers file (approveAbove): without one read cleanly there is nothing to check.
-  async check ({ config, log, redis, callers }) {
+  async check ({ config, log, redis, storage, callers }) {
     if (callers === null) return null
-    return await (await import('./check-approvals.js')).checkApprovals(config, callers, log, redis)
+    return await (await import('./check-approvals.js')).checkApprovals(config, callers, { log, storage }, redis)
   },
 }

@@ -6,12 +6,14 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import { openStoreFile } from '../sqlite/store-file-error.js'
+import type { Storage } from '../storage/storage.js'
 import type { ApprovalStore } from './approval-store.js'
 
-export async function openApprovalStore (config: Pick<Config, 'approvals' | 'state'>, log: Logger): Promise<ApprovalStore> {
-  if (config.state.redisUrl !== null) {
+export async function openApprovalStore (config: Pick<Config, 'approvals'>, storage: Storage, log: Logger): Promise<ApprovalStore> {
+  const redis = await storage.redis()
+  if (redis !== null) {
     const { createRedisApprovalStore } = await import('./redis-approval-store.js')
-    return await createRedisApprovalStore({ url: config.state.redisUrl, keyPrefix: config.state.keyPrefix, log })
+    return await createRedisApprovalStore({ redis, log })
   }
   const { createSqliteApprovalStore } = await import('./sqlite-approval-store.js')
   const path = config.approvals.storePath

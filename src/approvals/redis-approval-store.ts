@@ -14,8 +14,8 @@
  * (`schema`). A record changed by hand is not re-indexed: its seals no longer verify, and it is
  * never acted on wherever it is read (record-verifier.ts).
  */
-import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import { reportErrors, type RedisConnection } from '../storage/redis-connection.js'
 import type { ApprovalRecord, ApprovalStatus, DecideOutcome, ForwardState } from './approval-record.js'
 import type { ApprovalPage, ApprovalStore, PageQuery } from './approval-store.js'
 
@@ -95,29 +95,21 @@ return 0
 type Run = (...args: Array<string | number>) => Promise<unknown>
 
 export interface RedisApprovalOptions {
-  /** May hold a password: never logged. */
-  url: string
-  keyPrefix: string
+  /** The process's connection; the keys are under its prefix and `apr:`. */
+  redis: RedisConnection
   log: Logger
 }
 
 export async function createRedisApprovalStore (options: RedisApprovalOptions): Promise<ApprovalStore> {
-  const P = `${options.keyPrefix}apr:`
-  const client = new Redis(options.url, {
-    enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS,
-    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
+  const { redis } = options
+  const P = `${redis.keyPrefix}apr:`
+  const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'timer' }, {
+    aprDecide: { keys: 0, lua: DECIDE_LUA }, aprMove: { keys: 0, lua: MOVE_LUA }, aprRemove: { keys: 0, lua: REMOVE_LUA }, aprIndex: { keys: 0, lua: INDEX_LUA },
   })
-  client.defineCommand('aprDecide', { numberOfKeys: 0, lua: DECIDE_LUA })
-  client.defineCommand('aprMove', { numberOfKeys: 0, lua: MOVE_LUA })
-  client.defineCommand('aprRemove', { numberOfKeys: 0, lua: REMOVE_LUA })
-  client.defineCommand('aprIndex', { numberOfKeys: 0, lua: INDEX_LUA })
   const script = (name: string): Run => (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
-  // ioredis messages can carry the address or URL: only the error's code reaches the log.
-  client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'approvals store (Redis) unavailable') })
-  client.connect().catch(() => {})
+  const unwatch = reportErrors(redis, options.log, 'approvals store (Redis) unavailable')
   // A command's first read needs the connection; a sidecar starts anyway when Redis is down (holds answer 503).
-  const deadline = Date.now() + CONNECT_WAIT_MS
-  while (client.status !== 'ready' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  await redis.untilReady(CONNECT_WAIT_MS)
 
   const fromHash = (h: Record<string, Buffer>): ApprovalRecord | null => {
     if (h['record'] === undefined) return null
@@ -266,6 +258,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
       for (const id of ids) removed += Number(await script('aprRemove')(P, id, beforeMs))
       return removed
     },
-    async close () { client.disconnect() },
+    // The connection is the process's: closed by its owner once every store is.
+    async close () { unwatch() },
   }
 }

@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util'
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
+import type { Storage } from '../storage/storage.js'
 import { terminalText } from '../text/terminal-safe.js'
 import { emailAddress, isApprover } from './approvers.js'
 import { openSigninStore } from './open-signin-store.js'
@@ -18,7 +19,8 @@ export const CONSOLE_LINK_USAGE = 'usage: payments-auth-proxy console-link --as 
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void, nowMs: () => number }
 
 /** Returns the exit code: 0 printed, 2 usage or configuration. */
-export async function runConsoleLinkCommand (args: readonly string[], config: Pick<Config, 'console' | 'state'>, log: Logger, io: CommandIo): Promise<number> {
+export async function runConsoleLinkCommand (args: readonly string[], config: Pick<Config, 'console'>, deps: { log: Logger, storage: Storage }, io: CommandIo): Promise<number> {
+  const { log, storage } = deps
   let as: string | undefined
   try {
     as = parseArgs({ args: [...args], options: { as: { type: 'string' } } }).values.as
@@ -35,7 +37,7 @@ export async function runConsoleLinkCommand (args: readonly string[], config: Pi
     io.err(`payments-auth-proxy: --as needs the email address of the person who signs in\n${CONSOLE_LINK_USAGE}\n`)
     return 2
   }
-  const store = await openSigninStore(config.console, config.state, log)
+  const store = await openSigninStore(config.console, storage, log)
   try {
     io.out(`${await issueSigninLink(store, config.console.publicUrl, email, io.nowMs())}\n`)
   } finally {

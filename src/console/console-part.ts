@@ -11,14 +11,14 @@ import type { Console } from './console-server.js'
 const CONSOLE_LISTEN: ListenSettings = { host: 'PROXY_CONSOLE_LISTEN', port: 'PROXY_CONSOLE_LISTEN' }
 
 export function consolePart (context: SidecarContext, settings: ConsoleConfig): SidecarPart {
-  const { config, log, shared } = context
+  const { config, log, shared, storage } = context
   const { host, port } = settings.listen
   let app: Console['app'] | null = null
   return {
     address: { host, port, settings: CONSOLE_LISTEN },
     async start (proxy) {
       const { setUpConsole } = await import('./console-setup.js')
-      app = (await setUpConsole(settings, config.state, { logger: log, proxy, shared })).app
+      app = (await setUpConsole(settings, config.state, { logger: log, storage, proxy, shared })).app
     },
     async listen () {
       if (app === null) return

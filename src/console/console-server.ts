@@ -24,6 +24,7 @@ import { ClientNotAllowedError } from '../errors.js'
 import { createClientErrorHandler } from '../http/client-errors.js'
 import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
 import { createListenerServer, LISTENER_TIMEOUTS, type ListenerTimeouts } from '../http/listener-server.js'
+import { createStorage, type Storage } from '../storage/storage.js'
 import { approvalPages } from './approval-pages.js'
 import { consoleErrors } from './console-errors.js'
 import type { ConsoleApprovals, ConsoleInbox, ConsolePayments, ConsoleStatus } from './console-deps.js'
@@ -53,8 +54,10 @@ const SECURITY_HEADERS = {
 export interface ConsoleDeps {
   logger: Logger
   clock?: Clock
-  /** Opened from the settings and `state` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
+  /** Opened from the settings and `storage` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
   signins?: SigninStore
+  /** The process's storage; a console of its own (a test's) makes one from `state`, closed with it. */
+  storage?: Storage
   approvals: ConsoleApprovals | null
   inbox: ConsoleInbox | null
   /** SPEC §12's payments, when on: the page of stale and unknown payments is registered only then. */
@@ -69,7 +72,8 @@ export interface Console { app: FastifyInstance }
 export async function buildConsole (settings: ConsoleConfig, state: Config['state'], deps: ConsoleDeps): Promise<Console> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger.child({ component: 'console' })
-  const signins = deps.signins ?? await openSigninStore(settings, state, log)
+  const storage = deps.storage ?? createStorage(state, 'sidecar')
+  const signins = deps.signins ?? await openSigninStore(settings, storage, log)
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
@@ -134,6 +138,7 @@ export async function buildConsole (settings: ConsoleConfig, state: Config['stat
   app.addHook('onSend', async (_request, reply) => { void reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(2)}`) })
   app.addHook('onClose', async () => {
     if (deps.signins === undefined) await signins.close()
+    if (deps.storage === undefined) await storage.close()
   })
   return { app }
 }

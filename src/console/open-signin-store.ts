@@ -4,15 +4,16 @@
  * `console-link` command share it; each implementation is loaded only when used.
  */
 import type { Logger } from 'pino'
-import type { Config } from '../config/config.js'
 import type { ConsoleConfig } from '../config/console-settings.js'
 import { openStoreFile } from '../sqlite/store-file-error.js'
+import type { Storage } from '../storage/storage.js'
 import type { SigninStore } from './signin-store.js'
 
-export async function openSigninStore (settings: Pick<ConsoleConfig, 'storePath'>, state: Config['state'], log: Logger): Promise<SigninStore> {
-  if (state.redisUrl !== null) {
+export async function openSigninStore (settings: Pick<ConsoleConfig, 'storePath'>, storage: Storage, log: Logger): Promise<SigninStore> {
+  const redis = await storage.redis()
+  if (redis !== null) {
     const { createRedisSigninStore } = await import('./redis-signin-store.js')
-    return await createRedisSigninStore({ url: state.redisUrl, keyPrefix: state.keyPrefix, log })
+    return await createRedisSigninStore({ redis, log })
   }
   const { createSqliteSigninStore } = await import('./sqlite-signin-store.js')
   return await openStoreFile('console sign-in', `PROXY_WEBHOOK_STORE_PATH=${settings.storePath}`, async () => await createSqliteSigninStore(settings.storePath))

@@ -3,8 +3,8 @@
  * every session: a link is a hash that expires USED_LINK_KEPT_MS after the link does, taken by one
  * script (of two replicas, one signs in); a session is a key that expires with it.
  */
-import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import { reportErrors, type RedisConnection } from '../storage/redis-connection.js'
 import { USED_LINK_KEPT_MS, type ConsoleSession, type LinkOutcome, type SigninStore } from './signin-store.js'
 
 const COMMAND_TIMEOUT_MS = 2000
@@ -21,23 +21,17 @@ return { 'signed-in', h[1] }
 `
 
 export interface RedisSigninOptions {
-  /** May hold a password: never logged. */
-  url: string
-  keyPrefix: string
+  /** The process's connection; the keys are under its prefix and `console:`. */
+  redis: RedisConnection
   log: Logger
 }
 
 export async function createRedisSigninStore (options: RedisSigninOptions): Promise<SigninStore> {
-  const P = `${options.keyPrefix}console:`
-  const client = new Redis(options.url, {
-    enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS,
-    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
-  })
-  // ioredis messages can carry the address or URL: only the error's code reaches the log.
-  client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'console sign-in store (Redis) unavailable') })
-  client.connect().catch(() => {})
-  const deadline = Date.now() + CONNECT_WAIT_MS
-  while (client.status !== 'ready' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  const { redis } = options
+  const P = `${redis.keyPrefix}console:`
+  const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'timer' })
+  const unwatch = reportErrors(redis, options.log, 'console sign-in store (Redis) unavailable')
+  await redis.untilReady(CONNECT_WAIT_MS)
 
   return {
     async addLink (hash, email, expiresAtMs) {
@@ -59,6 +53,7 @@ export async function createRedisSigninStore (options: RedisSigninOptions): Prom
       return session.expiresAtMs <= nowMs ? null : session
     },
     async endSession (hash) { await client.del(`${P}session:${hash}`) },
-    async close () { client.disconnect() },
+    // The connection is the process's: closed by its owner once every store is.
+    async close () { unwatch() },
   }
 }

@@ -23,6 +23,7 @@ import type { PipelineStep } from '../pipeline/steps.js'
 import type { UpstreamResponseTap } from '../routing/upstream-response.js'
 import type { RedisAnswer, RedisFinding } from '../state/check-store.js'
 import type { StateStore } from '../state/state-store.js'
+import type { Storage } from '../storage/storage.js'
 import type { TokenSource } from '../tokens/token-source.js'
 
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void }
@@ -32,10 +33,11 @@ export interface CommandContext {
   readonly io: CommandIo
   readonly clock: Clock
   /**
-   * The configuration as the running sidecar reads it, and a logger on stderr (stdout is the
-   * command's output). An invalid configuration ends the process with its problems, as at start.
+   * The configuration as the running sidecar reads it, a logger on stderr (stdout is the
+   * command's output) and the command's storage (one Redis connection, closed once the command is
+   * done). An invalid configuration ends the process with its problems, as at start.
    */
-  readonly configured: () => { config: Config, log: Logger }
+  readonly configured: () => { config: Config, log: Logger, storage: Storage }
 }
 
 /** An operator command: what the usage lists, and what `<command> --help` prints without reading the configuration. */
@@ -53,6 +55,8 @@ export interface CheckContext {
   readonly redis: Promise<RedisAnswer> | undefined
   /** The same answer as a finding (answers, append-only or not, or the problem); null without PROXY_REDIS_URL. */
   readonly redisFinding: Promise<RedisFinding> | null
+  /** What a store is opened with once Redis answered: check's one connection. */
+  readonly storage: Storage
   /** The callers file's callers when it was read without a problem, else null. */
   readonly callers: readonly CallerSpec[] | null
 }
@@ -77,6 +81,8 @@ export interface ProxyContext {
   readonly registry: Registry
   /** The callers file in force, null without one. */
   readonly callers: CallersHolder | null
+  /** The process's storage (its one Redis connection): every store is opened with it. */
+  readonly storage: Storage
   /** Filled in list order: a feature reads what the features before it provided. */
   readonly shared: Partial<SharedParts>
 }
@@ -122,6 +128,8 @@ export interface SidecarContext {
   readonly log: Logger
   /** Where the sidecar's log lines are written (a thread's lines go there too). */
   readonly lines: { write: (text: string) => unknown }
+  /** The main thread's storage, the proxy's too; a part in a thread of its own opens its own there. */
+  readonly storage: Storage
   readonly shared: Partial<SharedParts>
 }
 
@@ -172,7 +180,7 @@ export interface Feature {
 }
 
 /** How a command that reads the configuration runs, once its module is loaded. */
-export type ConfiguredRun = (args: readonly string[], config: Config, log: Logger, io: CommandIo & { nowMs: () => number, clock: Clock }) => Promise<number>
+export type ConfiguredRun = (args: readonly string[], config: Config, deps: { log: Logger, storage: Storage }, io: CommandIo & { nowMs: () => number, clock: Clock }) => Promise<number>
 
 /** A command on the configuration's stores: its module is loaded only when it runs (or its usage is asked for). */
 export function configuredCommand (summary: string, load: () => Promise<ConfiguredRun>, usage?: () => Promise<string>): FeatureCommand {
@@ -180,9 +188,9 @@ export function configuredCommand (summary: string, load: () => Promise<Configur
     summary,
     ...(usage === undefined ? {} : { usage }),
     async run ({ args, io, clock, configured }) {
-      const { config, log } = configured()
+      const { config, log, storage } = configured()
       const run = await load()
-      return await run(args, config, log, { ...io, clock, nowMs: () => clock.wallMs() })
+      return await run(args, config, { log, storage }, { ...io, clock, nowMs: () => clock.wallMs() })
     },
   }
 }

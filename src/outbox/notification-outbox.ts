@@ -17,6 +17,7 @@ import { openStoreFile } from '../sqlite/store-file-error.js'
 import { openOutboxStore } from './open-outbox-store.js'
 import { sealNotification, vetNotification } from './notification-seal.js'
 import type { SealKey } from '../sealing/seal-mac.js'
+import type { RedisConnection } from '../storage/redis-connection.js'
 
 /** Delivered and failed notifications are kept this long (listed, and not sent twice) unless told otherwise. */
 const DEFAULT_RETENTION_S = 7 * 86400
@@ -33,8 +34,8 @@ export interface NotificationOutboxOptions {
   retryScheduleMs: readonly number[]
   /** How long delivered and failed notifications are kept, in seconds; 7 days by default. */
   retentionS?: number
-  /** Its own key prefix in Redis (with PROXY_REDIS_URL), else its own SQLite file. */
-  store: { redisUrl: string, keyPrefix: string } | { path: string }
+  /** Its own keys in Redis (with PROXY_REDIS_URL: `keys` after the connection's prefix), else its own SQLite file. */
+  store: { redis: RedisConnection, keys: string } | { path: string }
   log: Logger
   clock: Clock
   /** Metrics of its deliveries; none by default. */

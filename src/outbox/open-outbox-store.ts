@@ -4,11 +4,12 @@
  * notifications loads neither, and better-sqlite3 is a native module outside the bundle.
  */
 import type { Logger } from 'pino'
+import type { RedisConnection } from '../storage/redis-connection.js'
 import type { OutboxStore } from './outbox-store.js'
 
 export type OutboxStoreLocation =
-  /** `url` may hold a password: never logged. Every key starts with `keyPrefix`. */
-  | { redisUrl: string, keyPrefix: string, log: Logger }
+  /** The process's connection; every key starts with its prefix and `keys` (redis-store.ts). */
+  | { redis: RedisConnection, keys: string, log: Logger }
   | { path: string, log: Logger }
 
 export interface OutboxBounds {
@@ -21,9 +22,9 @@ export interface OutboxBounds {
 }
 
 export async function openOutboxStore (location: OutboxStoreLocation, bounds: OutboxBounds): Promise<OutboxStore> {
-  if ('redisUrl' in location) {
+  if ('redis' in location) {
     const { createRedisOutboxStore } = await import('./redis-store.js')
-    return createRedisOutboxStore({ url: location.redisUrl, keyPrefix: location.keyPrefix, log: location.log, ...bounds })
+    return createRedisOutboxStore({ redis: location.redis, keys: location.keys, log: location.log, ...bounds })
   }
   const { createSqliteStore } = await import('./sqlite-store.js')
   return await createSqliteStore({ path: location.path, log: location.log, ...bounds })

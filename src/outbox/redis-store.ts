@@ -6,14 +6,14 @@
  * goes, so the start log warns when the server runs without append-only persistence. Commands fail
  * fast while Redis is down (no offline queue), and intake answers 503 instead of hanging; one that
  * Redis does not answer fails after its deadline, judged once the replies already here are read
- * (redis-deadline.ts), so a held loop never fails an event Redis stored.
+ * (storage/redis-connection.ts, `after-replies`), so a held loop never fails an event Redis stored.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { WebhookStoreUnavailableError } from '../errors.js'
+import { reportErrors, type RedisConnection } from '../storage/redis-connection.js'
 import { newEventId } from './event-id.js'
 import type { AttemptRecord, EventStatus, EventSummary, HeaderList, IntakeOutcome, OutboxStore, StoredEvent } from './outbox-store.js'
-import { RedisWithDeadline } from './redis-deadline.js'
 import { CLAIM_LUA, INTAKE_LUA, RELEASE_LUA, REMOVE_LUA, REPLAY_LUA, SCHEMA_LUA, SETTLE_LUA } from './redis-lua.js'
 import { headroomOf, isFull } from './store-room.js'
 
@@ -22,9 +22,10 @@ const REMOVE_BATCH = 500
 const SUMMARY_BATCH = 1000
 
 export interface RedisOutboxOptions {
-  /** May hold a password: never logged. */
-  url: string
-  keyPrefix: string
+  /** The process's connection. */
+  redis: RedisConnection
+  /** This outbox's part of the keys after the connection's prefix: '' for the inbox, `aprn:` for approvals' notifications. */
+  keys: string
   retentionMs: number
   maxEvents: number
   maxBytes: number
@@ -36,30 +37,25 @@ export interface RedisOutboxOptions {
 type Run = (...args: Array<string | number | Buffer>) => Promise<unknown>
 
 export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStore {
-  const P = options.keyPrefix
+  const { redis } = options
+  const P = `${redis.keyPrefix}${options.keys}`
   const owner = randomUUID()
-  const client = new RedisWithDeadline(options.url, COMMAND_TIMEOUT_MS, {
-    enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: COMMAND_TIMEOUT_MS,
-    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
-  })
-  const scripts: Record<string, Run> = {}
   const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
   const headroom = headroomOf(bounds)
-  for (const [name, lua] of Object.entries({ whSchema: SCHEMA_LUA, whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA })) {
-    client.defineCommand(name, { numberOfKeys: 0, lua })
-    scripts[name] = (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
-  }
-  const run = (name: string, ...args: Array<string | number | Buffer>): Promise<unknown> => (scripts[name] as Run)(P, ...args)
-  // ioredis messages can carry the address or URL: only the error's code reaches the log.
-  client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'webhook store (Redis) unavailable') })
-  client.on('ready', () => {
-    // A store of an earlier layout is brought up to date before readiness reads its counters.
-    run('whSchema').catch(() => {})
-    client.info('persistence').then((info) => {
-      if (/aof_enabled:0/.test(info)) options.log.warn('Redis runs without append-only persistence (appendonly no): webhook events acknowledged with 200 can be lost if Redis restarts')
-    }, () => {})
+  const lua = { whSchema: SCHEMA_LUA, whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA }
+  const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'after-replies' }, Object.fromEntries(Object.entries(lua).map(([name, text]) => [name, { keys: 0, lua: text }])))
+  const run = (name: string, ...args: Array<string | number | Buffer>): Promise<unknown> =>
+    (client as unknown as Record<string, Run | undefined>)[name]?.(P, ...args) ?? Promise.reject(new Error(name))
+  const unwatchErrors = reportErrors(redis, options.log, 'webhook store (Redis) unavailable')
+  const unwatchReady = redis.watch({
+    ready () {
+      // A store of an earlier layout is brought up to date before readiness reads its counters.
+      run('whSchema').catch(() => {})
+      client.info('persistence').then((info) => {
+        if (/aof_enabled:0/.test(info)) options.log.warn('Redis runs without append-only persistence (appendonly no): webhook events acknowledged with 200 can be lost if Redis restarts')
+      }, () => {})
+    },
   })
-  client.connect().catch(() => {})
 
   const event = async (id: string): Promise<StoredEvent | null> => {
     const h = await client.hgetallBuffer(`${P}wh:ev:${id}`)
@@ -206,6 +202,10 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
     },
     lastEventSeq: async () => Number(await client.get(`${P}wh:seq`) ?? '0'),
     ready: () => client.status === 'ready',
-    async close () { client.disconnect() },
+    // The connection is the process's: closed by its owner once every store is.
+    async close () {
+      unwatchErrors()
+      unwatchReady()
+    },
   }
 }

@@ -11,11 +11,14 @@ import type { Logger } from 'pino'
 import { INTERFACES, type Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
 import { checkStoreFile } from '../sqlite/store-file-check.js'
+import type { RedisConnection } from '../storage/redis-connection.js'
+import type { Storage } from '../storage/storage.js'
 import { eventSettledInterfaces, eventSettledWarning } from './event-settled.js'
 
 export interface PaymentsCheck { ok: boolean, lines: string[] }
 
-export async function checkPayments (config: Config & { payments: PaymentsConfig }, log: Logger): Promise<PaymentsCheck> {
+export async function checkPayments (config: Config & { payments: PaymentsConfig }, deps: { log: Logger, storage: Storage }): Promise<PaymentsCheck> {
+  const { log, storage } = deps
   const settings = config.payments
   const lines: string[] = []
   for (const iface of INTERFACES) {
@@ -36,14 +39,15 @@ export async function checkPayments (config: Config & { payments: PaymentsConfig
   else lines.push('warn  payments: events alone settle payments (PROXY_PAYMENTS_CONFIRM=event) but the provider\'s events are not signed with HMAC: anyone who saw the webhook secret can settle a payment')
   if (config.webhooks === null) lines.push('warn  payments: the webhook inbox is off (PROXY_WEBHOOK_LISTEN): payments are settled by answers and look-ups alone')
   lines.push(`ok    payments: notifications to ${settings.notifyUrl}, signed with PROXY_WEBHOOK_SIGNING_SECRET`)
-  const store = config.state.redisUrl !== null ? await checkRedis(config, log) : await checkStoreFile(settings.storePath, 'payments store', countsIn)
+  const redis = await storage.redis()
+  const store = redis !== null ? await checkRedis(redis, log) : await checkStoreFile(settings.storePath, 'payments store', countsIn)
   lines.push(store.line)
   return { ok: store.ok, lines }
 }
 
-async function checkRedis (config: Config & { payments: PaymentsConfig }, log: Logger): Promise<{ ok: boolean, line: string }> {
+async function checkRedis (redis: RedisConnection, log: Logger): Promise<{ ok: boolean, line: string }> {
   const { createRedisPaymentStore } = await import('./redis-payment-store.js')
-  const store = await createRedisPaymentStore({ url: config.state.redisUrl as string, keyPrefix: config.state.keyPrefix, log })
+  const store = await createRedisPaymentStore({ redis, log })
   try {
     const counts = await store.counts()
     return { ok: true, line: `ok    payments store: Redis answers, ${counts.pending} pending, ${counts.stale} stale` }

@@ -22,9 +22,9 @@ export const paymentsFeature: Feature = {
     inbox.onStored(running.wake)
     await running.readEvents(inbox.store)
   },
-  async check ({ config, log }) {
+  async check ({ config, log, storage }) {
     const { payments } = config
     if (payments === null) return null
-    return await (await import('./check-payments.js')).checkPayments({ ...config, payments }, log)
+    return await (await import('./check-payments.js')).checkPayments({ ...config, payments }, { log, storage })
   },
 }

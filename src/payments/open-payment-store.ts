@@ -5,21 +5,22 @@
  * commands read and write only sealed records.
  */
 import type { Logger } from 'pino'
-import type { Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
 import { openStoreFile } from '../sqlite/store-file-error.js'
+import type { Storage } from '../storage/storage.js'
 import { derivePaymentSealKey } from './payment-seal.js'
 import type { PaymentStore } from './payment-store.js'
 import { sealedPaymentStore } from './sealed-payment-store.js'
 
-export async function openPaymentStore (payments: Pick<PaymentsConfig, 'storePath' | 'sealingSecret'>, state: Config['state'], log: Logger): Promise<PaymentStore> {
-  return sealedPaymentStore(await openStoredPayments(payments, state, log), derivePaymentSealKey(payments.sealingSecret), log)
+export async function openPaymentStore (payments: Pick<PaymentsConfig, 'storePath' | 'sealingSecret'>, storage: Storage, log: Logger): Promise<PaymentStore> {
+  return sealedPaymentStore(await openStoredPayments(payments, storage, log), derivePaymentSealKey(payments.sealingSecret), log)
 }
 
-async function openStoredPayments (payments: Pick<PaymentsConfig, 'storePath'>, state: Config['state'], log: Logger): Promise<PaymentStore> {
-  if (state.redisUrl !== null) {
+async function openStoredPayments (payments: Pick<PaymentsConfig, 'storePath'>, storage: Storage, log: Logger): Promise<PaymentStore> {
+  const redis = await storage.redis()
+  if (redis !== null) {
     const { createRedisPaymentStore } = await import('./redis-payment-store.js')
-    return await createRedisPaymentStore({ url: state.redisUrl, keyPrefix: state.keyPrefix, log })
+    return await createRedisPaymentStore({ redis, log })
   }
   const { createSqlitePaymentStore } = await import('./sqlite-payment-store.js')
   return await openStoreFile('payments', `PROXY_WEBHOOK_STORE_PATH=${payments.storePath}`, async () => await createSqlitePaymentStore(payments.storePath))

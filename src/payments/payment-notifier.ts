@@ -11,10 +11,10 @@ import { dirname, join } from 'node:path'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
 import type { Clock } from '../clock.js'
-import type { Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import { workerPasses } from '../ops/worker-passes.js'
+import type { Storage } from '../storage/storage.js'
 import type { NotificationType } from './payment-record.js'
 import type { PaymentView } from './payment-view.js'
 
@@ -25,8 +25,9 @@ export interface PaymentNotifier {
   stop: () => Promise<void>
 }
 
-export async function openPaymentNotifier (config: PaymentsConfig, state: Config['state'], deps: { log: Logger, clock: Clock, registry: Registry }): Promise<PaymentNotifier> {
+export async function openPaymentNotifier (config: PaymentsConfig, storage: Storage, deps: { log: Logger, clock: Clock, registry: Registry }): Promise<PaymentNotifier> {
   const [{ openNotificationOutbox }, { deriveNotificationSealKey }, { noDeliveryObserver }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js'), import('../outbox/deliverer.js')])
+  const redis = await storage.redis()
   const outbox = await openNotificationOutbox({
     name: 'payments',
     url: config.notifyUrl,
@@ -34,7 +35,7 @@ export async function openPaymentNotifier (config: PaymentsConfig, state: Config
     retryScheduleMs: config.retryScheduleMs,
     retentionS: config.retentionS,
     // Its own file beside the payments', or its own key prefix: the inbox's events stay the inbox's.
-    store: state.redisUrl !== null ? { redisUrl: state.redisUrl, keyPrefix: `${state.keyPrefix}payn:` } : { path: join(dirname(config.storePath), 'payment-notifications.db') },
+    store: redis !== null ? { redis, keys: 'payn:' } : { path: join(dirname(config.storePath), 'payment-notifications.db') },
     log: deps.log,
     clock: deps.clock,
     observer: { ...noDeliveryObserver, pass: workerPasses(deps.registry, METRIC_PREFIX, 'payment_notifications') },

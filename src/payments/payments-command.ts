@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
 import { inFlightTtlMs } from '../idempotency/idempotency-plugin.js'
+import type { Storage } from '../storage/storage.js'
 import { terminalJson, terminalText } from '../text/terminal-safe.js'
 import { openPaymentStore } from './open-payment-store.js'
 import { machineContext } from './payment-context.js'
@@ -31,7 +32,8 @@ const LIST_LIMIT = 100_000
 const uncounted: PaymentMetrics = { tracked () {}, settled () {}, lookup () {}, event () {}, pass () {} }
 
 /** Returns the exit code: 0 done, 1 not found, 2 usage or configuration. */
-export async function runPaymentsCommand (args: readonly string[], config: Config, log: Logger, io: CommandIo): Promise<number> {
+export async function runPaymentsCommand (args: readonly string[], config: Config, deps: { log: Logger, storage: Storage }, io: CommandIo): Promise<number> {
+  const { log, storage } = deps
   let parsed
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: { state: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' } } })
@@ -53,7 +55,7 @@ export async function runPaymentsCommand (args: readonly string[], config: Confi
     io.err('payments-auth-proxy: payments are not followed (PROXY_PAYMENTS=on and the other PROXY_PAYMENTS_ settings of the sidecar)\n')
     return 2
   }
-  const store = await openPaymentStore(settings, config.state, log)
+  const store = await openPaymentStore(settings, storage, log)
   try {
     if (verb === 'list') return await list(store, { state: state as PaymentState | undefined, sinceMs }, json === true, io)
     if (verb === 'show') return await show(store, targets[0] as string, io)

@@ -20,7 +20,7 @@ declare module '../feature/feature.js' {
 
 export async function paymentsPart (context: ProxyContext, settings: PaymentsConfig): Promise<ProxyPart> {
   const { config, log, clock, callers } = context
-  const payments = await preparePayments({ ...config, payments: settings }, { log, clock, registry: context.registry })
+  const payments = await preparePayments({ ...config, payments: settings }, { log, clock, registry: context.registry, storage: context.storage })
   const shared: PaymentsShared = { approvedSends: payments.approvedSends, running: null }
   context.shared.payments = shared
   return {

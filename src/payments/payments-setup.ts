@@ -22,6 +22,7 @@ import { inFlightTtlMs } from '../idempotency/idempotency-plugin.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import type { UpstreamResponseTap } from '../routing/upstream-response.js'
 import type { StateStore } from '../state/state-store.js'
+import type { Storage } from '../storage/storage.js'
 import type { TokenSource } from '../tokens/token-source.js'
 import { approvedSendFollower } from './approved-send.js'
 import { createPaymentChase, type PaymentChase } from './payment-chase.js'
@@ -89,10 +90,10 @@ export interface Payments {
   close: () => Promise<void>
 }
 
-export async function preparePayments (config: Config & { payments: PaymentsConfig }, deps: { log: Logger, clock: Clock, registry: Registry }): Promise<Payments> {
+export async function preparePayments (config: Config & { payments: PaymentsConfig }, deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage }): Promise<Payments> {
   const settings = config.payments
-  const { log, clock } = deps
-  const store = await openPaymentStore(settings, config.state, log)
+  const { log, clock, storage } = deps
+  const store = await openPaymentStore(settings, storage, log)
   const metrics = createPaymentMetrics(deps.registry, METRIC_PREFIX, async () => await store.counts())
   const share = eventShare(settings.lookupsPerSecond, 1000 + LOOKUP_RATE_MARGIN_MS)
   const pacer = createEventLookupPacer(share.limit, share.windowMs)
@@ -100,7 +101,7 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
   const apply = createPaymentUpdater({ store, context, clock, log, metrics })
   const sender = newSender()
   const follower = createPaymentFollower({ config: settings, store, apply, context, clock, log, sender })
-  const notifier = await openPaymentNotifier(settings, config.state, { log, clock, registry: deps.registry })
+  const notifier = await openPaymentNotifier(settings, storage, { log, clock, registry: deps.registry })
   const matcher = createEventMatcher({ store, apply, config: settings, log, metrics, pacer })
   for (const settled of eventSettledInterfaces(settings, config.environments)) log.warn({ interface: settled.interface, because: settled.why }, EVENT_SETTLED_WARNING)
 

@@ -7,8 +7,8 @@
  * while Redis is down (no offline queue): an intent then answers 503 instead of hanging.
  */
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import { reportErrors, type RedisConnection } from '../storage/redis-connection.js'
 import type { PaymentRecord } from './payment-record.js'
 import { indexKey, type CreateOutcome, type PaymentStore } from './payment-store.js'
 import { CLAIM_LUA, CREATE_LUA, CURSOR_LUA, RELEASE_LUA, REMOVE_LUA, REMOVE_SETTLED_LUA, UPDATE_LUA } from './redis-payment-lua.js'
@@ -19,33 +19,24 @@ const PAGE = 200
 const REMOVE_BATCH = 500
 
 export interface RedisPaymentOptions {
-  /** May hold a password: never logged. */
-  url: string
-  keyPrefix: string
+  /** The process's connection; the keys are under its prefix and `pay:`. */
+  redis: RedisConnection
   log: Logger
 }
 
 type Run = (...args: Array<string | number>) => Promise<unknown>
 
 export async function createRedisPaymentStore (options: RedisPaymentOptions): Promise<PaymentStore> {
-  const P = `${options.keyPrefix}pay:`
+  const { redis } = options
+  const P = `${redis.keyPrefix}pay:`
   const owner = randomUUID()
-  const client = new Redis(options.url, {
-    enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS,
-    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 1000), lazyConnect: true,
-  })
-  const scripts: Record<string, Run> = {}
-  for (const [name, lua] of Object.entries({ payCreate: CREATE_LUA, payUpdate: UPDATE_LUA, payRemove: REMOVE_LUA, payRemoveSettled: REMOVE_SETTLED_LUA, payClaim: CLAIM_LUA, payRelease: RELEASE_LUA, payCursor: CURSOR_LUA })) {
-    client.defineCommand(name, { numberOfKeys: 0, lua })
-    scripts[name] = (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
-  }
-  const run = async (name: string, ...args: Array<string | number>): Promise<unknown> => await (scripts[name] as Run)(P, ...args)
-  // ioredis messages can carry the address or URL: only the error's code reaches the log.
-  client.on('error', (err: NodeJS.ErrnoException) => { options.log.warn({ reason: err.code ?? err.name }, 'payments store (Redis) unavailable') })
-  client.connect().catch(() => {})
+  const lua = { payCreate: CREATE_LUA, payUpdate: UPDATE_LUA, payRemove: REMOVE_LUA, payRemoveSettled: REMOVE_SETTLED_LUA, payClaim: CLAIM_LUA, payRelease: RELEASE_LUA, payCursor: CURSOR_LUA }
+  const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'timer' }, Object.fromEntries(Object.entries(lua).map(([name, text]) => [name, { keys: 0, lua: text }])))
+  const run = async (name: string, ...args: Array<string | number>): Promise<unknown> =>
+    await ((client as unknown as Record<string, Run | undefined>)[name]?.(P, ...args) ?? Promise.reject(new Error(name)))
+  const unwatch = reportErrors(redis, options.log, 'payments store (Redis) unavailable')
   // A command's first read needs the connection; a sidecar starts anyway when Redis is down (followed requests answer 503).
-  const deadline = Date.now() + CONNECT_WAIT_MS
-  while (client.status !== 'ready' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  await redis.untilReady(CONNECT_WAIT_MS)
 
   const fromHash = (json: string | null | undefined, version: string | null | undefined): PaymentRecord | null =>
     json == null || version == null ? null : { ...JSON.parse(json) as PaymentRecord, version: Number(version) }
@@ -153,6 +144,7 @@ export async function createRedisPaymentStore (options: RedisPaymentOptions): Pr
     },
     async advanceCursor (seq) { await run('payCursor', seq) },
     ready: () => client.status === 'ready',
-    async close () { client.disconnect() },
+    // The connection is the process's: closed by its owner once every store is.
+    async close () { unwatch() },
   }
 }

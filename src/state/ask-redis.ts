@@ -4,10 +4,12 @@
  */
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import { redisRefusal, type RedisRefusal } from './redis-refusal.js'
+import { redisClientOptions, REDIS_CONNECT_TIMEOUT_MS } from '../storage/redis-connection.js'
+import { waitFor } from '../storage/wait-for.js'
+import { redisRefusal, type RedisRefusal } from '../storage/redis-refusal.js'
 
-/** Each connection attempt and the INFO command, as the stores' own clients bound theirs. */
-const ATTEMPT_TIMEOUT_MS = 1000
+/** Each connection attempt and the INFO command, as the stores' own connection bounds its attempts. */
+const ATTEMPT_TIMEOUT_MS = REDIS_CONNECT_TIMEOUT_MS
 
 export type RedisAnswer =
   /** A round trip answered; `appendOnly` null when the server would not say (INFO refused). */
@@ -22,17 +24,15 @@ export type RedisAnswer =
  * settings; one log line when it does not answer (the stores' own clients would log every reconnect).
  */
 export async function askRedis (url: string, log: Logger, timeoutMs: number): Promise<RedisAnswer> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: ATTEMPT_TIMEOUT_MS,
+  // A connection of its own, not the stores' (storage/redis-connection.ts): it asks once, with bounds
+  // of its own, and reports what this attempt met.
+  const client = new Redis(url, redisClientOptions('check', {
     commandTimeout: ATTEMPT_TIMEOUT_MS,
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 500),
     // ioredis waits this long for a stream to close at disconnect, even one that never opened:
     // its 2 s default kept check's process alive after its report.
     disconnectTimeout: 100,
-  })
+  }))
   let refusal: RedisRefusal | null = null
   let reason = 'no connection'
   // Only an error's code, or which refusal it was: ioredis messages can carry the address or URL.
@@ -42,11 +42,10 @@ export async function askRedis (url: string, log: Logger, timeoutMs: number): Pr
   })
   client.on('close', () => { if (reason === 'no connection') reason = 'connection closed by the server' })
   client.connect().catch(() => {})
-  const deadline = Date.now() + timeoutMs
   try {
     // A refusal is an answer: no need to wait out the time. ioredis calls a connection whose SELECT
     // was refused ready, in database 0: the refusal is still the answer.
-    while (client.status !== 'ready' && refusal === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    await waitFor(() => client.status === 'ready' || refusal !== null, timeoutMs)
     const refused = refusal as RedisRefusal | null
     if (refused !== null) return unanswered({ kind: 'refused', sentence: refused.sentence }, log)
     if (client.status !== 'ready') return unanswered({ kind: 'silent', reason }, log)

@@ -2,29 +2,25 @@
  * The shared StateStore (SPEC §9): records, rate windows and day totals in Redis or Valkey, so every
  * replica enforces one set. ioredis rather than node-redis: `defineCommand` runs our Lua scripts by
  * EVALSHA with the EVAL fallback built in, `rediss://` gives TLS from the URL alone, and its
- * reconnect logic is mature. Its defaults queue commands while Redis is down and retry each 20
- * times, so a request would hang instead of getting 503: here every command fails fast when the
- * client is not ready, and reconnects are at most a second apart, so recovery is automatic.
+ * reconnect logic is mature. On the process's one connection (storage/redis-connection.ts), whose
+ * commands fail fast while it is not ready; this store's fail after a second, and its outages are
+ * reported once each (trackOutages), so recovery is automatic and told.
  */
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { StateUnavailableError } from '../errors.js'
+import { trackOutages, type RedisConnection } from '../storage/redis-connection.js'
 import { ABORT_LUA, CLAIM_LUA, FINISH_LUA, HIT_LUA, RELEASE_LUA, RELEASE_ONCE_LUA, RESERVE_LUA } from './redis-lua.js'
 import { decodeRecord, encodeRecord } from './record-codec.js'
-import { redisRefusal, type RedisRefusal } from './redis-refusal.js'
 import type { ClaimOutcome, StateStore } from './state-store.js'
 import { noStoreObserver, type StoreObserver } from './store-metrics.js'
 
 /** A command not answered within this is a failure (SPEC §9: 503 within 2 s, never hanging). */
 export const REDIS_COMMAND_TIMEOUT_MS = 1000
-/** Reconnect backoff cap: the store is back within about a second of Redis. */
-export const REDIS_RECONNECT_MAX_MS = 1000
 
 export interface RedisStoreOptions {
-  /** Holds a password when Redis has one: never logged. */
-  url: string
-  keyPrefix: string
+  /** The process's connection; every key starts with its prefix. */
+  redis: RedisConnection
   log: Logger
   observer?: StoreObserver
 }
@@ -41,77 +37,28 @@ interface Scripts {
 }
 
 export function createRedisStore (options: RedisStoreOptions): StateStore {
-  const { log } = options
+  const { log, redis } = options
   const observer = options.observer ?? noStoreObserver
-  const client = new Redis(options.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, REDIS_RECONNECT_MAX_MS),
-    lazyConnect: true,
-    keyPrefix: options.keyPrefix,
+  const client = redis.commands({ ms: REDIS_COMMAND_TIMEOUT_MS, judged: 'timer' }, {
+    papClaim: { keys: 2, lua: CLAIM_LUA },
+    papFinish: { keys: 1, lua: FINISH_LUA },
+    papAbort: { keys: 1, lua: ABORT_LUA },
+    papHit: { keys: 1, lua: HIT_LUA },
+    papReserve: { keys: 1, lua: RESERVE_LUA },
+    papRelease: { keys: 1, lua: RELEASE_LUA },
+    papReleaseOnce: { keys: 2, lua: RELEASE_ONCE_LUA },
   })
-  client.defineCommand('papClaim', { numberOfKeys: 2, lua: CLAIM_LUA })
-  client.defineCommand('papFinish', { numberOfKeys: 1, lua: FINISH_LUA })
-  client.defineCommand('papAbort', { numberOfKeys: 1, lua: ABORT_LUA })
-  client.defineCommand('papHit', { numberOfKeys: 1, lua: HIT_LUA })
-  client.defineCommand('papReserve', { numberOfKeys: 1, lua: RESERVE_LUA })
-  client.defineCommand('papRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
-  client.defineCommand('papReleaseOnce', { numberOfKeys: 2, lua: RELEASE_ONCE_LUA })
   const scripts = client as unknown as Scripts
-
-  // One error line per outage, not per request or per reconnect attempt.
-  let down = false
-  let closing = false
-  // A hung server keeps its connection (ioredis stays 'ready') while every command times out: the
-  // outage ends with the first answer, so one is asked for every second rather than waiting for a
-  // request, and readiness does not report a stall as over until the server answers again.
-  let probe: NodeJS.Timeout | null = null
-  const stopProbe = (): void => {
-    if (probe !== null) clearInterval(probe)
-    probe = null
-  }
-  const probeWhileDown = (): void => {
-    if (probe !== null) return
-    let asking = false
-    probe = setInterval(() => {
-      if (!down || closing) { stopProbe(); return }
-      if (asking || client.status !== 'ready') return
-      asking = true
-      client.ping().then(markUp, () => {}).finally(() => { asking = false })
-    }, REDIS_RECONNECT_MAX_MS).unref()
-  }
-  const markDown = (reason: string): void => {
-    observer.up('redis', false)
-    if (down || closing) return
-    down = true
-    log.error({ reason }, 'state store unavailable')
-    probeWhileDown()
-  }
-  observer.up('redis', false)
-  // ioredis messages can carry the address or URL: only the error's code reaches the log, or, when
-  // Redis itself refused (a wrong password), which refusal it was.
-  let refusal: RedisRefusal | null = null
-  client.on('error', (err: NodeJS.ErrnoException) => {
-    refusal = redisRefusal(err) ?? refusal
-    markDown(refusal?.sentence ?? err.code ?? err.name)
+  const outages = trackOutages(redis, {
+    log,
+    unavailable: 'state store unavailable',
+    recovered: 'state store recovered',
+    up: (up) => { observer.up('redis', up) },
+    probe: async () => await client.ping(),
   })
-  client.on('close', () => { markDown('connection closed') })
-  const markUp = (): void => {
-    if (refusal?.lasting === true) return
-    refusal = null
-    observer.up('redis', true)
-    if (down) log.info('state store recovered')
-    down = false
-    stopProbe()
-  }
-  client.on('ready', markUp)
-  // A failed first connection is reported by the 'error' listener and retried by retryStrategy.
-  client.connect().catch(() => {})
 
   async function run<T> (op: string, command: () => Promise<T>): Promise<T> {
-    if (client.status !== 'ready' || refusal?.lasting === true) {
+    if (client.status !== 'ready' || outages.refusal()?.lasting === true) {
       observer.error(op)
       throw new StateUnavailableError()
     }
@@ -120,17 +67,19 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
       const result = await command()
       observer.command(op, (performance.now() - started) / 1000)
       // A timeout marks an outage without closing the connection: the next answer ends it.
-      if (down) markUp()
+      if (outages.isDown()) outages.up()
       return result
     } catch (err) {
       observer.error(op)
-      markDown((err as NodeJS.ErrnoException).code ?? (err as Error).name)
+      outages.down((err as NodeJS.ErrnoException).code ?? (err as Error).name)
       throw new StateUnavailableError()
     }
   }
 
-  const idem = (key: string): string => `i:${key}`
-  const heldMark = (key: string): string => `h:${key}`
+  // Every key carries the prefix and a kind (SPEC §9).
+  const P = redis.keyPrefix
+  const idem = (key: string): string => `${P}i:${key}`
+  const heldMark = (key: string): string => `${P}h:${key}`
 
   return {
     async claim (key, inFlightTtlMs): Promise<ClaimOutcome> {
@@ -153,29 +102,27 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
       await run('mark_held', () => client.set(heldMark(key), '1', 'PX', ttlMs))
     },
     async hit (key, limit, windowMs) {
-      const [admitted, retryAfterMs] = await run('hit', () => scripts.papHit(`r:${key}`, limit, windowMs, randomUUID()))
+      const [admitted, retryAfterMs] = await run('hit', () => scripts.papHit(`${P}r:${key}`, limit, windowMs, randomUUID()))
       return { admitted: admitted === 1, retryAfterMs: admitted === 1 ? 0 : retryAfterMs }
     },
     async reserve (key, amount, limit, ttlMs) {
       if (amount > limit) return false
-      const ok = await run('reserve', () => scripts.papReserve(`d:${key}`, amount.toString(), limit.toString(), ttlMs))
+      const ok = await run('reserve', () => scripts.papReserve(`${P}d:${key}`, amount.toString(), limit.toString(), ttlMs))
       return ok === 1
     },
     async release (key, amount, once) {
-      if (once === undefined) await run('release', () => scripts.papRelease(`d:${key}`, amount.toString()))
-      else await run('release', () => scripts.papReleaseOnce(`d:${key}`, `g:${once}`, amount.toString()))
+      if (once === undefined) await run('release', () => scripts.papRelease(`${P}d:${key}`, amount.toString()))
+      else await run('release', () => scripts.papReleaseOnce(`${P}d:${key}`, `${P}g:${once}`, amount.toString()))
     },
     status: () => {
-      const ready = client.status === 'ready' && !down
+      const ready = client.status === 'ready' && !outages.isDown()
+      const refusal = outages.refusal()
       return refusal === null ? { kind: 'redis', ready } : { kind: 'redis', ready, refusal: refusal.sentence }
     },
     async ping () {
       await run('ping', () => client.ping())
     },
-    async close () {
-      closing = true
-      stopProbe()
-      client.disconnect()
-    },
+    // The connection is the process's: closed by its owner once every store is.
+    async close () { outages.stop() },
   }
 }

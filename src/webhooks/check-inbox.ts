@@ -12,6 +12,7 @@ import type { WebhookConfig } from '../config/webhook-config.js'
 import { INBOX_LISTEN, listenReport, sharePort } from '../http/listen-check.js'
 import { judgeStorePath } from '../sqlite/store-path.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
+import type { Storage } from '../storage/storage.js'
 import { openStore } from './open-store.js'
 
 export interface InboxCheck { ok: boolean, lines: string[] }
@@ -25,12 +26,13 @@ export type RedisFinding = { answers: true, appendOnly: boolean | null } | { ans
 interface Line { ok: boolean, line: string }
 
 /** `redis`: what Redis answered the check, null without PROXY_REDIS_URL (the store is then the SQLite file). */
-export async function checkInbox (settings: WebhookConfig, config: Pick<Config, 'listen' | 'state'>, log: Logger, redis: Promise<RedisFinding> | null): Promise<InboxCheck> {
+export async function checkInbox (settings: WebhookConfig, config: Pick<Config, 'listen'>, deps: { log: Logger, storage: Storage }, redis: Promise<RedisFinding> | null): Promise<InboxCheck> {
+  const { log, storage } = deps
   const lines = [
     await checkListen(settings, config.listen),
     pathTokens(settings),
     signingSecrets(settings),
-    redis === null ? await checkFile(settings, config.state, log) : await checkRedis(settings, config.state, log, redis),
+    redis === null ? await checkFile(settings, storage, log) : await checkRedis(settings, storage, log, redis),
   ]
   return { ok: lines.every((l) => l.ok), lines: lines.map((l) => l.line) }
 }
@@ -55,31 +57,31 @@ function signingSecrets (settings: WebhookConfig): Line {
   return { ok: true, line: `ok    webhook signing secret: a ${bytes}-byte key (PROXY_WEBHOOK_SIGNING_SECRET)${also}` }
 }
 
-async function checkFile (settings: WebhookConfig, state: Config['state'], log: Logger): Promise<Line> {
+async function checkFile (settings: WebhookConfig, storage: Storage, log: Logger): Promise<Line> {
   const path = settings.storePath
   const judged = judgeStorePath(path)
   if (judged.kind === 'refused') return { ok: false, line: `FAIL  webhook store: ${judged.problem} (PROXY_WEBHOOK_STORE_PATH)` }
   if (judged.kind === 'creatable') return { ok: true, line: `ok    webhook store: ${path} is created at the sidecar's start (${judged.dir} is writable)` }
-  const counted = await counts(settings, state, log)
+  const counted = await counts(settings, storage, log)
   if (!counted.ok) return { ok: false, line: `FAIL  webhook store: ${counted.problem}` }
   return { ok: true, line: `ok    webhook store: ${path} opens, ${counted.text}` }
 }
 
-async function checkRedis (settings: WebhookConfig, state: Config['state'], log: Logger, redis: Promise<RedisFinding>): Promise<Line> {
+async function checkRedis (settings: WebhookConfig, storage: Storage, log: Logger, redis: Promise<RedisFinding>): Promise<Line> {
   const answer = await redis
   if (!answer.answers) return { ok: false, line: `FAIL  webhook store: ${answer.problem}` }
-  const counted = await counts(settings, state, log)
+  const counted = await counts(settings, storage, log)
   if (!counted.ok) return { ok: false, line: `FAIL  webhook store: Redis answered, but not the read of the events (${counted.problem})` }
   if (answer.appendOnly === false) return { ok: true, line: `warn  webhook store: Redis answers (${counted.text}), but runs without append-only persistence (appendonly no): events answered 200 can be lost if Redis restarts` }
   return { ok: true, line: `ok    webhook store: Redis answers, ${counted.text}` }
 }
 
 /** "N pending, M failed" from the store, opened as the commands open it; or why it could not be read. */
-async function counts (settings: WebhookConfig, state: Config['state'], log: Logger): Promise<{ ok: true, text: string } | { ok: false, problem: string }> {
+async function counts (settings: WebhookConfig, storage: Storage, log: Logger): Promise<{ ok: true, text: string } | { ok: false, problem: string }> {
   let store: OutboxStore
   try {
     // Its client's warnings (a reconnect, appendonly) would repeat what the line says.
-    store = await openStore(settings, { state, log: log.child({}, { level: 'error' }) })
+    store = await openStore(settings, { storage, log: log.child({}, { level: 'error' }) })
   } catch (err) {
     // open-store.ts's one sentence, naming PROXY_WEBHOOK_STORE_PATH (a file that is not a database).
     return { ok: false, problem: (err as Error).message }

@@ -8,13 +8,13 @@ export const inboxFeature: Feature = {
       summary: 'list, show or replay the webhook inbox\'s events (payments-auth-proxy webhooks --help)',
       usage: async () => (await import('./webhooks-command.js')).WEBHOOKS_USAGE,
       async run ({ args, io, clock, configured }) {
-        const { config, log } = configured()
+        const { config, log, storage } = configured()
         const { runWebhooksCommand, WEBHOOKS_USAGE } = await import('./webhooks-command.js')
         if (config.webhooks === null) {
           io.err(`payments-auth-proxy: the webhook inbox is not configured (PROXY_WEBHOOK_LISTEN and the other PROXY_WEBHOOK_ settings of the sidecar)\n${WEBHOOKS_USAGE}\n`)
           return 2
         }
-        return await runWebhooksCommand(args, config.webhooks, { state: config.state, log }, { ...io, nowMs: () => clock.wallMs() })
+        return await runWebhooksCommand(args, config.webhooks, { storage, log }, { ...io, nowMs: () => clock.wallMs() })
       },
     },
     'webhook-secrets': {
@@ -29,9 +29,9 @@ export const inboxFeature: Feature = {
     const settings = context.config.webhooks
     return settings === null ? null : (await import('./inbox-part.js')).inboxPart(context, settings)
   },
-  async check ({ config, log, redisFinding }) {
+  async check ({ config, log, redisFinding, storage }) {
     const { webhooks } = config
     if (webhooks === null) return null
-    return await (await import('./check-inbox.js')).checkInbox(webhooks, config, log, redisFinding)
+    return await (await import('./check-inbox.js')).checkInbox(webhooks, config, { log, storage }, redisFinding)
   },
 }

@@ -18,6 +18,7 @@ import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
+import { createStorage, type Storage } from '../storage/storage.js'
 import { inboxErrors } from './inbox-errors.js'
 import { createInboxMetrics, noInboxObserver, type HeldKind, type InboxObserver } from './inbox-metrics.js'
 import type { IntakePacer } from './intake-pacing.js'
@@ -41,8 +42,13 @@ export const INTAKE_BACKLOG = 4096
 export interface InboxDeps {
   logger: Logger
   clock?: Clock
-  /** Built from the settings and `state` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
+  /** Built from the settings and `storage` (SQLite, or Redis with PROXY_REDIS_URL) when absent. */
   store?: OutboxStore
+  /**
+   * What the store is opened with; made from `state` when absent and closed with the inbox: the
+   * inbox's thread, an isolate of its own, has a connection of its own (`pap:inbox`).
+   */
+  storage?: Storage
   /** The proxy's metrics registry, so /metrics on the proxy listener shows the inbox too. */
   registry?: Registry
   /** Told of intakes and deliveries instead of a registry's metrics (the inbox's thread, inbox-thread-program.ts). */
@@ -82,7 +88,8 @@ export interface Inbox {
 export async function buildInbox (settings: WebhookConfig, state: Config['state'], deps: InboxDeps): Promise<Inbox> {
   const clock = deps.clock ?? systemClock
   const log = deps.logger.child({ component: 'webhooks' })
-  const store = deps.store ?? await openStore(settings, { state, log })
+  const storage = deps.storage ?? createStorage(state, 'inbox')
+  const store = deps.store ?? await openStore(settings, { storage, log })
   const observer = deps.observer ?? (deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs()))
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log
@@ -128,6 +135,7 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   app.addHook('onClose', async () => {
     await deliverer.stop()
     if (deps.store === undefined) await store.close()
+    if (deps.storage === undefined) await storage.close()
   })
 
   const readiness = async (): Promise<WebhooksReadiness> => {

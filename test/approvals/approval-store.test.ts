@@ -13,7 +13,7 @@ import type { ApprovalStore } from '../../src/approvals/approval-store.js'
 import { createRedisApprovalStore } from '../../src/approvals/redis-approval-store.js'
 import { createSqliteApprovalStore } from '../../src/approvals/sqlite-approval-store.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { redisConnection, startRedis, type RedisServer } from '../helpers/redis-server.js'
 import { approvalFixture } from './approval-fixture.js'
 
 interface Factory { name: string, make: (t: Test) => Promise<{ store: ApprovalStore, reopen: () => Promise<ApprovalStore> }> }
@@ -35,7 +35,7 @@ const factories: Factory[] = [{
   async make (t) {
     const redis = await startRedis(t)
     const open = async (): Promise<ApprovalStore> => {
-      const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+      const store = await createRedisApprovalStore({ redis: redisConnection(t, redis.url, 'test:'), log: captureLogger().logger })
       t.teardown(() => store.close())
       return store
     }
@@ -198,7 +198,7 @@ async function commandCalls (admin: Redis): Promise<Map<string, number>> {
 
 t.test('redis: the loop\'s reads touch the records they return, not every settled one kept for its retention', async (t) => {
   const redis = await startRedis(t)
-  const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+  const store = await createRedisApprovalStore({ redis: redisConnection(t, redis.url, 'test:'), log: captureLogger().logger })
   t.teardown(() => store.close())
   const settled = Array.from({ length: 2_000 }, (_, i) => approvalFixture({ id: `apr_s${i}`, key: `ks${i}`, createdAtMs: 1_000 + i, status: 'approved', decidedAtMs: 9_000, decisionSeal: 'decision', forward: 'answered', forwardSeal: 'seal-answered' }))
   await Promise.all(settled.map(async (a) => { await store.create(a) }))
@@ -247,7 +247,7 @@ t.test('redis: approvals written before the indexes existed are indexed at the l
   ]
   for (const record of records) await createAsBefore(admin, record)
   const open = async (): Promise<ApprovalStore> => {
-    const store = await createRedisApprovalStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+    const store = await createRedisApprovalStore({ redis: redisConnection(t, redis.url, 'test:'), log: captureLogger().logger })
     t.teardown(() => store.close())
     return store
   }

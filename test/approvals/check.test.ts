@@ -7,6 +7,7 @@ import t from 'tap'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkApprovals } from '../../src/approvals/check-approvals.js'
+import { createStorage } from '../../src/storage/storage.js'
 import { readCallersFile, type CallerSpec } from '../../src/callers/callers-file.js'
 import { loadConfig } from '../../src/config/load-config.js'
 import { runCli } from '../helpers/child-proxy.js'
@@ -117,7 +118,10 @@ t.test('Redis refusing the password: each store\'s line says so at once; the rep
     // A refusal is an answer: the approvals' check reports it without waiting out the 5 s.
     const { logger } = captureLogger()
     const started = Date.now()
-    const approvals = await checkApprovals(loadConfig(providerEnv(provider, { ...base, PROXY_REDIS_URL: url })).config, readCallers(base.PROXY_CALLERS_FILE), logger)
+    const checked = loadConfig(providerEnv(provider, { ...base, PROXY_REDIS_URL: url })).config
+    const storage = createStorage(checked.state, 'check')
+    t.teardown(storage.close)
+    const approvals = await checkApprovals(checked, readCallers(base.PROXY_CALLERS_FILE), { log: logger, storage })
     t.match(approvals.lines.at(-1), `FAIL  approvals store: Redis refused the connection: ${refusal}`)
     t.ok(Date.now() - started < 3000, `${refusal.split(':')[0] ?? refusal}: reported without waiting out the 5 s`)
   }

@@ -17,6 +17,7 @@ import { APPROVAL_LOOK_INTERVAL_MS } from '../../src/approvals/approval-worker.j
 import { deriveSealKey } from '../../src/approvals/approval-seal.js'
 import { decideApproval } from '../../src/approvals/decide-approval.js'
 import { openApprovalStore } from '../../src/approvals/open-approval-store.js'
+import { createStorage } from '../../src/storage/storage.js'
 import { createRecordVerifier } from '../../src/approvals/record-verifier.js'
 import { eventually } from '../helpers/eventually.js'
 import { FakeClock } from '../helpers/fake-clock.js'
@@ -54,11 +55,13 @@ async function start (t: Test, store: Store): Promise<Rig> {
   const rig = await startApprovalsRig(t, redisUrl === null ? {} : { PROXY_REDIS_URL: redisUrl }, { clock })
   const config = { approvals: { ...rig.proxy.config.approvals }, state: rig.proxy.config.state }
   const decideElsewhere = async (id: string): Promise<void> => {
-    const other = await openApprovalStore(config, pino({ level: 'silent' }))
+    const storage = createStorage(config.state, 'approvals')
+    const other = await openApprovalStore(config, storage, pino({ level: 'silent' }))
     try {
       await decideApproval(other, createRecordVerifier(deriveSealKey(SEALING_SECRET), pino({ level: 'silent' }), null), id, { status: 'approved', by: 'Ann', byCaller: 'cli', reason: null }, clock.wallMs())
     } finally {
       await other.close()
+      await storage.close()
     }
   }
   if (redisUrl === null) {

@@ -11,7 +11,7 @@ import { createRedisSigninStore } from '../../src/console/redis-signin-store.js'
 import { USED_LINK_KEPT_MS, type SigninStore } from '../../src/console/signin-store.js'
 import { createSqliteSigninStore } from '../../src/console/sqlite-signin-store.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { redisConnection, startRedis } from '../helpers/redis-server.js'
 
 interface Factory { name: string, make: (t: Test) => Promise<() => Promise<SigninStore>> }
 
@@ -31,7 +31,7 @@ const factories: Factory[] = [{
   async make (t) {
     const redis = await startRedis(t)
     return async () => {
-      const store = await createRedisSigninStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+      const store = await createRedisSigninStore({ redis: redisConnection(t, redis.url, 'test:'), log: captureLogger().logger })
       t.teardown(() => store.close())
       return store
     }

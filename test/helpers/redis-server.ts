@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
+import { openRedisConnection, type RedisConnection } from '../../src/storage/redis-connection.js'
 import { eventually, HANG_MS } from './eventually.js'
 import { freePort } from './ports.js'
 
@@ -102,4 +103,11 @@ export async function stallProbe (t: Test, url: string): Promise<{ untilBlocked:
       await eventually(unanswered, { what: 'the server blocked by DEBUG SLEEP', everyMs: 10, timeoutMs: HANG_MS })
     },
   }
+}
+
+/** A connection as a process opens it (storage/redis-connection.ts), for a store under test; closed at teardown, after the store. */
+export function redisConnection (t: Test, url: string, keyPrefix: string, role = 'test'): RedisConnection {
+  const connection = openRedisConnection({ url, keyPrefix, role })
+  t.teardown(() => { connection.close() })
+  return connection
 }

@@ -13,7 +13,7 @@ import { openNotificationOutbox, type NotificationOutbox, type NotificationOutbo
 import { newSigningSecret } from '../../src/outbox/standard-webhooks.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { redisConnection, startRedis } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 import { startApp } from '../webhooks/inbox-harness.js'
 
@@ -31,7 +31,7 @@ for (const kind of ['sqlite', 'redis'] as const) {
   t.test(`${kind}: told twice, delivered once, signed with its own secret, in order per key, across a restart`, async (t) => {
     const receiver = await startApp(t)
     const secret = newSigningSecret()
-    const store = kind === 'redis' ? { redisUrl: (await startRedis(t)).url, keyPrefix: 'test:payn:' } : { path: join(tempDir(t), 'payment-notifications.db') }
+    const store = kind === 'redis' ? { redis: redisConnection(t, (await startRedis(t)).url, 'test:'), keys: 'payn:' } : { path: join(tempDir(t), 'payment-notifications.db') }
     const { logger } = captureLogger()
     const options: NotificationOutboxOptions = { name: 'payments', url: receiver.url, signingSecrets: [secret], retryScheduleMs: [50], store, log: logger, clock: systemClock }
     const open = async (): Promise<NotificationOutbox> => {

@@ -12,7 +12,7 @@ import { openDatabase } from '../../src/sqlite/open-database.js'
 import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { redisConnection, startRedis } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/temp-dir.js'
 
 // Kill, restart and flood cycles: a loaded 2-core machine needs more than tap's 60 s for the file.
@@ -47,7 +47,7 @@ const factories: Factory[] = [{
     const redis = await startRedis(t)
     const { logger } = captureLogger()
     const open = async (): Promise<OutboxStore> => {
-      const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'test:', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
+      const store = createRedisOutboxStore({ redis: redisConnection(t, redis.url, 'test:'), keys: '', log: logger, retentionMs: bounds.retentionMs ?? 86_400_000, maxEvents: bounds.maxEvents ?? 1000, maxBytes: bounds.maxBytes ?? 1 << 20, orderMaxWaitMs: bounds.orderMaxWaitMs ?? 86_400_000 })
       t.teardown(() => store.close())
       await eventually(() => store.ready(), { what: 'Redis store ready' })
       return store
@@ -380,7 +380,7 @@ t.test('redis: a store written before delivered events were indexed gets the ind
   const redis = await startRedis(t)
   const { logger } = captureLogger()
   const open = async (): Promise<OutboxStore> => {
-    const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'old:', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
+    const store = createRedisOutboxStore({ redis: redisConnection(t, redis.url, 'old:'), keys: '', log: logger, retentionMs: 86_400_000, maxEvents: 2, maxBytes: 1 << 20, orderMaxWaitMs: 3_600_000 })
     t.teardown(() => store.close())
     await eventually(() => store.ready(), { what: 'Redis store ready' })
     return store

@@ -11,7 +11,7 @@ import type { NewEvent, OutboxStore } from '../../src/outbox/outbox-store.js'
 import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
+import { redisConnection, startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
 
 /** Past the store's 2 s command deadline, with room for a loaded machine's Redis to have answered. */
 const HELD_MS = 3000
@@ -23,7 +23,7 @@ const event = (): NewEvent => {
 }
 
 async function storeOn (t: Test, redis: RedisServer): Promise<OutboxStore> {
-  const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger, retentionMs: 86_400_000, maxEvents: 1000, maxBytes: 1 << 20, orderMaxWaitMs: 86_400_000 })
+  const store = createRedisOutboxStore({ redis: redisConnection(t, redis.url, 'test:'), keys: '', log: captureLogger().logger, retentionMs: 86_400_000, maxEvents: 1000, maxBytes: 1 << 20, orderMaxWaitMs: 86_400_000 })
   t.teardown(() => store.close())
   await eventually(() => store.ready(), { what: 'Redis store ready' })
   return store

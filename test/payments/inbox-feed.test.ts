@@ -10,7 +10,7 @@ import { createRedisOutboxStore } from '../../src/outbox/redis-store.js'
 import { createSqliteStore } from '../../src/outbox/sqlite-store.js'
 import { eventually } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { redisConnection, startRedis } from '../helpers/redis-server.js'
 import { tempDir } from '../webhooks/inbox-harness.js'
 
 const bounds = { retentionMs: 86_400_000, maxEvents: 1000, maxBytes: 1 << 20, orderMaxWaitMs: 86_400_000 }
@@ -29,7 +29,7 @@ const factories: Array<{ name: string, make: (t: Test) => Promise<() => Promise<
   async make (t) {
     const redis = await startRedis(t)
     return async () => {
-      const store = createRedisOutboxStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger, ...bounds })
+      const store = createRedisOutboxStore({ redis: redisConnection(t, redis.url, 'test:'), keys: '', log: captureLogger().logger, ...bounds })
       t.teardown(() => store.close())
       await eventually(() => store.ready(), { what: 'Redis store ready' })
       return store

@@ -13,7 +13,7 @@ import { createPaymentChase } from '../../src/payments/payment-chase.js'
 import { createRedisPaymentStore } from '../../src/payments/redis-payment-store.js'
 import { createSqlitePaymentStore } from '../../src/payments/sqlite-payment-store.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { redisConnection, startRedis } from '../helpers/redis-server.js'
 import { paymentFixture, T0 } from './payment-fixture.js'
 
 interface Factory { name: string, replicas: boolean, make: (t: Test) => Promise<{ store: PaymentStore, reopen: () => Promise<PaymentStore> }> }
@@ -37,7 +37,7 @@ const factories: Factory[] = [{
   async make (t) {
     const redis = await startRedis(t)
     const open = async (): Promise<PaymentStore> => {
-      const store = await createRedisPaymentStore({ url: redis.url, keyPrefix: 'test:', log: captureLogger().logger })
+      const store = await createRedisPaymentStore({ redis: redisConnection(t, redis.url, 'test:'), log: captureLogger().logger })
       t.teardown(() => store.close())
       return store
     }

@@ -5,7 +5,7 @@ import { checkStore } from '../../src/state/check-store.js'
 import { createRedisStore } from '../../src/state/redis-store.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger } from '../helpers/harness.js'
-import { startRedis } from '../helpers/redis-server.js'
+import { redisConnection, startRedis } from '../helpers/redis-server.js'
 
 t.test('check reaches the configured Redis, or fails naming the setting and never the URL', async (t) => {
   const password = 'check-pw-Zq81'
@@ -48,7 +48,7 @@ t.test('a database number beyond the server\'s databases setting is Redis\'s ref
   const failed = await checkStore({ state: { redisUrl: `${redis.url}/9`, keyPrefix: 'pap:' } }, logger)
   t.equal(failed.ok, false)
   t.match(failed.line, /DB index is out of range: the database number in the URL is beyond this server's databases setting/)
-  const store = createRedisStore({ url: `${redis.url}/9`, keyPrefix: 'pap:', log: logger })
+  const store = createRedisStore({ redis: redisConnection(t, `${redis.url}/9`, 'pap:'), log: logger })
   t.teardown(() => store.close())
   await eventually(() => store.status().refusal !== undefined, { what: 'the refused SELECT' })
   // The connection comes up all the same, and a store that is down asks for an answer every second

@@ -12,7 +12,7 @@ import { StateUnavailableError } from '../../src/errors.js'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
-import { startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
+import { redisConnection, startRedis, stallProbe, type RedisServer } from '../helpers/redis-server.js'
 
 interface Made { store: StateStore, advance: (ms: number) => Promise<void> }
 interface Factory { name: string, make: (t: Test) => Promise<Made> }
@@ -40,7 +40,7 @@ async function readyRedisStore (t: Test): Promise<{ redis: RedisServer, store: S
   const redis = await startRedis(t)
   const { logger, logs } = captureLogger()
   const failures = connectionFailures()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'test:', log: logger, observer: failures.observer })
+  const store = createRedisStore({ redis: redisConnection(t, redis.url, 'test:'), log: logger, observer: failures.observer })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
   return { redis, store, logs, failures: failures.count }
@@ -348,7 +348,7 @@ t.test('redis store: the password and the secrets never reach logs or keys', asy
   const redis = await startRedis(t, { password })
   const { logger, logs } = captureLogger()
   const failures = connectionFailures()
-  const store = createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger, observer: failures.observer })
+  const store = createRedisStore({ redis: redisConnection(t, redis.url, 'pap:'), log: logger, observer: failures.observer })
   t.teardown(() => store.close())
   await eventually(() => store.status().ready)
   const claim = await store.claim('caller:sandbox:fiat:POST:/payouts:hash', 60_000)
@@ -374,7 +374,7 @@ t.test('redis store: a wrong password is an outage, not a crash', async (t) => {
   const redis = await startRedis(t, { password: 'right-Zq81' })
   const { logger, logs } = captureLogger()
   const failures = connectionFailures()
-  const store = createRedisStore({ url: `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, keyPrefix: 'pap:', log: logger, observer: failures.observer })
+  const store = createRedisStore({ redis: redisConnection(t, `redis://:wrong-Zq81@127.0.0.1:${redis.port}`, 'pap:'), log: logger, observer: failures.observer })
   t.teardown(() => store.close())
   // Redis answered the wrong password, and the attempt after it was refused too.
   await eventually(() => store.status().refusal !== undefined, { what: 'the refusal', timeoutMs: HANG_MS })
@@ -395,7 +395,7 @@ function adminClient (t: Test, url: string): Redis {
 t.test('two Redis stores (two replicas) share one day total, one rate window and one set of claims', async (t) => {
   const redis = await startRedis(t)
   const { logger } = captureLogger()
-  const stores = [0, 1].map(() => createRedisStore({ url: redis.url, keyPrefix: 'pap:', log: logger }))
+  const stores = [0, 1].map(() => createRedisStore({ redis: redisConnection(t, redis.url, 'pap:'), log: logger }))
   for (const store of stores) t.teardown(() => store.close())
   await eventually(() => stores.every((s) => s.status().ready))
   const [a, b] = stores as [StateStore, StateStore]

@@ -15,6 +15,7 @@ import { DEFAULT_WEBHOOK_CONCURRENCY, DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S } from 
 import { createDeliveryAgent } from '../../src/outbox/delivery-agent.js'
 import { buildInbox, type Inbox, type InboxDeps } from '../../src/webhooks/inbox-server.js'
 import { runWebhooksCommand } from '../../src/webhooks/webhooks-command.js'
+import { createStorage } from '../../src/storage/storage.js'
 import type { Child } from '../helpers/child-proxy.js'
 import { captureLogger, type LogCapture } from '../helpers/harness.js'
 import { tempDir } from '../helpers/temp-dir.js'
@@ -98,10 +99,16 @@ export async function startInbox (t: Test, env: Env, deps: Partial<InboxDeps> = 
 export async function webhooksCommand (inbox: RunningInbox, args: readonly string[]): Promise<{ code: number, out: string, err: string }> {
   let out = ''
   let err = ''
-  const code = await runWebhooksCommand(args, inbox.settings, { state: inbox.state, log: captureLogger().logger }, {
-    out: (text) => { out += text }, err: (text) => { err += text }, nowMs: () => Date.now(),
-  })
-  return { code, out, err }
+  // As the CLI runs it: a storage of its own, closed once the command is done.
+  const storage = createStorage(inbox.state, 'webhooks')
+  try {
+    const code = await runWebhooksCommand(args, inbox.settings, { storage, log: captureLogger().logger }, {
+      out: (text) => { out += text }, err: (text) => { err += text }, nowMs: () => Date.now(),
+    })
+    return { code, out, err }
+  } finally {
+    await storage.close()
+  }
 }
 
 /**

@@ -19,6 +19,7 @@ import { loadConfig } from '../../src/config/load-config.js'
 import { createProxyActivity, proxyIdleMs } from '../../src/ops/proxy-activity.js'
 import { buildInbox } from '../../src/webhooks/inbox-server.js'
 import { openStore } from '../../src/webhooks/open-store.js'
+import { createStorage } from '../../src/storage/storage.js'
 import { startInboxThread } from '../../src/webhooks/inbox-thread.js'
 import { eventually, HANG_MS } from '../helpers/eventually.js'
 import { captureLogger, providerEnv, startProvider, startProxy, waitReady } from '../helpers/harness.js'
@@ -76,8 +77,9 @@ t.test('a stop during a held delivery releases the event without counting an att
   const closing = performance.now()
   await inbox.app.close()
   t.ok(performance.now() - closing < 5_000, `closed in ${Math.round(performance.now() - closing)} ms, the hold being 10 s`)
-  const store = await openStore(config.webhooks, { state: config.state, log: captureLogger().logger })
-  t.teardown(() => store.close())
+  const storage = createStorage(config.state, 'test')
+  const store = await openStore(config.webhooks, { storage, log: captureLogger().logger })
+  t.teardown(async () => { await store.close(); await storage.close() })
   t.match(await store.list({}), [{ status: 'pending', attempts: 0, attemptsTotal: 0 }], 'still pending, no attempt recorded')
   t.equal(app.deliveries.length, 0, 'never delivered')
 })
