@@ -15,7 +15,7 @@ const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true 
 // What a module loads when it runs: `import type` is erased by the compiler and loads nothing.
 const importsOf = (file: string): string[] => [...readFileSync(file, 'utf8').replace(/^import type [^;]*?from '[^']+'$/gm, '').matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)].map((m) => join(file, '..', m[1] as string))
 const PROXY_PLUGINS = ['access', 'callers', 'egress', 'fake-provider', 'headers', 'idempotency', 'routing', 'state', 'tokens', 'outbound', 'server.js']
-const SHARED = ['config', 'errors.js', 'operator-error.js', 'clock.js', 'logger.js', 'http', 'json', 'sqlite', 'storage', 'threads', 'text', 'outbox', 'ops/metrics.js', 'ops/health-routes.js', 'ops/proxy-activity.js']
+const SHARED = ['config', 'errors.js', 'operator-error.js', 'clock.js', 'logger.js', 'http', 'json', 'sqlite', 'storage', 'threads', 'text', 'outbox', 'ops/metrics.js', 'ops/health-routes.js', 'ops/proxy-activity.js', 'ops/worker-passes.js']
 
 t.test('no proxy module imports webhooks/ (the features list names it, the demo starts it; notifications have an outbox of their own)', async (t) => {
   for (const file of files(SRC).filter((f) => !f.includes('/webhooks/') && !f.endsWith('/features/index.ts') && !f.endsWith('/demo.ts'))) {
