@@ -4,7 +4,7 @@
  * with an error log naming each problem, and the old callers keep working.
  */
 import type { Logger } from 'pino'
-import { ConfigError } from '../config/load-config.js'
+import { ConfigError } from '../config/config-error.js'
 import { watchFile } from '../config/watch-file.js'
 import { readCallersFile, type CallerSpec } from './callers-file.js'
 import { indexCallers, type CallerIndex } from './judge-caller.js'

@@ -5,6 +5,7 @@
 import type { ConsoleConfig } from './console-settings.js'
 import type { Cidr } from './network-lists.js'
 import type { PaymentsConfig } from './payment-config.js'
+import type { RawSettings } from './schema.js'
 import type { WebhookConfig } from './webhook-config.js'
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const
@@ -77,3 +78,11 @@ export interface Config {
 }
 
 export const TOKEN_PATH = '/auth/generate-bearer-token'
+
+/** What loading the configuration gives (load-config.ts). */
+export interface LoadedConfig {
+  config: Config
+  warnings: string[]
+  /** The variables as the schema read them (defaults applied): what a reload compares, never logged. */
+  settings: Readonly<RawSettings>
+}

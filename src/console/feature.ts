@@ -1,8 +1,10 @@
 /** The console (SPEC §14) as a feature: its listener beside the proxy, the `console-link` command and its `check` lines. */
 import { configuredCommand, type Feature } from '../feature/feature.js'
+import { resolveConsole } from '../config/console-settings.js'
 
 export const consoleFeature: Feature = {
   name: 'console',
+  settings: ({ settings, problems, warnings }) => ({ console: resolveConsole(settings, problems, warnings) }),
   commands: {
     'console-link': configuredCommand(
       'print a single-use sign-in link for the console: console-link --as <email>',

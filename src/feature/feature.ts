@@ -25,6 +25,7 @@ import type { RedisAnswer, RedisFinding } from '../state/check-store.js'
 import type { StateStore } from '../state/state-store.js'
 import type { Storage } from '../storage/storage.js'
 import type { TokenSource } from '../tokens/token-source.js'
+import type { ResolveSettings } from './feature-settings.js'
 
 export interface CommandIo { out: (text: string) => void, err: (text: string) => void }
 
@@ -160,6 +161,8 @@ export interface SidecarPart {
 export interface Feature {
   /** As the docs name it; also the key of the feature's commands in the usage. */
   readonly name: string
+  /** Its part of the configuration; synchronous, as loading the configuration is. */
+  readonly settings?: ResolveSettings
   readonly commands?: Readonly<Record<string, FeatureCommand>>
   /** Null when the feature is off: nothing printed. */
   readonly check?: (context: CheckContext) => Promise<CheckSection | null>

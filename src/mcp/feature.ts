@@ -1,8 +1,10 @@
 /** Agents over MCP (SPEC §13) as a feature: its share of the proxy and the `check` section of the tools file. */
 import type { Feature } from '../feature/feature.js'
+import { resolveMcp } from './mcp-settings.js'
 
 export const mcpFeature: Feature = {
   name: 'mcp',
+  settings: resolveMcp,
   // An agent is known by its caller key: configuration refuses PROXY_MCP=on without a callers file.
   proxy: async (context) => {
     const { callers } = context

@@ -5,7 +5,7 @@
  * force stay.
  */
 import type { Logger } from 'pino'
-import { ConfigError } from '../config/load-config.js'
+import { ConfigError } from '../config/config-error.js'
 import { watchFile } from '../config/watch-file.js'
 import type { PathOptions } from '../routing/canonical-path.js'
 import { buildCatalogue, type CatalogueFeatures, type CatalogueTool } from './tool-catalogue.js'

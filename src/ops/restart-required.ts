@@ -6,8 +6,7 @@
  * `restartRequired` until the process restarts or the change is undone. Names only, never values.
  */
 import type { Logger } from 'pino'
-import { ENVIRONMENTS } from '../config/config.js'
-import type { LoadedConfig } from '../config/load-config.js'
+import { ENVIRONMENTS, type LoadedConfig } from '../config/config.js'
 import { KNOWN_VARIABLES, SECRET_VARIABLES } from '../config/schema.js'
 
 /** Credentials: rotated live, as long as the environment they enable stays enabled. */

@@ -1,8 +1,10 @@
 /** The webhook inbox (SPEC §10) as a feature: its listener beside the proxy, its commands and its `check` section. */
 import type { Feature } from '../feature/feature.js'
+import { resolveWebhooks } from '../config/webhook-settings.js'
 
 export const inboxFeature: Feature = {
   name: 'inbox',
+  settings: ({ settings, variables, problems, warnings }) => ({ webhooks: resolveWebhooks(settings, variables, problems, warnings) }),
   commands: {
     webhooks: {
       summary: 'list, show or replay the webhook inbox\'s events (payments-auth-proxy webhooks --help)',

@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { ConfigError, loadConfig } from '../../src/config/load-config.js'
+import { ConfigError } from '../../src/config/config-error.js'
+import { loadConfig } from '../../src/load-config.js'
 import { buildServer } from '../../src/server.js'
 import { captureLogger, providerEnv, startProvider } from '../helpers/harness.js'
 import { SEALING_SECRET, SIGNING_SECRET, approvalsCallersFile, tempDir } from './approvals-harness.js'

@@ -5,7 +5,7 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { startSummary } from '../../src/ops/start-summary.js'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'
 import { startRedis } from '../helpers/redis-server.js'

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { KNOWN_VARIABLES } from '../../src/config/schema.js'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 
 const text = readFileSync(new URL('../../config.example.env', import.meta.url), 'utf8')
 

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/load-config.js'
 import { problemsOf } from '../helpers/config-problems.js'
 
 const base: Env = {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Ajv } from 'ajv'
 import envSchemaLoader from 'env-schema'
-import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/load-config.js'
 import { envSchema } from '../../src/config/schema.js'
 
 const ROOT = new URL('../../', import.meta.url)

@@ -4,7 +4,7 @@
  * and a bad base URL is not also reported as "no environment configured".
  */
 import t from 'tap'
-import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/load-config.js'
 import { findUnknownVariables } from '../../src/config/unknown-variables.js'
 import { KNOWN_VARIABLES } from '../../src/config/schema.js'
 import { problemsOf } from '../helpers/config-problems.js'

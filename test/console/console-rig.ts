@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import type { Clock } from '../../src/clock.js'
-import type { Env } from '../../src/config/load-config.js'
+import type { Env } from '../../src/load-config.js'
 import type { ConsolePayments } from '../../src/console/console-deps.js'
 import { buildConsole, type Console } from '../../src/console/console-server.js'
 import { issueSigninLink } from '../../src/console/signin-secrets.js'

@@ -4,7 +4,7 @@
  * *@domain, cookies Secure unless the listener is loopback; every problem names its variable.
  */
 import t from 'tap'
-import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/load-config.js'
 import { DEFAULT_CONSOLE_USER_HEADER } from '../../src/config/schema.js'
 import { problemsOf } from '../helpers/config-problems.js'
 

@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig, type Env, type LoadOptions } from '../../src/config/load-config.js'
+import { ConfigError } from '../../src/config/config-error.js'
+import { loadConfig, type Env, type LoadOptions } from '../../src/load-config.js'
 
 /** The problems loadConfig reports for `env` (none when it loads); any other error fails the test. */
 export function problemsOf (env: Env, options?: LoadOptions): readonly string[] {

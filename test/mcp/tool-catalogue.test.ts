@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import { validateCallers, type CallerSpec } from '../../src/callers/callers-file.js'
-import { ConfigError, loadConfig } from '../../src/config/load-config.js'
+import { ConfigError } from '../../src/config/config-error.js'
+import { loadConfig } from '../../src/load-config.js'
 import { buildCatalogue, toolsFor } from '../../src/mcp/tool-catalogue.js'
 import { validateTools } from '../../src/mcp/tools-file.js'
 

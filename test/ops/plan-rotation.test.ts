@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 import { planRotation } from '../../src/ops/credential-rotation.js'
 
 const base = {

@@ -9,7 +9,7 @@
  */
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Env } from '../../src/config/load-config.js'
+import type { Env } from '../../src/load-config.js'
 import { eventually } from '../helpers/eventually.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { payout, providerEvent, setting, startSidecar, waitForState, type Sidecar } from './payments-harness.js'

@@ -1,6 +1,6 @@
 /** `PROXY_PAYMENTS*` (SPEC §12) read into the typed config: defaults, what stops the start, what warns. */
 import t from 'tap'
-import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/load-config.js'
 import { problemsOf } from '../helpers/config-problems.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import type { Env } from '../../src/config/load-config.js'
+import type { Env } from '../../src/load-config.js'
 import { createSqlitePaymentStore } from '../../src/payments/sqlite-payment-store.js'
 import { runCli } from '../helpers/child-proxy.js'
 import { paymentFixture, T0 } from './payment-fixture.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createClientAccess } from '../../src/access/client-access.js'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 import { assertNothingForwarded, assertProxyError, assertStillServes, assertWarned, get, send, startRig } from './rig.js'
 
 /**

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 import { createClientAccess } from '../../src/access/client-access.js'
 import { assertNothingForwarded, assertProxyError, assertStillServes, assertWarned, send, startRig, assertRefused } from './rig.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 import { buildRouteTable, reachesForeignBase } from '../../src/routing/route-table.js'
 import { assertRefused, assertStillServes, get, send, startRig } from './rig.js'
 import { folded } from '../helpers/canonical.js'

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:net'
 import type { Test } from 'tap'
-import type { Env } from '../../src/config/load-config.js'
+import type { Env } from '../../src/load-config.js'
 import type { FakeProvider } from '../../src/fake-provider/index.js'
 import { DEMO_CREDENTIALS, providerEnv, startProvider, startProxy, waitReady, type RunningProxy } from '../helpers/harness.js'
 import { assertProxyError } from '../helpers/proxy-error.js'

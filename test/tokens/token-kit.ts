@@ -4,7 +4,7 @@
  * small readers for what the fake upstream recorded.
  */
 import type { Test } from 'tap'
-import type { Env } from '../../src/config/load-config.js'
+import type { Env } from '../../src/load-config.js'
 import type { FakeProvider, UpstreamRequestRecord } from '../../src/fake-provider/index.js'
 import { METRIC_PREFIX } from '../../src/ops/metrics.js'
 import type { ServerDeps } from '../../src/server.js'

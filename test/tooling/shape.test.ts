@@ -18,7 +18,7 @@ const NOT_YET_MOVED: Readonly<Record<string, readonly string[]>> = {
   'cli.ts': [],
   'server.ts': [],
   'check.ts': [],
-  'config/load-config.ts': [],
+  'load-config.ts': [],
 }
 
 function sources (dir: string): string[] {

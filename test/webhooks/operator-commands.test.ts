@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
-import { loadConfig } from '../../src/config/load-config.js'
+import { loadConfig } from '../../src/load-config.js'
 import { listeningPort, runCli, type Child } from '../helpers/child-proxy.js'
 import { eventually } from '../helpers/eventually.js'
 import { providerEnv, startProvider } from '../helpers/harness.js'

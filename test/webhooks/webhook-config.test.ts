@@ -6,7 +6,7 @@ import t from 'tap'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig, type Env } from '../../src/config/load-config.js'
+import { loadConfig, type Env } from '../../src/load-config.js'
 import { problemsOf } from '../helpers/config-problems.js'
 import { inboxEnv, PATH_TOKEN, PREVIOUS_SIGNING_SECRET, SIGNING_SECRET, VERIFY_SECRET } from './inbox-harness.js'
 
