@@ -1,5 +1,5 @@
 /**
- * What the console is handed by cli.ts (SPEC §14): it has no store of its own for approvals, events
+ * What the console is handed by process/serve.ts (SPEC §14): it has no store of its own for approvals, events
  * or payments, and decides through the same functions as the CLI and the HTTP API. Each capability
  * is null when its feature is off, and its page then says so.
  */

@@ -1,6 +1,6 @@
 /**
  * buildConsole(settings, state, deps): the console (SPEC §14) as a third Fastify instance beside the
- * proxy's and the inbox's, never listening by itself (cli.ts does, only when PROXY_CONSOLE_LISTEN
+ * proxy's and the inbox's, never listening by itself (process/serve.ts does, only when PROXY_CONSOLE_LISTEN
  * is set, and imports this module only then). Server-rendered pages through @fastify/view and eta,
  * forms through @fastify/formbody, the session cookie through @fastify/cookie, CSRF tokens through
  * @fastify/csrf-protection; the Origin check, the allowed clients and the sign-in are its own.

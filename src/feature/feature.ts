@@ -1,8 +1,9 @@
 /**
  * The shape of an optional capability (the inbox, approvals, payments, MCP, the console): one
- * value per feature folder, with the slots it fills. The root files (cli.ts, check.ts) go through
- * the list in features/index.ts and never name a feature. A slot's code is imported only when it
- * is used, so a feature that is off loads none of its modules and the list itself stays small.
+ * value per feature folder, with the slots it fills. The root files (cli.ts, server.ts, check.ts,
+ * load-config.ts, process/) go through the list in features/index.ts and never name a feature. A
+ * slot's code is imported only when it is used, so a feature that is off loads none of its modules
+ * and the list itself stays small.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'

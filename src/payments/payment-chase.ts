@@ -1,7 +1,7 @@
 /**
  * The payments a person chases (SPEC §14 over §12): stale ones (not final after the last look-up)
  * and unknown ones (a forward with no answer), a page at a time with their total, newest first, and
- * the recheck `payments recheck` makes, acted on at once by this sidecar's worker. cli.ts hands it
+ * the recheck `payments recheck` makes, acted on at once by this sidecar's worker. process/serve.ts hands it
  * to the console, which imports nothing of payments.
  *
  * Stale and unknown payments are few (each is an alert), so a page is read as the newest

@@ -4,7 +4,7 @@
  * followed: the proxy's plugin and the approvals forwarder both use it), the metrics, the
  * notifications and the event matching. Then `follow` registers the plugin last of the transaction
  * checks and `tap` wraps §8's recorder; once the proxy's parts exist, `register` adds the routes and
- * the worker. cli.ts hands the running payments the inbox's store to read events from.
+ * the worker. process/serve.ts hands the running payments the inbox's store to read events from.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'

@@ -2,7 +2,7 @@
  * What a process's stores are opened with (issue 57, "one storage layer"): its one Redis connection
  * (redis-connection.ts), opened at the first store's need and shared by every store after it, and
  * closed by whoever made the Storage once its stores are closed. The sidecar makes one for its
- * main thread (cli.ts), the inbox's thread one of its own (an isolate cannot share a socket), each
+ * main thread (process/serve.ts), the inbox's thread one of its own (an isolate cannot share a socket), each
  * operator command and `check` one; server.ts and inbox-server.ts make one when not given it (the
  * tests' in-process replicas, each with its own connection as a replica would have).
  *

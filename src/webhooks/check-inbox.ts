@@ -18,7 +18,7 @@ import { openStore } from './open-store.js'
 export interface InboxCheck { ok: boolean, lines: string[] }
 
 /**
- * What the check's one question to PROXY_REDIS_URL found (cli.ts hands it on from check.ts): Redis
+ * What the check's one question to PROXY_REDIS_URL found (check.ts hands it on): Redis
  * answers, or the words the store's line says.
  */
 export type RedisFinding = { answers: true, appendOnly: boolean | null } | { answers: false, problem: string }

@@ -1,6 +1,6 @@
 /**
  * buildInbox(config, deps): the webhook inbox (SPEC §10) as a second Fastify instance beside the
- * proxy's, never listening by itself (cli.ts does). It serves `POST /webhooks/<path token>` and
+ * proxy's, never listening by itself (process/serve.ts does). It serves `POST /webhooks/<path token>` and
  * `GET /healthz`, nothing else, and owns an outbox (outbox/: its store and its deliverer). It
  * imports nothing of the proxy's plugins, and they nothing of it.
  */
