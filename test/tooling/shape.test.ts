@@ -60,10 +60,6 @@ const CROSSINGS_NOT_YET_MOVED: readonly string[] = [
   'console -> approvals/decide-approval.ts',
   'console -> approvals/give-back.ts',
   'console -> approvals/record-verifier.ts',
-  'mcp -> approvals/approval-record.ts',
-  'mcp -> approvals/approval-store.ts',
-  'mcp -> approvals/approval-visibility.ts',
-  'mcp -> approvals/record-verifier.ts',
 ]
 
 t.test('a feature imports no other feature\'s files beyond the record of those not yet moved', async (t) => {
