@@ -36,7 +36,7 @@ const operator = validateTools({
 }, { allowDots: false })
 if (!operator.ok) throw new Error(operator.problems.join('; '))
 // Listed, never called here.
-const APPROVAL_TOOLS = approvalTools({} as ApprovalStore, {} as RecordVerifier, systemClock)
+const APPROVAL_TOOLS = approvalTools({ store: {} as ApprovalStore, verifier: {} as RecordVerifier, clock: systemClock })
 
 t.test('a caller sees the request tools its rules could permit', async (t) => {
   const catalogue = buildCatalogue(operator.tools, [])
