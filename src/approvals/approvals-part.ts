@@ -2,31 +2,21 @@
  * Approvals' share of the proxy (SPEC §11), loaded only with a callers file: null unless a caller
  * uses approveAbove. Its two steps sit around the amount step (a held request's retry costs no
  * amount; a new one is held once reserved); its routes and worker come once the proxy's parts
- * exist; what the console and MCP decide with is shared as `approvals`.
+ * exist; what a person decides with in the console is shared as `approvals` (approval-desk.ts),
+ * and MCP is offered the look-ups (approval-tools.ts).
  */
 import type { CallersHolder } from '../callers/callers-holder.js'
-import type { Clock } from '../clock.js'
 import type { ProxyContext, ProxyPart } from '../feature/feature.js'
+import { offerTools } from '../feature/feature-tools.js'
 import { inFlightTtlMs } from '../idempotency/idempotency-plugin.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
-import type { ApprovalMetrics } from './approval-metrics.js'
-import type { ApprovalStore } from './approval-store.js'
+import { createApprovalDesk, type ApprovalDesk } from './approval-desk.js'
+import { approvalTools } from './approval-tools.js'
 import type { ApprovalWorker } from './approval-worker.js'
 import { approvalsInUse, prepareApprovals, registerApprovals } from './approvals-setup.js'
-import type { RecordVerifier } from './record-verifier.js'
-
-/** What a person's decisions go through, wherever they are taken (the console, MCP). */
-export interface ApprovalsShared {
-  store: ApprovalStore
-  verifier: RecordVerifier
-  metrics: ApprovalMetrics
-  clock: Clock
-  /** The worker looks now rather than at its next interval. */
-  nudge: () => void
-}
 
 declare module '../feature/feature.js' {
-  interface SharedParts { approvals: ApprovalsShared }
+  interface SharedParts { approvals: ApprovalDesk }
 }
 
 export async function approvalsPart (context: ProxyContext & { callers: CallersHolder }): Promise<ProxyPart | null> {
@@ -37,7 +27,8 @@ export async function approvalsPart (context: ProxyContext & { callers: CallersH
   const [{ createApprovalMetrics }, { approvalRetries, approvalHolds }] = await Promise.all([import('./approval-metrics.js'), import('./approvals-plugin.js')])
   const inUse = approvalsInUse(prepared, createApprovalMetrics(context.registry, METRIC_PREFIX), clock, log)
   let worker: ApprovalWorker | null = null
-  shared.approvals = { store: inUse.store, verifier: inUse.verifier, metrics: inUse.metrics, clock, nudge: () => { worker?.nudge() } }
+  shared.approvals = createApprovalDesk(inUse, () => { worker?.nudge() })
+  offerTools(shared, approvalTools(inUse))
   return {
     steps: ({ store }) => {
       const options = { store: inUse.store, state: store, clock, ttlMs: inUse.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: inUse.metrics, notifier: inUse.notifier, marks: inUse.marks, retentionMs: inUse.retentionMs, verifier: inUse.verifier }

@@ -6,7 +6,7 @@
  *   approval's own names (release-reservations.ts), before it answers;
  * - the CLI with Redis reaches the same day totals as every replica: it gives it back itself too;
  * - the CLI without Redis cannot: the totals live in the running sidecar's memory. Nor can the
- *   console, which is handed the approvals' store and the worker's nudge, not the state store.
+ *   console, which is handed the approvals' desk (approval-desk.ts), not the state store.
  *   Both wait for the record to say a worker gave it back (`forward` `answered`, written only once
  *   the amounts are back), up to GIVE_BACK_WAIT_MS.
  *

@@ -2,13 +2,12 @@
  * What a person is shown of an approval (SPEC §14): always the object the record verifier gives
  * (a record whose seals do not verify is rejected, never pending), spelled for a page. Pure.
  */
-import type { ApprovalRecord } from '../approvals/approval-record.js'
-import type { ApprovalView } from '../approvals/approval-view.js'
+import type { ConsoleApproval, ConsoleApprovalView } from './console-deps.js'
 import { groupedAmount, shownBody, shownText, shownTime, span, type ShownBody, type ShownText, type ShownTime } from './display.js'
 
 export interface ApprovalItem {
   id: string
-  status: ApprovalView['status']
+  status: ConsoleApprovalView['status']
   pending: boolean
   caller: ShownText
   target: ShownText
@@ -29,7 +28,7 @@ export interface ApprovalItem {
 }
 
 /** `detail`: the approval's own page shows more of what callers chose than a list does. */
-export function approvalItem (record: ApprovalRecord, view: ApprovalView, nowMs: number, detail: boolean): ApprovalItem {
+export function approvalItem ({ record, view }: ConsoleApproval, nowMs: number, detail: boolean): ApprovalItem {
   const cut = detail ? 400 : 64
   return {
     id: view.id,

@@ -1,19 +1,18 @@
 /**
  * The approvals' pages (SPEC §14): pending ones (oldest first, paged), decided ones (newest first),
  * one approval in full, and the decision in two steps: the person's Approve or Reject opens a page
- * that asks for confirmation, whose form decides. A decision is `decideApproval`, the one the CLI and
- * the HTTP API take, with `decidedByCaller` `console` and `decidedBy` the person's email; the worker
- * is nudged so that it is acted on at once. A rejection is answered once the worker has given its
- * amount back (give-back.ts: the console is handed no state store to give it back itself). Of two
- * people deciding at once, one wins and the other is shown the approval as already decided.
+ * that asks for confirmation, whose form decides. A decision is the one the CLI and the HTTP API
+ * take (through the approvals' shared part), with `decidedByCaller` `console` and `decidedBy` the
+ * person's email; the worker is nudged so that it is acted on at once. A rejection is answered once
+ * the worker has given its amount back (the console is handed no state store to give it back
+ * itself). Of two people deciding at once, one wins and the other is shown the approval as already
+ * decided.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { ApprovalAlreadyDecidedError, ApprovalNotFoundError, BadRequestError } from '../errors.js'
-import { decideApproval } from '../approvals/decide-approval.js'
-import { GIVE_BACK_WAIT_MS, waitGivenBack } from '../approvals/give-back.js'
 import { approvalItem } from './approval-items.js'
-import type { ConsoleApprovals } from './console-deps.js'
+import type { ConsoleApproval, ConsoleApprovals } from './console-deps.js'
 import { formRoute } from './form-guard.js'
 import { pageNumber, pager, PAGE_SIZE, renderPage } from './render.js'
 
@@ -42,22 +41,27 @@ export async function approvalPages (app: FastifyInstance, options: { approvals:
       if (approvals === null) return await renderPage(request, reply, 'approvals', { title, nav, status, off: true, items: [], pager: pager(url, 1, 0) })
       const page = pageNumber(request.query.page)
       const nowMs = clock.wallMs()
-      const found = await approvals.store.page({ status, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE })
-      const items = found.approvals.map((record) => approvalItem(record, approvals.verifier.view(record, nowMs), nowMs, false))
+      const found = await approvals.page({ status, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }, nowMs)
+      const items = found.approvals.map((shown) => approvalItem(shown, nowMs, false))
       return await renderPage(request, reply, 'approvals', { title, nav, status, off: false, items, pager: pager(url, page, found.total) })
     })
   }
 
-  async function one (id: string): Promise<{ record: NonNullable<Awaited<ReturnType<ConsoleApprovals['store']['get']>>>, approvals: ConsoleApprovals }> {
-    const record = approvals === null || !ID.test(id) ? null : await approvals.store.get(id)
-    if (record === null || approvals === null) throw new ApprovalNotFoundError()
-    return { record, approvals }
+  /** The approvals, when `id` could be one of them. */
+  function approvalsOf (id: string): ConsoleApprovals {
+    if (approvals === null || !ID.test(id)) throw new ApprovalNotFoundError()
+    return approvals
+  }
+
+  async function one (id: string, nowMs: number): Promise<ConsoleApproval> {
+    const shown = await approvalsOf(id).get(id, nowMs)
+    if (shown === null) throw new ApprovalNotFoundError()
+    return shown
   }
 
   async function show (request: FastifyRequest, reply: FastifyReply, id: string, notice: string | null, status = 200): Promise<string> {
-    const found = await one(id)
     const nowMs = clock.wallMs()
-    const item = approvalItem(found.record, found.approvals.verifier.view(found.record, nowMs), nowMs, true)
+    const item = approvalItem(await one(id, nowMs), nowMs, true)
     return await renderPage(request, reply, 'approval', { title: `Approval ${item.id}`, nav: item.pending ? 'pending' : 'decided', item, notice }, status)
   }
 
@@ -66,9 +70,8 @@ export async function approvalPages (app: FastifyInstance, options: { approvals:
   formRoute(app, origin, '/approvals/:id/review', { approversOnly: true }, async (request, reply) => {
     const id = (request.params as { id: string }).id
     const decision = decisionOf(request.body)
-    const found = await one(id)
     const nowMs = clock.wallMs()
-    const item = approvalItem(found.record, found.approvals.verifier.view(found.record, nowMs), nowMs, true)
+    const item = approvalItem(await one(id, nowMs), nowMs, true)
     if (!item.pending) return await show(request, reply, id, 'This approval is decided already: a decision is final.', 409)
     return await renderPage(request, reply, 'confirm', { title: `Confirm: ${decision.status === 'approved' ? 'approve' : 'reject'}`, nav: 'pending', item, decision: decision.status === 'approved' ? 'approve' : 'reject', reason: decision.reason ?? '' })
   })
@@ -76,14 +79,13 @@ export async function approvalPages (app: FastifyInstance, options: { approvals:
   formRoute(app, origin, '/approvals/:id/decide', { approversOnly: true }, async (request, reply) => {
     const id = (request.params as { id: string }).id
     const decision = decisionOf(request.body)
-    const found = await one(id)
+    const desk = approvalsOf(id)
     const email = request.person?.email ?? ''
     try {
-      const decided = await decideApproval(found.approvals.store, found.approvals.verifier, id, { status: decision.status, by: email, byCaller: 'console', reason: decision.reason }, clock.wallMs())
+      const decided = await desk.decide(id, { status: decision.status, by: email, byCaller: 'console', reason: decision.reason }, clock.wallMs())
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: email, decidedByCaller: 'console', status: decision.status }, `approval ${decision.status}`)
-      found.approvals.metrics.step(decided.caller, decision.status)
-      found.approvals.nudge()
-      if (decision.status === 'rejected' && !await waitGivenBack(found.approvals.store, id, GIVE_BACK_WAIT_MS)) {
+      desk.nudge()
+      if (decision.status === 'rejected' && !await desk.givenBack(id)) {
         request.log.warn({ approval: id, caller: decided.caller, email }, 'console rejection answered before its amount was given back: the proxy has not given it back yet')
         return await show(request, reply, id, 'Rejected. Its amount is not back in the day\'s total yet: the proxy gives it back as soon as it can. If this persists, ask the operator to check the proxy\'s shared state.')
       }

@@ -1,17 +1,47 @@
 /**
- * What the console is handed by process/serve.ts (SPEC §14): it has no store of its own for approvals, events
+ * What the console is handed (console-setup.ts, from what the features shared; SPEC §14): it has no store of its own for approvals, events
  * or payments, and decides through the same functions as the CLI and the HTTP API. Each capability
- * is null when its feature is off, and its page then says so.
+ * is null when its feature is off, and its page then says so. Each is the part of its feature's
+ * contract the console uses, spelled here: the console imports nothing of the features, so where
+ * their code lives is no concern of it.
  */
-import type { ApprovalMetrics } from '../approvals/approval-metrics.js'
-import type { ApprovalStore } from '../approvals/approval-store.js'
-import type { RecordVerifier } from '../approvals/record-verifier.js'
 
-/** The proxy's approvals (server.ts), with its worker's nudge: a decision is acted on at once. */
+/** SPEC §11's approval object, as the approvals' record verifier gives it: one whose seals fail is rejected. */
+export interface ConsoleApprovalView {
+  id: string
+  status: 'pending' | 'approved' | 'rejected' | 'expired'
+  caller: string
+  environment: string
+  interface: string
+  method: string
+  path: string
+  amount: string
+  currency: string
+  externalReference: string
+  expiresAt: number
+  request: string
+  decidedBy?: string
+  decidedByCaller?: string
+  reason?: string
+}
+
+/** An approval as the console shows it: its approval object, and what of its stored record the object leaves out. */
+export interface ConsoleApproval {
+  view: ConsoleApprovalView
+  record: { query: string, createdAtMs: number, decidedAtMs: number | null, forward: 'none' | 'sending' | 'answered' }
+}
+
+/**
+ * The approvals' shared part (their ApprovalDesk is one as it is): approvals shown as of `nowMs`,
+ * the decision the CLI and the HTTP API take (throwing ApprovalNotFoundError or
+ * ApprovalAlreadyDecidedError), whether a rejection's amount is back yet (false after the wait the
+ * CLI also makes), and the worker's nudge, so that a decision is acted on at once.
+ */
 export interface ConsoleApprovals {
-  store: ApprovalStore
-  verifier: RecordVerifier
-  metrics: ApprovalMetrics
+  page: (query: { status: 'pending' | 'decided', offset: number, limit: number }, nowMs: number) => Promise<{ approvals: ConsoleApproval[], total: number }>
+  get: (id: string, nowMs: number) => Promise<ConsoleApproval | null>
+  decide: (id: string, decision: { status: 'approved' | 'rejected', by: string, byCaller: string, reason: string | null }, nowMs: number) => Promise<{ id: string, caller: string }>
+  givenBack: (id: string) => Promise<boolean>
   nudge: () => void
 }
 
@@ -29,8 +59,8 @@ export interface ConsoleEventSummary {
 
 /**
  * The part of the inbox's store contract (SPEC §10's list, show and replay) the console uses, and
- * the deliverer's wake-up. The inbox's InboxStore is one as it is: the console imports nothing of
- * the inbox, so where the inbox's code lives (webhooks/, outbox/) is no concern of it.
+ * the deliverer's wake-up. The inbox's InboxStore is one as it is, wherever its code lives
+ * (webhooks/, outbox/).
  */
 export interface ConsoleInbox {
   store: {

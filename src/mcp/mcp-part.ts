@@ -1,7 +1,8 @@
 /**
  * MCP's share of the proxy (SPEC §13), loaded only with PROXY_MCP=on (the SDK is a large module):
- * the tools in force, the `mark` step first of every request's hooks (each line a tool call's
- * request logs names the tool), the target a tool call built, `via` on the access line, `/mcp`.
+ * the tools in force (those the features before it in the list offered among them), the `mark`
+ * step first of every request's hooks (each line a tool call's request logs names the tool), the
+ * target a tool call built, `via` on the access line, `/mcp`.
  */
 import type { CallersHolder } from '../callers/callers-holder.js'
 import type { ProxyContext, ProxyPart } from '../feature/feature.js'
@@ -10,8 +11,7 @@ import { markToolCalls, prepareTools, registerMcp, toolCallTarget, viaOf } from 
 
 export function mcpPart (context: ProxyContext & { callers: CallersHolder }): ProxyPart {
   const { config, log, callers, shared } = context
-  const approvals = shared.approvals
-  const tools = prepareTools(config, { approvals: approvals !== undefined, payments: shared.payments !== undefined }, log)
+  const tools = prepareTools(config, shared.tools ?? [], log)
   return {
     target: toolCallTarget,
     steps: () => [{ name: 'mark', register: async (app) => { await app.register(markToolCalls) } }],
@@ -19,7 +19,7 @@ export function mcpPart (context: ProxyContext & { callers: CallersHolder }): Pr
     async register (app, parts) {
       if (parts.refuse === null) return
       await registerMcp(app, config, {
-        tools, callers: callers.current, access: parts.access, refuse: parts.refuse, approvals: approvals === undefined ? null : { store: approvals.store, verifier: approvals.verifier, clock: approvals.clock }, registry: context.registry, metricPrefix: METRIC_PREFIX, log,
+        tools, callers: callers.current, access: parts.access, refuse: parts.refuse, registry: context.registry, metricPrefix: METRIC_PREFIX, log,
       })
     },
     reload: (trigger) => { tools.reload(trigger) },

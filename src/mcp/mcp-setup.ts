@@ -8,19 +8,16 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { createMcpHandler } from '@modelcontextprotocol/server'
 import type { ClientAccess } from '../access/client-access.js'
-import type { ApprovalStore } from '../approvals/approval-store.js'
-import type { RecordVerifier } from '../approvals/record-verifier.js'
 import type { RefuseCaller } from '../callers/caller-refusals.js'
 import type { CallerIndex } from '../callers/judge-caller.js'
-import type { Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
+import type { FeatureTool } from '../feature/feature-tools.js'
 import type { Registry } from 'prom-client'
 import { createInnerRequests } from './inner-request.js'
 import { mcpEndpoint } from './mcp-endpoint.js'
 import { createMcpMetrics } from './mcp-metrics.js'
 import { createServerFactory } from './mcp-server.js'
 import { createToolCalls } from './tool-calls.js'
-import type { CatalogueFeatures } from './tool-catalogue.js'
 import { createToolsHolder, type ToolsHolder } from './tools-holder.js'
 
 export { markToolCalls, toolCallTarget, viaOf } from './tool-call-mark.js'
@@ -29,8 +26,8 @@ export { markToolCalls, toolCallTarget, viaOf } from './tool-call-mark.js'
 export const MCP_ENVELOPE_BYTES = 64 * 1024
 
 /** Throws ConfigError, naming the tools file and field, when the start cannot serve the tools. */
-export function prepareTools (config: Config, features: CatalogueFeatures, log: Logger): ToolsHolder {
-  return createToolsHolder(config.mcp.toolsFile, config.paths, features, log)
+export function prepareTools (config: Config, featureTools: readonly FeatureTool[], log: Logger): ToolsHolder {
+  return createToolsHolder(config.mcp.toolsFile, config.paths, featureTools, log)
 }
 
 export interface McpDeps {
@@ -38,7 +35,6 @@ export interface McpDeps {
   callers: () => CallerIndex
   access: ClientAccess
   refuse: RefuseCaller
-  approvals: { store: ApprovalStore, verifier: RecordVerifier, clock: Clock } | null
   registry: Registry
   metricPrefix: string
   log: Logger
@@ -46,7 +42,7 @@ export interface McpDeps {
 
 export async function registerMcp (app: FastifyInstance, config: Config, deps: McpDeps): Promise<void> {
   const callTool = createToolCalls({
-    send: createInnerRequests(app), approvals: deps.approvals, paths: config.paths, metrics: createMcpMetrics(deps.registry, deps.metricPrefix), log: deps.log,
+    send: createInnerRequests(app), paths: config.paths, metrics: createMcpMetrics(deps.registry, deps.metricPrefix), log: deps.log,
   })
   const handler = createMcpHandler(createServerFactory({ catalogue: deps.tools.current, defaultEnvironment: config.defaultEnvironment, callTool }), {
     // Reporting only: what the SDK refused was answered to the client already.

@@ -1,18 +1,14 @@
 /**
  * A tool call, carried out (SPEC §13): its arguments checked against its schema, then, for a tool
  * that makes a request, the request built from them and sent through the proxy's own pipeline
- * (inner-request.ts), whose answer becomes the result; the approval look-ups read through the rules
- * the HTTP routes use (approval-visibility.ts); the payment look-ups are requests to §12's routes.
- * Every call is counted by caller, tool and outcome.
+ * (inner-request.ts), whose answer becomes the result; a feature's tool as the feature says
+ * (feature/feature-tools.ts), its look-ups sent the same way. Every call is counted by caller, tool
+ * and outcome.
  */
 import type { Logger } from 'pino'
-import { visibleApproval, visibleApprovals } from '../approvals/approval-visibility.js'
-import type { ApprovalStatus } from '../approvals/approval-record.js'
-import type { ApprovalStore } from '../approvals/approval-store.js'
-import type { RecordVerifier } from '../approvals/record-verifier.js'
 import type { CallerSpec } from '../callers/callers-file.js'
-import type { Clock } from '../clock.js'
-import { ApprovalNotFoundError, InternalError, McpInvalidArgumentsError, ProxyError } from '../errors.js'
+import { InternalError, McpInvalidArgumentsError, ProxyError } from '../errors.js'
+import type { FeatureTool } from '../feature/feature-tools.js'
 import type { PathOptions } from '../routing/canonical-path.js'
 import type { CallOrigin, InnerCall, SendInner } from './inner-request.js'
 import type { McpMetrics } from './mcp-metrics.js'
@@ -28,8 +24,6 @@ export interface Agent {
 
 export interface ToolCallsDeps {
   send: SendInner
-  /** Approvals in use (SPEC §11); null when no caller has approveAbove, and then no approval tool is listed. */
-  approvals: { store: ApprovalStore, verifier: RecordVerifier, clock: Clock } | null
   paths: PathOptions
   metrics: McpMetrics
   log: Logger
@@ -53,23 +47,8 @@ export function createToolCalls (deps: ToolCallsDeps): CallTool {
         const call = operatorCall(action.tool, args, body, paths)
         return call instanceof McpInvalidArgumentsError ? errorResult(call) : await request(agent, call)
       }
-      case 'get_approval': {
-        const { store, verifier, clock } = approvalsInUse()
-        const approval = await visibleApproval(store, agent.caller, String(args['id']))
-        return approval === null ? errorResult(new ApprovalNotFoundError()) : valueResult({ approval: verifier.view(approval, clock.wallMs()) })
-      }
-      case 'list_approvals': {
-        const { store, verifier, clock } = approvalsInUse()
-        // The schema admitted only APPROVAL_STATUSES.
-        return valueResult({ approvals: await visibleApprovals(store, verifier, agent.caller, args['status'] as ApprovalStatus | undefined, clock.wallMs()) })
-      }
-      case 'get_payment': {
-        const key = String(args['reference'] ?? args['id'])
-        const environment = typeof args['environment'] === 'string' ? `?environment=${args['environment']}` : ''
-        return lookupResult(await send(agent.origin, { tool: name, method: 'GET', target: `/payments/${encodeURIComponent(key)}${environment}`, body: null }))
-      }
-      case 'list_payments':
-        return lookupResult(await send(agent.origin, { tool: name, method: 'GET', target: `/payments${queryOf({ state: args['state'], limit: typeof args['limit'] === 'number' ? String(args['limit']) : undefined })}`, body: null }))
+      case 'feature':
+        return await featureCall(agent, name, action.call, args)
     }
   }
 
@@ -77,9 +56,10 @@ export function createToolCalls (deps: ToolCallsDeps): CallTool {
     return requestResult(await send(agent.origin, call))
   }
 
-  function approvalsInUse (): NonNullable<ToolCallsDeps['approvals']> {
-    if (deps.approvals === null) throw new Error('an approval tool was listed without approvals in use')
-    return deps.approvals
+  async function featureCall (agent: Agent, name: string, call: FeatureTool['call'], args: Record<string, unknown>): Promise<ToolResult> {
+    const answer = await call(agent.caller, args)
+    if ('value' in answer) return valueResult(answer.value)
+    return lookupResult(await send(agent.origin, { tool: name, method: 'GET', target: answer.get + queryOf(answer.query), body: null }))
   }
 
   return async (agent, tool, args, body) => {

@@ -21,7 +21,10 @@ import { parseTemplate, type PathTemplate } from './path-template.js'
 export const MAX_TOOLS_FILE_BYTES = 1024 * 1024
 /** MCP tool names (SEP-986): letters, digits, `_`, `-` and `.`. */
 const TOOL_NAME = '^[A-Za-z0-9_.-]{1,64}$'
-/** Names the proxy's own tools hold, whether or not their feature is on. */
+/**
+ * Names the proxy's own tools hold, those the features offer too (the catalogue refuses to list one
+ * not here), whether or not their feature is on: a tools file means the same with any feature on.
+ */
 export const BUILT_IN_TOOL_NAMES: ReadonlySet<string> = new Set(['payments_request', 'get_approval', 'list_approvals', 'get_payment', 'list_payments'])
 const ARGUMENT_NAMES_RESERVED = new Set(['body', 'query'])
 

@@ -7,8 +7,9 @@
 import type { Logger } from 'pino'
 import { ConfigError } from '../config/config-error.js'
 import { watchFile } from '../config/watch-file.js'
+import type { FeatureTool } from '../feature/feature-tools.js'
 import type { PathOptions } from '../routing/canonical-path.js'
-import { buildCatalogue, type CatalogueFeatures, type CatalogueTool } from './tool-catalogue.js'
+import { buildCatalogue, type CatalogueTool } from './tool-catalogue.js'
 import { readToolsFile } from './tools-file.js'
 
 export interface ToolsHolder {
@@ -19,21 +20,21 @@ export interface ToolsHolder {
   watch: () => () => void
 }
 
-export function createToolsHolder (file: string | null, paths: PathOptions, features: CatalogueFeatures, log: Logger): ToolsHolder {
+export function createToolsHolder (file: string | null, paths: PathOptions, featureTools: readonly FeatureTool[], log: Logger): ToolsHolder {
   if (file === null) {
-    const catalogue = buildCatalogue([], features)
+    const catalogue = buildCatalogue([], featureTools)
     return { current: () => catalogue, reload: () => true, watch: () => () => {} }
   }
   const first = readToolsFile(file, paths)
   if (!first.ok) throw new ConfigError(first.problems)
-  let catalogue = buildCatalogue(first.tools, features)
+  let catalogue = buildCatalogue(first.tools, featureTools)
   const reload = (trigger: string): boolean => {
     const read = readToolsFile(file, paths)
     if (!read.ok) {
       log.error({ trigger, problems: read.problems }, 'MCP tools file refused; the tools in force stay')
       return false
     }
-    catalogue = buildCatalogue(read.tools, features)
+    catalogue = buildCatalogue(read.tools, featureTools)
     log.info({ trigger, tools: read.tools.length }, 'MCP tools file reloaded')
     return true
   }

@@ -3,9 +3,12 @@
  * (a payment's intent written before it is forwarded), the tap on each upstream answer, the
  * `/readyz` section, the routes and the worker. Shared as `payments`: the approvals forwarder's
  * follow hook, and once registered the running worker (the inbox's events, the console's chase).
+ * MCP is offered its look-ups.
  */
 import type { ProxyContext, ProxyPart } from '../feature/feature.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
+import { offerTools } from '../feature/feature-tools.js'
+import { PAYMENT_TOOLS } from './payment-tools.js'
 import { preparePayments, type Payments, type RunningPayments } from './payments-setup.js'
 
 export interface PaymentsShared {
@@ -23,6 +26,7 @@ export async function paymentsPart (context: ProxyContext, settings: PaymentsCon
   const payments = await preparePayments({ ...config, payments: settings }, { log, clock, registry: context.registry, storage: context.storage })
   const shared: PaymentsShared = { approvedSends: payments.approvedSends, running: null }
   context.shared.payments = shared
+  offerTools(context.shared, PAYMENT_TOOLS)
   return {
     steps: () => [{ name: 'follow', register: async (app) => { await payments.follow(app, config.idempotency.keyPointer) } }],
     tap: payments.tap,

@@ -89,7 +89,7 @@ t.test('a decision without the CSRF token, with a wrong one, from another Origin
     if (status === 405) t.equal(a.headers.get('allow'), 'POST', what)
     t.match(a.headers.get('content-type'), /text\/html/, `${what}: a page a person can read`)
   }
-  t.equal((await rig.proxy.shared.approvals?.store.get(id))?.status, 'pending', 'nothing decided')
+  t.equal((await rig.proxy.shared.approvals?.get(id, Date.now()))?.record.status, 'pending', 'nothing decided')
   t.same(payouts(rig.provider), [], 'nothing sent')
   t.ok(rig.logs.records.some((e) => e['level'] === 40 && /Origin is not the console's/.test(String(e['msg']))), 'an Origin refusal at warn')
   t.ok(rig.logs.records.some((e) => e['level'] === 40 && /no valid CSRF token/.test(String(e['msg'])) && e['email'] === APPROVER), 'a token refusal at warn, with the email')
@@ -157,7 +157,7 @@ t.test('a person not in PROXY_CONSOLE_APPROVERS sees the pages read-only, and a 
     t.equal(refused.headers.get('x-proxy-error'), 'APPROVAL_NOT_PERMITTED', step)
     t.match(refused.text, /not in PROXY_CONSOLE_APPROVERS/)
   }
-  t.equal((await rig.proxy.shared.approvals?.store.get(id))?.status, 'pending', 'nothing decided')
+  t.equal((await rig.proxy.shared.approvals?.get(id, Date.now()))?.record.status, 'pending', 'nothing decided')
   t.ok(rig.logs.records.some((e) => e['level'] === 40 && /not in PROXY_CONSOLE_APPROVERS/.test(String(e['msg'])) && e['email'] === READER))
   const domain = new ConsoleClient(rig.url)
   await domain.signIn(rig.signins, 'joe@finance.example.com')
@@ -180,7 +180,7 @@ t.test('two people deciding one approval at once: one wins, the other is shown i
   const loser = answers.find((a) => a.status === 409)
   t.match(loser?.text, /Someone else decided this approval first/)
   t.match(loser?.text, /Decided by/, 'shown as decided, with who decided')
-  const stored = await rig.proxy.shared.approvals?.store.get(id)
+  const stored = (await rig.proxy.shared.approvals?.get(id, Date.now()))?.record
   t.match(stored, { decidedByCaller: 'console' })
   t.ok([APPROVER, 'joe@finance.example.com'].includes(stored?.decidedBy ?? ''))
   if (stored?.status === 'approved') await eventually(() => payouts(rig.provider).length === 1, { what: 'the approved payout sent' })

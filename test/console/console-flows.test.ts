@@ -7,6 +7,7 @@
  */
 import Database from 'better-sqlite3'
 import t from 'tap'
+import { createSqliteApprovalStore } from '../../src/approvals/sqlite-approval-store.js'
 import type { ConsolePayment, ConsolePayments } from '../../src/console/console-deps.js'
 import { issueSigninLink } from '../../src/console/signin-secrets.js'
 import { eventually } from '../helpers/eventually.js'
@@ -70,13 +71,14 @@ t.test('rejected on the console with a reason: never sent, the agent\'s retry ge
 
 t.test('the pending list is paged, oldest first, with the total', async (t) => {
   const rig = await startConsoleRig(t)
-  const { approvals } = rig.proxy.shared
-  if (approvals === undefined) throw new Error('approvals are off')
-  // One held through the proxy (the rig's day limit admits no 27), 26 more stored beside it: the page counts and orders records, whatever their seals say.
+  // One held through the proxy (the rig's day limit admits no 27), 26 more stored beside it, as
+  // another process would: the page counts and orders records, whatever their seals say.
   const first = await hold(rig, 101, 'ref-page-0')
-  const record = await approvals.store.get(first)
+  const beside = await createSqliteApprovalStore(rig.storePath)
+  t.teardown(() => beside.close())
+  const record = await beside.get(first)
   if (record === null) throw new Error('not held')
-  for (let i = 1; i < 27; i++) await approvals.store.create({ ...record, id: `apr_page${String(i).padStart(2, '0')}`, key: `k-page-${i}`, createdAtMs: record.createdAtMs + i })
+  for (let i = 1; i < 27; i++) await beside.create({ ...record, id: `apr_page${String(i).padStart(2, '0')}`, key: `k-page-${i}`, createdAtMs: record.createdAtMs + i })
   const client = new ConsoleClient(rig.url)
   await client.signIn(rig.signins, READER)
   const one = await client.get('/approvals')

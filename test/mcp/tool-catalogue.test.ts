@@ -2,14 +2,20 @@
  * Which tools a caller sees (SPEC §13), as a pure function over its allow rules, table-tested:
  * `payments_request` with any rule; an operator tool when one rule could permit its environment
  * (its own, or the default one for a short route), interface, method and path; the approval and
- * payment look-ups while their feature is on, whatever the rules. Also the settings' checks.
+ * payment look-ups while their feature is on (offered by approvals/ and payments/), whatever the
+ * rules. Also the settings' checks.
  */
 import t from 'tap'
+import type { ApprovalStore } from '../../src/approvals/approval-store.js'
+import { approvalTools } from '../../src/approvals/approval-tools.js'
+import type { RecordVerifier } from '../../src/approvals/record-verifier.js'
 import { validateCallers, type CallerSpec } from '../../src/callers/callers-file.js'
+import { systemClock } from '../../src/clock.js'
 import { ConfigError } from '../../src/config/config-error.js'
 import { loadConfig } from '../../src/load-config.js'
 import { buildCatalogue, toolsFor } from '../../src/mcp/tool-catalogue.js'
 import { validateTools } from '../../src/mcp/tools-file.js'
+import { PAYMENT_TOOLS } from '../../src/payments/payment-tools.js'
 
 const KEY = 'a'.repeat(64)
 function caller (allow: unknown[]): CallerSpec {
@@ -29,9 +35,11 @@ const operator = validateTools({
   ],
 }, { allowDots: false })
 if (!operator.ok) throw new Error(operator.problems.join('; '))
+// Listed, never called here.
+const APPROVAL_TOOLS = approvalTools({ store: {} as ApprovalStore, verifier: {} as RecordVerifier, clock: systemClock })
 
 t.test('a caller sees the request tools its rules could permit', async (t) => {
-  const catalogue = buildCatalogue(operator.tools, { approvals: false, payments: false })
+  const catalogue = buildCatalogue(operator.tools, [])
   const names = (allow: unknown[], defaultEnvironment: 'sandbox' | 'production' | null = 'sandbox'): string[] => toolsFor(caller(allow), catalogue, defaultEnvironment).map((x) => x.listing.name)
   const cases: Array<[string, unknown[], string[], ('sandbox' | 'production' | null)?]> = [
     ['no rule at all', [], []],
@@ -51,11 +59,18 @@ t.test('a caller sees the request tools its rules could permit', async (t) => {
 
 t.test('the look-ups are listed while their feature is on, to any caller; never a tool that decides', async (t) => {
   const none = caller([])
-  t.same(toolsFor(none, buildCatalogue([], { approvals: true, payments: false }), 'sandbox').map((x) => x.listing.name), ['get_approval', 'list_approvals'])
-  t.same(toolsFor(none, buildCatalogue([], { approvals: false, payments: true }), 'sandbox').map((x) => x.listing.name), ['get_payment', 'list_payments'])
-  const all = buildCatalogue(operator.tools, { approvals: true, payments: true }).map((x) => x.listing)
+  t.same(toolsFor(none, buildCatalogue([], APPROVAL_TOOLS), 'sandbox').map((x) => x.listing.name), ['get_approval', 'list_approvals'])
+  t.same(toolsFor(none, buildCatalogue([], PAYMENT_TOOLS), 'sandbox').map((x) => x.listing.name), ['get_payment', 'list_payments'])
+  const all = buildCatalogue(operator.tools, [...APPROVAL_TOOLS, ...PAYMENT_TOOLS]).map((x) => x.listing)
   t.same(all.filter((l) => /approv|decid|reject/i.test(`${l.name} ${l.title}`)).map((l) => l.name), ['get_approval', 'list_approvals'])
   for (const listing of all.filter((l) => l.name.startsWith('get_') || l.name.startsWith('list_'))) t.equal(listing.annotations?.readOnlyHint, true, `${listing.name} is read-only`)
+})
+
+t.test('a feature\'s tool is listed only under a name no tools file may take', async (t) => {
+  const [offered] = PAYMENT_TOOLS
+  if (offered === undefined) throw new Error('payments offer no tool')
+  t.throws(() => buildCatalogue([], [{ ...offered, listing: { ...offered.listing, name: 'get_refund' } }]), { message: /^get_refund: not among BUILT_IN_TOOL_NAMES/ })
+  t.same(validateTools({ tools: [tool(offered.listing.name, {})] }, { allowDots: false }), { ok: false, problems: [`tools[0].name: "${offered.listing.name}" is a tool of the proxy's own`] })
 })
 
 t.test('settings: PROXY_MCP=on needs a callers file; a tools file without MCP is a warning', async (t) => {
