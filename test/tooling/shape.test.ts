@@ -45,12 +45,10 @@ t.test('the root files name no feature folder, and each stays short', async (t) 
 })
 
 /**
- * Another feature's files a feature still imports, until what the two use moves to a room of its
- * own or into the provider's shared part (feature/feature.ts SharedParts).
+ * What two features use lives in a room of its own, or is handed over in the provider's shared
+ * part (feature/feature.ts SharedParts): a feature never imports another's files.
  */
-const CROSSINGS_NOT_YET_MOVED: readonly string[] = []
-
-t.test('a feature imports no other feature\'s files beyond the record of those not yet moved', async (t) => {
+t.test('a feature imports no other feature\'s files', async (t) => {
   const crossings = new Set<string>()
   for (const folder of FEATURE_FOLDERS) {
     for (const file of sources(join(SRC, folder))) {
@@ -62,7 +60,7 @@ t.test('a feature imports no other feature\'s files beyond the record of those n
       }
     }
   }
-  t.same([...crossings].sort(), [...CROSSINGS_NOT_YET_MOVED].sort())
+  t.same([...crossings].sort(), [])
 })
 
 t.test('every runtime dependency is imported by src/', async (t) => {
