@@ -7,7 +7,7 @@
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalRecord } from './approval-record.js'
 import type { ApprovalStore, PageQuery } from './approval-store.js'
-import type { ApprovalView } from './approval-view.js'
+import type { ApprovalView } from '../objects/approval-object.js'
 import { decideApproval, type DecisionRequest } from './decide-approval.js'
 import { GIVE_BACK_WAIT_MS, waitGivenBack } from './give-back.js'
 import type { RecordVerifier } from './record-verifier.js'

@@ -15,7 +15,7 @@ import type { Config } from '../config/config.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import { workerPasses } from '../ops/worker-passes.js'
 import type { Storage } from '../storage/storage.js'
-import type { ApprovalView } from './approval-view.js'
+import type { ApprovalView } from '../objects/approval-object.js'
 
 export type NotificationType = 'approval.requested' | 'approval.approved' | 'approval.rejected' | 'approval.expired'
 

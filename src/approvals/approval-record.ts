@@ -6,8 +6,8 @@
  * `answered` also marks a rejected or expired record whose amounts were given back. Each of the
  * three steps (held, decided, forwarding stage) carries its seal (approval-seal.ts).
  */
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
-export type ApprovalStatus = typeof APPROVAL_STATUSES[number]
+import type { ApprovalStatus } from '../objects/approval-object.js'
+
 export type ForwardState = 'none' | 'sending' | 'answered'
 
 export interface HeldReservation { key: string, units: string }

@@ -18,7 +18,7 @@ import {
 import { parseStrictJsonBytes } from '../json/strict-json.js'
 import type { StateStore } from '../state/state-store.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
-import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
+import { APPROVAL_STATUSES, type ApprovalStatus } from '../objects/approval-object.js'
 import type { ApprovalStore } from './approval-store.js'
 import { visibleApproval, visibleApprovals } from './approval-visibility.js'
 import { decideApproval } from './decide-approval.js'

@@ -3,7 +3,8 @@
  * sidecar) and Redis (replicas). A decision is atomic: of two at once, one wins and the other
  * finds the approval decided. Every method rejects when the store cannot answer.
  */
-import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
+import type { ApprovalStatus } from '../objects/approval-object.js'
+import type { ApprovalRecord, DecideOutcome, Decision, ForwardState } from './approval-record.js'
 
 /** A page of approvals for a person (SPEC §14): `decided` is approved, rejected or expired. */
 export interface PageQuery { status: 'pending' | 'decided', offset: number, limit: number }

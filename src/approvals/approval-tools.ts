@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.js'
 import { ApprovalNotFoundError } from '../errors.js'
 import type { FeatureTool } from '../feature/feature-tools.js'
-import { APPROVAL_STATUSES, type ApprovalStatus } from './approval-record.js'
+import { APPROVAL_STATUSES, type ApprovalStatus } from '../objects/approval-object.js'
 import type { ApprovalStore } from './approval-store.js'
 import { visibleApproval, visibleApprovals } from './approval-visibility.js'
 import type { RecordVerifier } from './record-verifier.js'

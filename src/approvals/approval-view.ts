@@ -3,30 +3,14 @@
  * what a person needs to decide, never the stored headers or the MAC. `request` is the body as text,
  * cut at 16 KiB and marked, so the person sees the recipient, not just the amount.
  */
-import type { ApprovalRecord, ApprovalStatus } from './approval-record.js'
+import type { ApprovalView } from '../objects/approval-object.js'
+import type { ApprovalRecord } from './approval-record.js'
 
 export const MAX_REQUEST_TEXT_BYTES = 16 * 1024
 const CUT_MARK = '…[cut]'
 /** SPEC §11: the reason a record whose seals do not verify is shown with, and refused with. */
 export const FAILED_VERIFICATION_REASON = 'record failed verification'
 
-export interface ApprovalView {
-  id: string
-  status: ApprovalStatus
-  caller: string
-  environment: string
-  interface: string
-  method: string
-  path: string
-  amount: string
-  currency: string
-  externalReference: string
-  expiresAt: number
-  request: string
-  decidedBy?: string
-  decidedByCaller?: string
-  reason?: string
-}
 
 /** `nowMs`: a pending approval past its time shows as expired before the sweeper has written it. */
 export function approvalView (a: ApprovalRecord, nowMs: number): ApprovalView {

@@ -5,10 +5,10 @@
  * through MCP, by these same rules.
  */
 import type { CallerSpec } from '../callers/callers-file.js'
-import type { ApprovalRecord, ApprovalStatus } from './approval-record.js'
+import type { ApprovalRecord } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
-import type { ApprovalView } from './approval-view.js'
 import type { RecordVerifier } from './record-verifier.js'
+import type { ApprovalStatus, ApprovalView } from '../objects/approval-object.js'
 
 const ID = /^apr_[A-Za-z0-9_-]{1,64}$/
 

@@ -15,7 +15,7 @@
 import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
 import { DEFAULT_WEBHOOK_RETENTION_S } from '../config/schema.js'
-import type { PassCounter } from '../ops/worker-passes.js'
+import { serialPasses } from '../loops/serial-passes.js'
 import type { StateStore } from '../state/state-store.js'
 import type { ForwardApproval } from './approval-forwarder.js'
 import type { ApprovalMetrics } from './approval-metrics.js'
@@ -133,7 +133,11 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
   // Two loops, so that a rejection (which the console waits for, give-back.ts) never waits behind
   // an approved request's forward, which takes as long as the provider. They meet no record twice
   // (one takes approved ones, the other the rest), and each step they write is conditional anyway.
-  const loops = [serialLoop(settle, () => closed, log, (o) => { metrics.pass('approvals', o) }), serialLoop(send, () => closed, log, (o) => { metrics.pass('approvals_forward', o) })]
+  const failed = 'approvals could not be processed; trying again shortly'
+  const loops = [
+    serialPasses(settle, { stopped: () => closed, counted: (o) => { metrics.pass('approvals', o) }, log, failed }),
+    serialPasses(send, { stopped: () => closed, counted: (o) => { metrics.pass('approvals_forward', o) }, log, failed }),
+  ]
   const run = (): void => { for (const loop of loops) loop.run() }
 
   function schedule (): void {
@@ -156,24 +160,4 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
       await notifier?.stop()
     },
   }
-}
-
-/** One look at a time; a call while one runs asks for one more after it, never a pile of them. Each look ended is counted. */
-function serialLoop (look: () => Promise<void>, closed: () => boolean, log: Logger, passed: PassCounter): { run: () => void, idle: () => Promise<void> } {
-  let running: Promise<void> | null = null
-  let again = false
-  function run (): void {
-    if (closed()) return
-    if (running !== null) { again = true; return }
-    running = look()
-      .then(() => { passed('done') }, (err: unknown) => {
-        passed('failed')
-        log.error({ err }, 'approvals could not be processed; trying again shortly')
-      })
-      .finally(() => {
-        running = null
-        if (again) { again = false; run() }
-      })
-  }
-  return { run, idle: async () => { await running } }
 }

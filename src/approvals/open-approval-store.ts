@@ -5,17 +5,13 @@
  */
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
-import { openStoreFile } from '../sqlite/store-file-error.js'
+import { openConfiguredStore } from '../storage/open-store.js'
 import type { Storage } from '../storage/storage.js'
 import type { ApprovalStore } from './approval-store.js'
 
 export async function openApprovalStore (config: Pick<Config, 'approvals'>, storage: Storage, log: Logger): Promise<ApprovalStore> {
-  const redis = await storage.redis()
-  if (redis !== null) {
-    const { createRedisApprovalStore } = await import('./redis-approval-store.js')
-    return await createRedisApprovalStore({ redis, log })
-  }
-  const { createSqliteApprovalStore } = await import('./sqlite-approval-store.js')
-  const path = config.approvals.storePath
-  return await openStoreFile('approvals', `PROXY_WEBHOOK_STORE_PATH=${path}`, async () => await createSqliteApprovalStore(path))
+  return await openConfiguredStore<ApprovalStore>(storage, {
+    inRedis: async (redis) => await (await import('./redis-approval-store.js')).createRedisApprovalStore({ redis, log }),
+    inFile: { what: 'approvals', path: config.approvals.storePath, open: async (path) => await (await import('./sqlite-approval-store.js')).createSqliteApprovalStore(path) },
+  })
 }

@@ -10,7 +10,8 @@ import type { Logger } from 'pino'
 import type { ApprovalMetrics } from './approval-metrics.js'
 import type { ApprovalRecord } from './approval-record.js'
 import { sealFailure, type SealKey } from './approval-seal.js'
-import { approvalView, failedApprovalView, type ApprovalView } from './approval-view.js'
+import { type ApprovalView } from '../objects/approval-object.js'
+import { approvalView, failedApprovalView } from './approval-view.js'
 
 export interface RecordVerifier {
   readonly key: SealKey

@@ -16,7 +16,8 @@
  */
 import type { Logger } from 'pino'
 import { reportErrors, type RedisConnection } from '../storage/redis-connection.js'
-import type { ApprovalRecord, ApprovalStatus, DecideOutcome, ForwardState } from './approval-record.js'
+import type { ApprovalStatus } from '../objects/approval-object.js'
+import type { ApprovalRecord, DecideOutcome, ForwardState } from './approval-record.js'
 import type { ApprovalPage, ApprovalStore, PageQuery } from './approval-store.js'
 
 const COMMAND_TIMEOUT_MS = 2000

@@ -6,7 +6,8 @@
  */
 import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
-import type { ApprovalRecord, ApprovalStatus, DecideOutcome, Decision, ForwardState } from './approval-record.js'
+import type { ApprovalStatus } from '../objects/approval-object.js'
+import type { ApprovalRecord, DecideOutcome, Decision, ForwardState } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 
 const SCHEMA = `

@@ -2,12 +2,13 @@
  * What a person is shown of an approval (SPEC §14): always the object the record verifier gives
  * (a record whose seals do not verify is rejected, never pending), spelled for a page. Pure.
  */
-import type { ConsoleApproval, ConsoleApprovalView } from './console-deps.js'
+import type { ApprovalView } from '../objects/approval-object.js'
+import type { ConsoleApproval } from './console-deps.js'
 import { groupedAmount, shownBody, shownText, shownTime, span, type ShownBody, type ShownText, type ShownTime } from './display.js'
 
 export interface ApprovalItem {
   id: string
-  status: ConsoleApprovalView['status']
+  status: ApprovalView['status']
   pending: boolean
   caller: ShownText
   target: ShownText

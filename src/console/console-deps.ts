@@ -1,33 +1,17 @@
 /**
- * What the console is handed (console-setup.ts, from what the features shared; SPEC §14): it has no store of its own for approvals, events
- * or payments, and decides through the same functions as the CLI and the HTTP API. Each capability
- * is null when its feature is off, and its page then says so. Each is the part of its feature's
- * contract the console uses, spelled here: the console imports nothing of the features, so where
- * their code lives is no concern of it.
+ * What the console is handed (console-setup.ts, from what the features shared; SPEC §14): it has
+ * no store of its own for approvals, events or payments, and decides through the same functions as
+ * the CLI and the HTTP API. Each capability is null when its feature is off, and its page then says
+ * so. Each is the part of its feature's contract the console uses, spelled here (the approval
+ * object, which several features show, from objects/): the console imports nothing of the
+ * features, so where their code lives is no concern of it.
  */
-
-/** SPEC §11's approval object, as the approvals' record verifier gives it: one whose seals fail is rejected. */
-export interface ConsoleApprovalView {
-  id: string
-  status: 'pending' | 'approved' | 'rejected' | 'expired'
-  caller: string
-  environment: string
-  interface: string
-  method: string
-  path: string
-  amount: string
-  currency: string
-  externalReference: string
-  expiresAt: number
-  request: string
-  decidedBy?: string
-  decidedByCaller?: string
-  reason?: string
-}
+import type { ApprovalView } from '../objects/approval-object.js'
 
 /** An approval as the console shows it: its approval object, and what of its stored record the object leaves out. */
 export interface ConsoleApproval {
-  view: ConsoleApprovalView
+  /** Its approval object, as the approvals' record verifier gives it: one whose seals fail is rejected. */
+  view: ApprovalView
   record: { query: string, createdAtMs: number, decidedAtMs: number | null, forward: 'none' | 'sending' | 'answered' }
 }
 

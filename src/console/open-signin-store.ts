@@ -5,16 +5,13 @@
  */
 import type { Logger } from 'pino'
 import type { ConsoleConfig } from '../config/console-settings.js'
-import { openStoreFile } from '../sqlite/store-file-error.js'
+import { openConfiguredStore } from '../storage/open-store.js'
 import type { Storage } from '../storage/storage.js'
 import type { SigninStore } from './signin-store.js'
 
 export async function openSigninStore (settings: Pick<ConsoleConfig, 'storePath'>, storage: Storage, log: Logger): Promise<SigninStore> {
-  const redis = await storage.redis()
-  if (redis !== null) {
-    const { createRedisSigninStore } = await import('./redis-signin-store.js')
-    return await createRedisSigninStore({ redis, log })
-  }
-  const { createSqliteSigninStore } = await import('./sqlite-signin-store.js')
-  return await openStoreFile('console sign-in', `PROXY_WEBHOOK_STORE_PATH=${settings.storePath}`, async () => await createSqliteSigninStore(settings.storePath))
+  return await openConfiguredStore<SigninStore>(storage, {
+    inRedis: async (redis) => await (await import('./redis-signin-store.js')).createRedisSigninStore({ redis, log }),
+    inFile: { what: 'console sign-in', path: settings.storePath, open: async (path) => await (await import('./sqlite-signin-store.js')).createSqliteSigninStore(path) },
+  })
 }

@@ -5,6 +5,9 @@
  * `failed` rises cannot reach its store. One counter on the registry, shared by every loop.
  */
 import { Counter, type Registry } from 'prom-client'
+import type { PassOutcome } from '../loops/serial-passes.js'
+
+export type { PassOutcome } from '../loops/serial-passes.js'
 
 /**
  * The loops: the approvals' expiries and give-backs (`approvals`) and their forwards of approved
@@ -12,7 +15,6 @@ import { Counter, type Registry } from 'prom-client'
  * and each notification outbox's deliveries (`approval_notifications`, `payment_notifications`).
  */
 export type WorkerName = 'approvals' | 'approvals_forward' | 'payments' | 'webhooks' | 'approval_notifications' | 'payment_notifications'
-export type PassOutcome = 'done' | 'failed'
 export type PassCounter = (outcome: PassOutcome) => void
 
 /** `prefix` is the registry's metric name prefix (ops/metrics.ts). */

@@ -9,6 +9,7 @@
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import type { Clock, TimerHandle } from '../clock.js'
+import { serialPasses } from '../loops/serial-passes.js'
 import { attemptDelivery } from './delivery-attempt.js'
 import { createDeliveryAgent } from './delivery-agent.js'
 import type { ClaimedEvent, OutboxStore } from './outbox-store.js'
@@ -82,37 +83,25 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   const inFlight = new Map<string, { abort: AbortController, done: Promise<void> }>()
   const recording = new Set<Promise<void>>()
   let running = false
-  let looking = false
-  let again = false
   let poll: TimerHandle | null = null
   let cleanup: TimerHandle | null = null
   let stopped: Promise<void> | null = null
-  let readFailing = false
 
-  const look = (): void => {
-    if (!running) return
-    if (looking) { again = true; return }
-    looking = true
-    claim().then(() => {
-      observer.pass('done')
-      if (readFailing) log.info('webhook store answers again: deliveries resume')
-      readFailing = false
-    }, (err: unknown) => {
-      observer.pass('failed')
-      // Once per outage, not once a second.
-      if (!readFailing) log.error({ err }, 'webhook store read failed: deliveries wait until it answers')
-      readFailing = true
-    }).finally(() => {
-      looking = false
-      if (again) { again = false; look() }
-    })
-  }
   const claim = async (): Promise<void> => {
     const free = settings.concurrency - inFlight.size
     if (free <= 0) return
     const events = await store.claimDue(clock.wallMs(), free, timeoutMs + LEASE_MARGIN_MS)
     for (const event of events) deliver(event)
   }
+  const passes = serialPasses(claim, {
+    stopped: () => !running,
+    counted: (outcome) => { observer.pass(outcome) },
+    log,
+    failed: 'webhook store read failed: deliveries wait until it answers',
+    recovered: 'webhook store answers again: deliveries resume',
+  })
+  const look = passes.run
+
   // An attempt holds its slot until the application has answered; recording the answer (a synced
   // commit) happens after, so the next attempt need not wait for the disk. The event stays leased
   // until its answer is recorded, so it is not handed out again meanwhile, nor its order key's next event.

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino'
 import type { PaymentsConfig } from '../config/payment-config.js'
-import { openStoreFile } from '../sqlite/store-file-error.js'
+import { openConfiguredStore } from '../storage/open-store.js'
 import type { Storage } from '../storage/storage.js'
 import { derivePaymentSealKey } from './payment-seal.js'
 import type { PaymentStore } from './payment-store.js'
@@ -17,11 +17,8 @@ export async function openPaymentStore (payments: Pick<PaymentsConfig, 'storePat
 }
 
 async function openStoredPayments (payments: Pick<PaymentsConfig, 'storePath'>, storage: Storage, log: Logger): Promise<PaymentStore> {
-  const redis = await storage.redis()
-  if (redis !== null) {
-    const { createRedisPaymentStore } = await import('./redis-payment-store.js')
-    return await createRedisPaymentStore({ redis, log })
-  }
-  const { createSqlitePaymentStore } = await import('./sqlite-payment-store.js')
-  return await openStoreFile('payments', `PROXY_WEBHOOK_STORE_PATH=${payments.storePath}`, async () => await createSqlitePaymentStore(payments.storePath))
+  return await openConfiguredStore<PaymentStore>(storage, {
+    inRedis: async (redis) => await (await import('./redis-payment-store.js')).createRedisPaymentStore({ redis, log }),
+    inFile: { what: 'payments', path: payments.storePath, open: async (path) => await (await import('./sqlite-payment-store.js')).createSqlitePaymentStore(path) },
+  })
 }

@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino'
 import type { Clock, TimerHandle } from '../clock.js'
+import { serialPasses } from '../loops/serial-passes.js'
 import type { EventMatcher } from './event-matching.js'
 import type { ContextFor } from './payment-context.js'
 import type { LookUp } from './payment-lookup.js'
@@ -63,13 +64,10 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
   const inFlight = new Map<string, { abort: AbortController, done: Promise<void> }>()
   let timer: TimerHandle | null = null
   let later: TimerHandle | null = null
-  let running: Promise<void> | null = null
-  let again = false
   let closed = false
   let orphansAdopted = !deps.soleOwner
   let swept = false
   let nextCleanupMs = 0
-  let failing = false
 
   async function adoptOrphans (): Promise<void> {
     for (const record of await store.list({ state: 'sending', limit: 10_000 })) {
@@ -168,25 +166,14 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
     }
   }
 
-  function run (): void {
-    if (closed) return
-    if (running !== null) { again = true; return }
-    running = look()
-      .then(() => {
-        metrics.pass('done')
-        if (failing) log.info('payments store answers again: payments are followed again')
-        failing = false
-      }, (err: unknown) => {
-        metrics.pass('failed')
-        // Once per outage, not once a second.
-        if (!failing) log.error({ err }, 'payments could not be processed; trying again every second')
-        failing = true
-      })
-      .finally(() => {
-        running = null
-        if (again) { again = false; run() }
-      })
-  }
+  const passes = serialPasses(look, {
+    stopped: () => closed,
+    counted: (outcome) => { metrics.pass(outcome) },
+    log,
+    failed: 'payments could not be processed; trying again every second',
+    recovered: 'payments store answers again: payments are followed again',
+  })
+  const run = passes.run
 
   function runIn (ms: number): void {
     if (later !== null || closed) return
@@ -211,7 +198,7 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
       if (later !== null) clock.clearTimeout(later)
       for (const { abort } of inFlight.values()) abort.abort()
       await Promise.all([...inFlight.values()].map((f) => f.done))
-      await running
+      await passes.idle()
       await deps.notifier.stop()
     },
   }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [])
 const importsOf = (file: string): string[] => [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)].map((m) => relative(SRC, join(file, '..', m[1] as string)))
-const SHARED = ['config/schema.js', 'errors.js', 'clock.js', 'sqlite', 'sealing', 'storage']
+const SHARED = ['config/schema.js', 'errors.js', 'clock.js', 'loops', 'sqlite', 'sealing', 'storage']
 const USERS = ['webhooks', 'approvals', 'payments']
 
 t.test('outbox/ imports only shared modules: no feature that uses it, no proxy plugin', async (t) => {
