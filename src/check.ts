@@ -29,7 +29,12 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     const listen = await listenReport('listen', config.listen)
     if (!listen.ok) ok = false
     out(listen.line)
-    const fetchToken = createTokenClient({ dispatcher: outbound.tokens, clock: systemClock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS })
+    const fetchToken = createTokenClient({
+      dispatcher: outbound.tokens,
+      clock: systemClock,
+      timeoutMs: config.token.timeoutS * 1000,
+      maxLifetimeS: config.token.maxLifetimeS,
+    })
     for (const env of Object.values(config.environments)) {
       try {
         const grant = await fetchToken(env)
@@ -42,7 +47,14 @@ export async function runCheck (config: Config, out: (line: string) => void, log
     if (config.egress.url === null) {
       out('skip  egress IP: PROXY_EGRESS_IP_URL=off')
     } else {
-      const reporter = createEgressReporter({ url: config.egress.url, intervalMs: 0, expectedIps: config.egress.expectedIps, dispatcher: outbound.upstream, clock: systemClock, log })
+      const reporter = createEgressReporter({
+        url: config.egress.url,
+        intervalMs: 0,
+        expectedIps: config.egress.expectedIps,
+        dispatcher: outbound.upstream,
+        clock: systemClock,
+        log,
+      })
       const ip = await reporter.check()
       if (ip === null) {
         const required = config.egress.expectedIps.length > 0

@@ -43,7 +43,10 @@ try {
 // Asked before the fake provider starts, so a taken port is the one line the demo prints.
 const wanted: Array<[number, ListenSettings]> = [
   [port, { host: 'PROXY_HOST', port: 'PROXY_PORT' }],
-  ...Object.entries(PROVIDER_PORT_VARIABLES).map(([key, name]): [number, ListenSettings] => [providerPortsWanted[key as keyof ProviderPorts], { host: name, port: name }]),
+  ...Object.entries(PROVIDER_PORT_VARIABLES).map(([key, name]): [number, ListenSettings] => [
+    providerPortsWanted[key as keyof ProviderPorts],
+    { host: name, port: name },
+  ]),
 ]
 for (const [wantedPort, settings] of wanted) {
   const taken = Number.isInteger(wantedPort) ? await listenProblem('127.0.0.1', wantedPort, settings) : null
@@ -72,7 +75,11 @@ for (const warning of warnings) log.warn({ warning }, 'configuration warning')
 
 const server = await buildServer(config, { logger: log })
 const payments = server.shared.payments?.running ?? null
-const inbox = config.webhooks === null ? null : await buildInbox(config.webhooks, config.state, { logger: log, registry: server.metrics.registry, onStored: payments?.wake })
+const inbox = config.webhooks === null ? null : await buildInbox(config.webhooks, config.state, {
+  logger: log,
+  registry: server.metrics.registry,
+  onStored: payments?.wake,
+})
 if (inbox !== null) await payments?.readEvents(inbox.store)
 closeWithGrace({ delay: 5_000, skip: ['SIGHUP'] }, async () => {
   await Promise.all([server.app.close(), inbox?.app.close()])
@@ -112,7 +119,12 @@ async function startApplication (): Promise<{ url: string, close: () => Promise<
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       res.end('ok')
-      let body: { type?: string, event?: string, payment?: { externalReference?: string, state?: string, settledBy?: string }, data?: { status?: string } } = {}
+      let body: {
+        type?: string
+        event?: string
+        payment?: { externalReference?: string, state?: string, settledBy?: string }
+        data?: { status?: string }
+      } = {}
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body } catch { /* printed as it is below */ }
       const what = body.type !== undefined
         ? `${body.type} for ${body.payment?.externalReference ?? '?'} (${body.payment?.state ?? '?'}, settled by ${body.payment?.settledBy ?? '-'})`

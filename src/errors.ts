@@ -283,7 +283,9 @@ export class McpMethodNotAllowedError extends ProxyError {
   }
 }
 
-/** SPEC §13: arguments that fail the tool's schema, or a placeholder that is not one canonical segment; nothing is sent. */
+/**
+ * SPEC §13: arguments that fail the tool's schema, or a placeholder that is not one canonical segment; nothing is sent.
+ */
 export class McpInvalidArgumentsError extends ProxyError {
   constructor (place: string, problem: string) {
     super('MCP_INVALID_ARGUMENTS', `Invalid arguments: ${place} ${problem}`)

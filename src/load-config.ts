@@ -46,7 +46,13 @@ function buildConfig (env: Env, options: LoadOptions): LoadedConfig {
   const proxy = resolveProxySettings(settings, redis.url, problems, warnings)
   problems.push(...redis.problems)
   const sealingSecret = resolveSealingSecret(settings, problems)
-  const features = collectFeatureSettings(FEATURES.map((feature) => feature.settings), { settings, variables, sealingSecret, problems, warnings })
+  const features = collectFeatureSettings(FEATURES.map((feature) => feature.settings), {
+    settings,
+    variables,
+    sealingSecret,
+    problems,
+    warnings,
+  })
   problems.push(...sameSecretProblems(settings, redisPassword(redis.url)))
   if (problems.length > 0) throw new ConfigError(problems)
   const config: Config = { ...environments, ...proxy, ...features, secretFiles: secrets.files }

@@ -139,7 +139,11 @@ function boundedSonicBoom (fd: number, onDrop: (bytes: number) => void, maxLengt
  * killed; here past `maxLength` characters waiting lines are dropped and `onDrop` hears how many
  * bytes went. Lines still waiting when the process exits are written then.
  */
-export function boundedDestination (onDrop: (bytes: number) => void, fd = 1, maxLength = MAX_BUFFERED_LOG_BYTES): LogDestination {
+export function boundedDestination (
+  onDrop: (bytes: number) => void,
+  fd = 1,
+  maxLength = MAX_BUFFERED_LOG_BYTES,
+): LogDestination {
   const pipe = fstatSync(fd).isFIFO() ? openNonBlocking(fd) : null
   if (pipe === null) return boundedSonicBoom(fd, onDrop, maxLength)
   const destination = new PipeLines(pipe, onDrop, maxLength)

@@ -1,8 +1,8 @@
 /**
- * buildServer(config, deps) -> the whole proxy as a Fastify instance that never listens by itself
- * (process/ owns the process; tests build the real thing with an injected clock and logger). It
- * wires the core and each feature's share (features/index.ts), naming none; the decisions are the
- * pipeline's steps, in pipeline/steps.ts's order, then the route (body, token) -> upstream.
+ * buildServer(config, deps) -> the whole proxy as a Fastify instance that never listens by itself (process/ owns the
+ * process; tests build the real thing with an injected clock and logger). It wires the core and each feature's share
+ * (features/index.ts), naming none; the decisions are the pipeline's steps, in pipeline/steps.ts's order, then the
+ * route (body, token) -> upstream.
  */
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -52,7 +52,8 @@ export interface ServerDeps {
   random?: () => number
   /** The shared state store (SPEC §9); built from config.state when absent. */
   store?: StateStore
-  /** The process's storage (its one Redis connection), shared with the listeners beside the proxy; one of its own, closed with it, when absent. */
+  /** The process's storage (its one Redis connection), shared with the listeners beside the proxy; one of its own,
+   * closed with it, when absent. */
   storage?: Storage
   /** Slow-client timeouts and lingering-close bounds; tests shorten them. */
   httpEdges?: HttpEdgeSettings
@@ -90,7 +91,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   const ownsOutbound = deps.outbound === undefined
   const outbound = deps.outbound ?? createOutbound(config)
   const fetchToken = deps.fetchToken ?? createTokenClient({
-    dispatcher: outbound.tokens, clock, timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
+    dispatcher: outbound.tokens, clock,
+    timeoutMs: config.token.timeoutS * 1000, maxLifetimeS: config.token.maxLifetimeS,
   })
   let sources = new Map<EnvironmentName, TokenSource>()
   const metrics = createMetrics(() => sources, clock)
@@ -106,7 +108,8 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     parts.push(part)
   }
   const ownsStore = deps.store === undefined
-  const store = deps.store ?? await createStore({ clock, log, storage, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
+  const store = deps.store ??
+    await createStore({ clock, log, storage, observer: createStoreMetrics(metrics.registry, METRIC_PREFIX) })
   const core = createCoreServices({ config, clock, log, outbound, fetchToken, metrics, random: deps.random })
   sources = core.sources
   const { egress, rotation } = core
@@ -114,20 +117,30 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
   let closing = false
   const httpEdges = deps.httpEdges ?? DEFAULT_HTTP_EDGES
   // Answers written before any route is known are counted without environment and interface.
-  const answered = (error: ProxyError): void => { metrics.requestAnswered('', '', error.statusCode, ANONYMOUS_CALLER_ID, error.code) }
+  const answered = (error: ProxyError): void => {
+    metrics.requestAnswered('', '', error.statusCode, ANONYMOUS_CALLER_ID, error.code)
+  }
   const routes = buildRouteTable(config)
-  const app = createApp({ config, log, httpEdges, routes, answered, target: firstAnswer(parts.map((part) => part.target)) })
+  const app = createApp({
+    config, log, httpEdges, routes, answered, target: firstAnswer(parts.map((part) => part.target)),
+  })
   await app.register(errorReply, { bodyLimitBytes: config.bodyLimitBytes, linger: httpEdges.linger })
   const access = createClientAccess(config)
   const refuse = callers === null ? null : createCallerRefusals(metrics.registry, METRIC_PREFIX)
   const proxyParts = { store, sources, dispatcher: outbound.upstream, access, refuse }
   const via = firstAnswer(parts.map((part) => part.via))
-  const pipeline = coreSteps({ config, store, clock, metrics, access, callers, refuse, via, activity: deps.activity, isClosing: () => closing })
+  const pipeline = coreSteps({
+    config, store, clock, metrics, access, callers, refuse, via, activity: deps.activity, isClosing: () => closing,
+  })
   const steps = [...pipeline.steps, ...parts.flatMap((part) => part.steps?.(proxyParts) ?? [])]
   for (const step of orderSteps(steps)) await step.register(app)
 
-  const sections = [...deps.readiness ?? [], ...parts.flatMap((part) => part.readiness === undefined ? [] : [part.readiness])]
-  await app.register(healthRoutes, { sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, sections })
+  const sections = [
+    ...deps.readiness ?? [], ...parts.flatMap((part) => part.readiness === undefined ? [] : [part.readiness]),
+  ]
+  await app.register(healthRoutes, {
+    sources, egress, state: () => store.status(), rotation: rotation.status, restartRequired: restart.current, sections,
+  })
   await app.register(metricsRoute, { registry: metrics.registry })
   await app.register(proxyRoutes, {
     routes,
@@ -146,5 +159,7 @@ export async function buildServer (config: Config, deps: ServerDeps): Promise<Pr
     ...ownsStorage ? [async () => { await storage.close() }] : [],
   ]
   addLifecycle(app, { sources, egress, parts, closing: () => { closing = true }, owned })
-  return { app, sources, outbound, egress, metrics, store, rotation, callers, restart, shared, ...featureControls(parts) }
+  return {
+    app, sources, outbound, egress, metrics, store, rotation, callers, restart, shared, ...featureControls(parts),
+  }
 }

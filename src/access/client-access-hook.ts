@@ -10,7 +10,10 @@ import { ClientNotAllowedError } from '../errors.js'
 import { resolveTarget } from '../routing/request-target.js'
 import type { ClientAccess } from './client-access.js'
 
-export const clientAccessHook = fp(async function clientAccessHook (app: FastifyInstance, options: { access: ClientAccess }) {
+export const clientAccessHook = fp(async function clientAccessHook (
+  app: FastifyInstance,
+  options: { access: ClientAccess },
+) {
   const { access } = options
   app.decorateRequest('target', null)
   app.decorateRequest('holdBody', false)

@@ -27,9 +27,15 @@ export interface ApprovalDesk {
   nudge: () => void
 }
 
-export function createApprovalDesk (approvals: { store: ApprovalStore, verifier: RecordVerifier, metrics: ApprovalMetrics }, nudge: () => void): ApprovalDesk {
+export function createApprovalDesk (
+  approvals: { store: ApprovalStore, verifier: RecordVerifier, metrics: ApprovalMetrics },
+  nudge: () => void,
+): ApprovalDesk {
   const { store, verifier, metrics } = approvals
-  const shown = (record: ApprovalRecord, nowMs: number): ShownApproval => ({ record, view: verifier.view(record, nowMs) })
+  const shown = (record: ApprovalRecord, nowMs: number): ShownApproval => ({
+    record,
+    view: verifier.view(record, nowMs),
+  })
   return {
     async page (query, nowMs) {
       const found = await store.page(query)

@@ -51,7 +51,9 @@ export interface SentAnswer { status: number, body: Buffer, headers: Record<stri
  * rejects when it cannot be, so nothing is sent unrecorded); resolves what it is told of the answer
  * (null: none came), which resolves headers to record with that answer.
  */
-export type SendFollower = (approval: ApprovalRecord) => Promise<(answer: SentAnswer | null) => Promise<Record<string, string>>>
+export type SendFollower = (
+  approval: ApprovalRecord,
+) => Promise<(answer: SentAnswer | null) => Promise<Record<string, string>>>
 
 const notFollowed: SendFollower = async () => async () => ({})
 
@@ -89,7 +91,9 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
     if (claim.kind === 'recorded') {
       // The answer was recorded before the process stopped: it is not sent again. A 4xx recorded
       // before its amount came back gives it back now (once, whoever did it first).
-      if (claim.record.status >= 400 && claim.record.status < 500 && !await releaseReservations(state, approval, log)) return
+      if (claim.record.status >= 400 &&
+        claim.record.status < 500 &&
+        !await releaseReservations(state, approval, log)) return
       await move(approval, approval.forward, 'answered')
       return
     }
@@ -137,7 +141,12 @@ export function createApprovalForwarder (options: ForwarderOptions): ForwardAppr
       const followHeaders = await answered({ status, body, headers: answer.headers })
       if (isRecordable(status)) {
         const headers = { ...headersToRecord(buildClientResponseHeaders(answer.headers)), ...followHeaders }
-        await state.finish(approval.key, claim.owner, { fingerprint: approval.fingerprint, status, headers, body }, options.recordTtlMs)
+        await state.finish(
+          approval.key,
+          claim.owner,
+          { fingerprint: approval.fingerprint, status, headers, body },
+          options.recordTtlMs,
+        )
       } else {
         await state.abort(approval.key, claim.owner)
       }

@@ -42,7 +42,9 @@ export async function openApprovalNotifier (config: Pick<Config, 'approvals'>, d
     log: deps.log,
     clock: deps.clock,
     observer: { ...noDeliveryObserver, pass: workerPasses(deps.registry, METRIC_PREFIX, 'approval_notifications') },
-    sealKey: config.approvals.sealingSecret === null ? undefined : deriveNotificationSealKey(config.approvals.sealingSecret),
+    sealKey: config.approvals.sealingSecret === null
+      ? undefined
+      : deriveNotificationSealKey(config.approvals.sealingSecret),
   })
   return {
     async notify (type, approval) {

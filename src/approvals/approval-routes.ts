@@ -13,7 +13,13 @@ import { authorizationsOf } from '../callers/callers-plugin.js'
 import { identify, type CallerIndex } from '../callers/judge-caller.js'
 import type { Clock } from '../clock.js'
 import {
-  ApprovalNotFoundError, ApprovalNotPermittedError, ApprovalSelfDecisionError, BadRequestError, CallerUnauthenticatedError, ClientNotAllowedError, StateUnavailableError,
+  ApprovalNotFoundError,
+  ApprovalNotPermittedError,
+  ApprovalSelfDecisionError,
+  BadRequestError,
+  CallerUnauthenticatedError,
+  ClientNotAllowedError,
+  StateUnavailableError,
 } from '../errors.js'
 import { parseStrictJsonBytes } from '../json/strict-json.js'
 import type { StateStore } from '../state/state-store.js'
@@ -82,7 +88,9 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
     if (!caller.approver) throw new ApprovalNotPermittedError(caller.id)
     const status = request.query.status
     if (status !== undefined && !APPROVAL_STATUSES.includes(status as ApprovalStatus)) throw new BadRequestError(`status must be one of ${APPROVAL_STATUSES.join(', ')}`)
-    return { approvals: await visibleApprovals(store, verifier, caller, status as ApprovalStatus | undefined, clock.wallMs()) }
+    return {
+      approvals: await visibleApprovals(store, verifier, caller, status as ApprovalStatus | undefined, clock.wallMs()),
+    }
   })
 
   app.get<{ Params: { id: string } }>('/approvals/:id', async (request) => {
@@ -99,7 +107,13 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
       const body = decisionBody(request.body)
       const by = decisionText(body.by, 'by', true) as string
       const reason = decisionText(body.reason, 'reason', false)
-      const decided = await decideApproval(store, verifier, approval.id, { status, by, byCaller: caller.id, reason }, clock.wallMs())
+      const decided = await decideApproval(
+        store,
+        verifier,
+        approval.id,
+        { status, by, byCaller: caller.id, reason },
+        clock.wallMs(),
+      )
       request.log.info({ approval: decided.id, caller: decided.caller, decidedBy: by, decidedByCaller: caller.id, status }, `approval ${status}`)
       metrics.step(decided.caller, status)
       // Under the names the worker gives back with (release-reservations.ts): whichever of the two,

@@ -72,7 +72,13 @@ export function sealFailure (key: SealKey, r: ApprovalRecord): string | null {
   if (typeof r.holdSeal !== 'string' || !Array.isArray(r.reservations) || typeof r.headers !== 'object' || r.headers === null) return 'hold seal missing'
   if (!sameSeal(sealHold(key, r), r.holdSeal)) return 'hold seal'
   if (r.status === 'pending') return r.forward === 'none' && r.decisionSeal === null && r.forwardSeal === null ? null : 'stage of a pending record'
-  const decision = { status: r.status, by: r.decidedBy, byCaller: r.decidedByCaller, reason: r.reason, atMs: r.decidedAtMs ?? Number.NaN }
+  const decision = {
+    status: r.status,
+    by: r.decidedBy,
+    byCaller: r.decidedByCaller,
+    reason: r.reason,
+    atMs: r.decidedAtMs ?? Number.NaN,
+  }
   const decisionSeal = sealDecision(key, r.holdSeal, decision)
   if (!sameSeal(decisionSeal, r.decisionSeal)) return 'decision seal'
   if (r.forward === 'none') return r.forwardSeal === null ? null : 'stage seal of an unforwarded record'

@@ -23,9 +23,14 @@ export interface ApprovalStore {
    * without reading them all. Every record still goes through the verifier before it is shown.
    */
   page: (query: PageQuery) => Promise<ApprovalPage>
-  /** Pending -> the decision's status, only when still pending. `expired` is refused past expiry by the caller's clock. */
+  /**
+   * Pending -> the decision's status, only when still pending. `expired` is refused past expiry by the caller's clock.
+   */
   decide: (id: string, decision: Decision, nowMs: number) => Promise<DecideOutcome>
-  /** Decided records not yet settled (approved: forwarded and answered; rejected, expired: amounts given back), `sending` ones included. */
+  /**
+   * Decided records not yet settled (approved: forwarded and answered; rejected, expired: amounts given back),
+   * `sending` ones included.
+   */
   toSettle: () => Promise<ApprovalRecord[]>
   /** Pending records whose time is up at `nowMs`. */
   dueToExpire: (nowMs: number) => Promise<ApprovalRecord[]>

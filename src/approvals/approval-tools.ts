@@ -11,7 +11,9 @@ import type { ApprovalStore } from './approval-store.js'
 import { visibleApproval, visibleApprovals } from './approval-visibility.js'
 import type { RecordVerifier } from './record-verifier.js'
 
-export function approvalTools (approvals: { store: ApprovalStore, verifier: RecordVerifier, clock: Clock }): FeatureTool[] {
+export function approvalTools (
+  approvals: { store: ApprovalStore, verifier: RecordVerifier, clock: Clock },
+): FeatureTool[] {
   const { store, verifier, clock } = approvals
   return [{
     listing: {

@@ -13,7 +13,11 @@ import type { ApprovalStatus, ApprovalView } from '../objects/approval-object.js
 const ID = /^apr_[A-Za-z0-9_-]{1,64}$/
 
 /** The approval when `caller` may see it; null when there is none or it is another caller's. */
-export async function visibleApproval (store: ApprovalStore, caller: CallerSpec, id: string): Promise<ApprovalRecord | null> {
+export async function visibleApproval (
+  store: ApprovalStore,
+  caller: CallerSpec,
+  id: string,
+): Promise<ApprovalRecord | null> {
   const approval = ID.test(id) ? await store.get(id) : null
   return approval !== null && (caller.approver || approval.caller === caller.id) ? approval : null
 }
@@ -22,7 +26,13 @@ export async function visibleApproval (store: ApprovalStore, caller: CallerSpec,
  * What `caller` may see, as shown (a pending approval past its time is expired; one whose seals do
  * not verify is rejected), optionally of one status.
  */
-export async function visibleApprovals (store: ApprovalStore, verifier: RecordVerifier, caller: CallerSpec, status: ApprovalStatus | undefined, nowMs: number): Promise<ApprovalView[]> {
+export async function visibleApprovals (
+  store: ApprovalStore,
+  verifier: RecordVerifier,
+  caller: CallerSpec,
+  status: ApprovalStatus | undefined,
+  nowMs: number,
+): Promise<ApprovalView[]> {
   return (await store.list())
     .filter((a) => caller.approver || a.caller === caller.id)
     .map((a) => verifier.view(a, nowMs))

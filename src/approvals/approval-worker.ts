@@ -71,7 +71,8 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
   let nextCleanupMs = 0
 
   async function notified (decided: ApprovalRecord, nowMs: number): Promise<void> {
-    // A notification store that fails must not hold up the payment: logged, and tried again at the next look until settled.
+    // A notification store that fails must not hold up the payment: logged, and tried again at the next look until
+    // settled.
     const stored = await notifier?.notify(`approval.${decided.status as 'approved' | 'rejected' | 'expired'}`, approvalView(decided, nowMs)).catch((err: unknown) => {
       log.error({ approval: decided.id, caller: decided.caller, err }, 'approval notification could not be stored')
       return false
@@ -79,14 +80,21 @@ export function createApprovalWorker (options: WorkerOptions): ApprovalWorker {
     if (stored === true) metrics.step(decided.caller, 'notified')
   }
 
-  /** Expiries, rejected and expired amounts given back, the gauge, retention: store and state work only, never an upstream. */
+  /**
+   * Expiries, rejected and expired amounts given back, the gauge, retention: store and state work only, never an
+   * upstream.
+   */
   async function settle (): Promise<void> {
     const nowMs = clock.wallMs()
     if (!marks.complete) await marks.writeAll(approvals, state, nowMs, options.retentionMs)
     for (const due of await approvals.dueToExpire(nowMs)) {
       if (!verifier.verified(due)) continue
       const decision = { status: 'expired' as const, by: null, byCaller: null, reason: null, atMs: nowMs }
-      const outcome = await approvals.decide(due.id, { ...decision, seal: sealDecision(verifier.key, due.holdSeal, decision) }, nowMs)
+      const outcome = await approvals.decide(
+        due.id,
+        { ...decision, seal: sealDecision(verifier.key, due.holdSeal, decision) },
+        nowMs,
+      )
       if (outcome.kind !== 'decided') continue
       log.info({ approval: due.id, caller: due.caller }, 'approval expired: the request is not sent')
       metrics.step(due.caller, 'expired')

@@ -39,7 +39,11 @@ export interface CommandIo { out: (text: string) => void, err: (text: string) =>
 type Verb = 'list' | 'show' | 'approve' | 'reject'
 
 /** What is wrong with the command line, in a sentence, or null. */
-function usageProblem (verb: string | undefined, id: string | undefined, values: { status?: string | undefined, by?: string | undefined }): string | null {
+function usageProblem (
+  verb: string | undefined,
+  id: string | undefined,
+  values: { status?: string | undefined, by?: string | undefined },
+): string | null {
   if (verb === undefined || !['list', 'show', 'approve', 'reject'].includes(verb)) return verb === undefined ? 'say what to do' : `unknown command: ${terminalText(verb)}`
   if (verb === 'list') return values.status === undefined || APPROVAL_STATUSES.includes(values.status as ApprovalStatus) ? null : `--status must be one of ${APPROVAL_STATUSES.join(', ')}`
   if (id === undefined) return `${verb} needs the approval's id`
@@ -80,9 +84,17 @@ export async function runApprovalsCommand (args: readonly string[], config: Pick
   }
 }
 
-async function list (store: ApprovalStore, verifier: RecordVerifier, status: ApprovalStatus | undefined, json: boolean, io: CommandIo): Promise<number> {
+async function list (
+  store: ApprovalStore,
+  verifier: RecordVerifier,
+  status: ApprovalStatus | undefined,
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
   const nowMs = io.nowMs()
-  const views = (await store.list()).map((a) => verifier.view(a, nowMs)).filter((a) => status === undefined || a.status === status)
+  const views = (await store.list()).map((a) => verifier.view(a, nowMs)).filter(
+    (a) => status === undefined || a.status === status,
+  )
   if (json) {
     for (const view of views) io.out(`${terminalJson(view)}\n`)
     return 0

@@ -21,7 +21,12 @@ declare module '../feature/feature.js' {
 
 export async function approvalsPart (context: ProxyContext & { callers: CallersHolder }): Promise<ProxyPart | null> {
   const { config, log, clock, callers, shared } = context
-  const prepared = await prepareApprovals(config, callers.current(), { log, clock, registry: context.registry, storage: context.storage })
+  const prepared = await prepareApprovals(config, callers.current(), {
+    log,
+    clock,
+    registry: context.registry,
+    storage: context.storage,
+  })
   if (prepared === null) return null
   // Loaded only when a caller uses approveAbove.
   const [{ createApprovalMetrics }, { approvalRetries, approvalHolds }] = await Promise.all([import('./approval-metrics.js'), import('./approvals-plugin.js')])
@@ -31,7 +36,18 @@ export async function approvalsPart (context: ProxyContext & { callers: CallersH
   offerTools(shared, approvalTools(inUse))
   return {
     steps: ({ store }) => {
-      const options = { store: inUse.store, state: store, clock, ttlMs: inUse.ttlMs, keyPointer: config.idempotency.keyPointer, metrics: inUse.metrics, notifier: inUse.notifier, marks: inUse.marks, retentionMs: inUse.retentionMs, verifier: inUse.verifier }
+      const options = {
+        store: inUse.store,
+        state: store,
+        clock,
+        ttlMs: inUse.ttlMs,
+        keyPointer: config.idempotency.keyPointer,
+        metrics: inUse.metrics,
+        notifier: inUse.notifier,
+        marks: inUse.marks,
+        retentionMs: inUse.retentionMs,
+        verifier: inUse.verifier,
+      }
       return [
         { name: 'retry', register: async (app) => { await app.register(approvalRetries, options) } },
         { name: 'hold', register: async (app) => { await app.register(approvalHolds, options) } },
@@ -39,7 +55,16 @@ export async function approvalsPart (context: ProxyContext & { callers: CallersH
     },
     async register (app, parts) {
       worker = await registerApprovals(app, inUse, {
-        config, callers: callers.current, access: parts.access, state: parts.store, sources: parts.sources, dispatcher: parts.dispatcher, log, inFlightTtlMs: inFlightTtlMs(config), recordTtlMs: config.idempotency.ttlS * 1000, follow: shared.payments?.approvedSends ?? null,
+        config,
+        callers: callers.current,
+        access: parts.access,
+        state: parts.store,
+        sources: parts.sources,
+        dispatcher: parts.dispatcher,
+        log,
+        inFlightTtlMs: inFlightTtlMs(config),
+        recordTtlMs: config.idempotency.ttlS * 1000,
+        follow: shared.payments?.approvedSends ?? null,
       })
     },
     start: () => { worker?.start() },

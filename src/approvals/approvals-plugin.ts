@@ -77,7 +77,10 @@ function gated (request: FastifyRequest): boolean {
   return request.callerSpec?.amountLimits.some((limit) => limit.approveAbove.size > 0) === true
 }
 
-export const approvalRetries = fp(async function approvalRetries (app: FastifyInstance, options: ApprovalsPluginOptions) {
+export const approvalRetries = fp(async function approvalRetries (
+  app: FastifyInstance,
+  options: ApprovalsPluginOptions,
+) {
   const { store, state, clock, marks, verifier } = options
 
   /** Resolves true when it answered (202), rejects with the refusal, false to let the request go on. */

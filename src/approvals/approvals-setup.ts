@@ -37,10 +37,18 @@ export interface PreparedApprovals {
   /** How long a decided approval is kept (approvalRetentionMs). */
   retentionMs: number
 }
-export interface ApprovalsInUse extends PreparedApprovals { metrics: ApprovalMetrics, clock: Clock, verifier: RecordVerifier }
+export interface ApprovalsInUse extends PreparedApprovals {
+  metrics: ApprovalMetrics
+  clock: Clock
+  verifier: RecordVerifier
+}
 
 /** Null when no caller uses approveAbove; throws ConfigError when the start cannot have approvals. */
-export async function prepareApprovals (config: Config, index: CallerIndex, deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage }): Promise<PreparedApprovals | null> {
+export async function prepareApprovals (
+  config: Config,
+  index: CallerIndex,
+  deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage },
+): Promise<PreparedApprovals | null> {
   const { log, clock, registry, storage } = deps
   const callers = [...[...index.byKey.values()].map((c) => c.spec), ...index.keyless.map((c) => c.spec)]
   const check = checkApprovalStart(callers, config)
@@ -50,12 +58,22 @@ export async function prepareApprovals (config: Config, index: CallerIndex, deps
   const store = await openApprovalStore(config, storage, log)
   const notifier = await openApprovalNotifier(config, { log, clock, registry, storage })
   return {
-    store, sealKey: deriveSealKey(config.approvals.sealingSecret), ttlMs: config.approvals.ttlS * 1000, notifier, marks: new HeldMarks(), retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
+    store,
+    sealKey: deriveSealKey(config.approvals.sealingSecret),
+    ttlMs: config.approvals.ttlS * 1000,
+    notifier,
+    marks: new HeldMarks(),
+    retentionMs: approvalRetentionMs(config.idempotency.ttlS * 1000),
   }
 }
 
 /** Once the metrics exist: the one verifier every reading of a record goes through. */
-export function approvalsInUse (prepared: PreparedApprovals, metrics: ApprovalMetrics, clock: Clock, log: Logger): ApprovalsInUse {
+export function approvalsInUse (
+  prepared: PreparedApprovals,
+  metrics: ApprovalMetrics,
+  clock: Clock,
+  log: Logger,
+): ApprovalsInUse {
   return { ...prepared, metrics, clock, verifier: createRecordVerifier(prepared.sealKey, log, metrics) }
 }
 
@@ -74,7 +92,11 @@ export interface RegisterDeps {
 }
 
 /** The routes, and the worker (started by server.ts once the proxy is ready). */
-export async function registerApprovals (app: FastifyInstance, approvals: ApprovalsInUse, deps: RegisterDeps): Promise<ApprovalWorker> {
+export async function registerApprovals (
+  app: FastifyInstance,
+  approvals: ApprovalsInUse,
+  deps: RegisterDeps,
+): Promise<ApprovalWorker> {
   const { store, metrics, clock, verifier } = approvals
   const routes = buildRouteTable(deps.config)
   // The base a record's environment and interface forward to now, spelled as a hold stores it.
@@ -83,11 +105,39 @@ export async function registerApprovals (app: FastifyInstance, approvals: Approv
     return upstream === undefined || upstream === null ? null : `${upstream.origin}${upstream.basePath}`
   }
   const forward = createApprovalForwarder({
-    approvals: store, state: deps.state, sources: deps.sources, dispatcher: deps.dispatcher, verifier, upstreamOf, log: deps.log, metrics, recordTtlMs: deps.recordTtlMs, inFlightTtlMs: deps.inFlightTtlMs, follow: deps.follow,
+    approvals: store,
+    state: deps.state,
+    sources: deps.sources,
+    dispatcher: deps.dispatcher,
+    verifier,
+    upstreamOf,
+    log: deps.log,
+    metrics,
+    recordTtlMs: deps.recordTtlMs,
+    inFlightTtlMs: deps.inFlightTtlMs,
+    follow: deps.follow,
   })
   const worker = createApprovalWorker({
-    approvals: store, state: deps.state, forward, clock, log: deps.log, metrics, verifier, notifier: approvals.notifier, marks: approvals.marks, retentionMs: approvals.retentionMs,
+    approvals: store,
+    state: deps.state,
+    forward,
+    clock,
+    log: deps.log,
+    metrics,
+    verifier,
+    notifier: approvals.notifier,
+    marks: approvals.marks,
+    retentionMs: approvals.retentionMs,
   })
-  await app.register(approvalRoutes, { callers: deps.callers, access: deps.access, store, clock, verifier, metrics, state: deps.state, decided: worker.nudge })
+  await app.register(approvalRoutes, {
+    callers: deps.callers,
+    access: deps.access,
+    store,
+    clock,
+    verifier,
+    metrics,
+    state: deps.state,
+    decided: worker.nudge,
+  })
   return worker
 }

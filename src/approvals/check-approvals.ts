@@ -22,7 +22,9 @@ export async function checkApprovals (config: Pick<Config, 'approvals' | 'state'
   if (!start.used) return { ok: true, lines: ['skip  approvals store: no caller uses approveAbove'] }
   const lines = [...start.problems.map((p) => `FAIL  approvals: ${p}`), ...start.warnings.map((w) => `warn  approvals: ${w}`)]
   const url = config.state.redisUrl
-  const store = url !== null ? await checkRedis(config, { log, storage }, redis ?? askRedis(url, log)) : await checkFile(config.approvals.storePath)
+  const store = url !== null
+    ? await checkRedis(config, { log, storage }, redis ?? askRedis(url, log))
+    : await checkFile(config.approvals.storePath)
   lines.push(store.line)
   return { ok: start.problems.length === 0 && store.ok, lines }
 }

@@ -24,12 +24,28 @@ export interface DecisionRequest {
  * on one whose seals do not verify: it is treated as rejected, logged and counted by the verifier,
  * and nothing is written).
  */
-export async function decideApproval (store: ApprovalStore, verifier: RecordVerifier, id: string, request: DecisionRequest, nowMs: number): Promise<ApprovalRecord> {
+export async function decideApproval (
+  store: ApprovalStore,
+  verifier: RecordVerifier,
+  id: string,
+  request: DecisionRequest,
+  nowMs: number,
+): Promise<ApprovalRecord> {
   const current = await store.get(id)
   if (current === null) throw new ApprovalNotFoundError()
   if (!verifier.verified(current)) throw new ApprovalAlreadyDecidedError(`rejected (${FAILED_VERIFICATION_REASON})`)
-  const decision = { status: request.status, by: request.by, byCaller: request.byCaller, reason: request.reason, atMs: nowMs }
-  const outcome = await store.decide(id, { ...decision, seal: sealDecision(verifier.key, current.holdSeal, decision) }, nowMs)
+  const decision = {
+    status: request.status,
+    by: request.by,
+    byCaller: request.byCaller,
+    reason: request.reason,
+    atMs: nowMs,
+  }
+  const outcome = await store.decide(
+    id,
+    { ...decision, seal: sealDecision(verifier.key, current.holdSeal, decision) },
+    nowMs,
+  )
   if (outcome.kind === 'missing') throw new ApprovalNotFoundError()
   if (outcome.kind === 'already') throw new ApprovalAlreadyDecidedError(outcome.approval.status)
   return outcome.approval

@@ -1,10 +1,15 @@
-/** Approvals (SPEC §11) as a feature: their share of the proxy, the `approvals` command and the `check` section of their store. */
+/**
+ * Approvals (SPEC §11) as a feature: their share of the proxy, the `approvals` command and the `check` section of their
+ * store.
+ */
 import { configuredCommand, type Feature } from '../feature/feature.js'
 import { resolveApprovals } from '../config/approval-settings.js'
 
 export const approvalsFeature: Feature = {
   name: 'approvals',
-  settings: ({ settings, sealingSecret, problems }) => ({ approvals: resolveApprovals(settings, sealingSecret, problems) }),
+  settings: ({ settings, sealingSecret, problems }) => ({
+    approvals: resolveApprovals(settings, sealingSecret, problems),
+  }),
   commands: {
     approvals: configuredCommand(
       'list, show, approve or reject held requests (payments-auth-proxy approvals --help)',

@@ -32,7 +32,9 @@ export class HeldMarks {
     const kept = (await approvals.list())
       .map((approval) => ({ key: approval.key, ttlMs: heldMarkTtlMs(approval, nowMs, retentionMs) }))
       .filter((mark) => mark.ttlMs > 0)
-    while (kept.length > 0) await Promise.all(kept.splice(0, WRITE_BATCH).map(async (mark) => { await state.markHeld(mark.key, mark.ttlMs) }))
+    while (kept.length > 0) await Promise.all(
+      kept.splice(0, WRITE_BATCH).map(async (mark) => { await state.markHeld(mark.key, mark.ttlMs) }),
+    )
     this.#complete = true
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The ApprovalStore in Redis (SPEC §11), for replicas sharing one set of approvals. A record is one
  * hash (`<prefix>apr:<id>`: the record as JSON, the body bytes, the three fields the steps
- * judge: status, forward, expiresAt, and the forwarding stage's seal), with an index by §8 key and a sorted set of ids by creation.
- * A decision and a forwarding move are each one Lua script, so of two replicas one wins.
+ * judge: status, forward, expiresAt, and the forwarding stage's seal), with an index by §8 key and a sorted set of ids
+ * by creation. A decision and a forwarding move are each one Lua script, so of two replicas one wins.
  * Durable as far as Redis's persistence goes (the inbox's start log warns about `appendonly no`).
  *
  * Records are kept 7 days or more after their decision, and every replica's loop asks every
@@ -105,9 +105,13 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
   const { redis } = options
   const P = `${redis.keyPrefix}apr:`
   const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'timer' }, {
-    aprDecide: { keys: 0, lua: DECIDE_LUA }, aprMove: { keys: 0, lua: MOVE_LUA }, aprRemove: { keys: 0, lua: REMOVE_LUA }, aprIndex: { keys: 0, lua: INDEX_LUA },
+    aprDecide: { keys: 0, lua: DECIDE_LUA },
+    aprMove: { keys: 0, lua: MOVE_LUA },
+    aprRemove: { keys: 0, lua: REMOVE_LUA },
+    aprIndex: { keys: 0, lua: INDEX_LUA },
   })
-  const script = (name: string): Run => (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ?? Promise.reject(new Error(name))
+  const script = (name: string): Run => (...args) => (client as unknown as Record<string, Run>)[name]?.(...args) ??
+    Promise.reject(new Error(name))
   const unwatch = reportErrors(redis, options.log, 'approvals store (Redis) unavailable')
   // A command's first read needs the connection; a sidecar starts anyway when Redis is down (holds answer 503).
   await redis.untilReady(CONNECT_WAIT_MS)
@@ -213,7 +217,11 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     async create (approval) {
       const multi = client.multi()
         .hset(`${P}${approval.id}`, {
-          record: json(approval), body: approval.body, status: approval.status, forward: approval.forward, expiresAt: approval.expiresAtMs,
+          record: json(approval),
+          body: approval.body,
+          status: approval.status,
+          forward: approval.forward,
+          expiresAt: approval.expiresAtMs,
           ...(approval.forwardSeal === null ? {} : { forwardSeal: approval.forwardSeal }),
         })
         .set(`${P}key:${approval.key}`, approval.id)
@@ -233,7 +241,15 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     async decide (id, decision, nowMs): Promise<DecideOutcome> {
       const current = await read(id)
       if (current === null) return { kind: 'missing' }
-      const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, decisionSeal: decision.seal }
+      const decided: ApprovalRecord = {
+        ...current,
+        status: decision.status,
+        decidedBy: decision.by,
+        decidedByCaller: decision.byCaller,
+        reason: decision.reason,
+        decidedAtMs: decision.atMs,
+        decisionSeal: decision.seal,
+      }
       const outcome = String(await script('aprDecide')(P, id, decision.status, json(decided), nowMs))
       if (outcome === 'decided') return { kind: 'decided', approval: decided }
       if (outcome === 'missing') return { kind: 'missing' }

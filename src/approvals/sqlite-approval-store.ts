@@ -32,9 +32,25 @@ const MIGRATIONS: readonly Migration[] = [{ id: '1-tables', up: (db) => { db.exe
 interface Row { status: string, forward: string, record: string, body: Buffer }
 
 /** The record's fields other than body, status and forward live as JSON; those three are columns the queries use. */
-function toRow (approval: ApprovalRecord): { id: string, key: string, status: string, expiresAt: number, forward: string, record: string, body: Buffer } {
+function toRow (approval: ApprovalRecord): {
+  id: string
+  key: string
+  status: string
+  expiresAt: number
+  forward: string
+  record: string
+  body: Buffer
+} {
   const { body, status, forward, ...rest } = approval
-  return { id: approval.id, key: approval.key, status, expiresAt: approval.expiresAtMs, forward, record: JSON.stringify(rest), body }
+  return {
+    id: approval.id,
+    key: approval.key,
+    status,
+    expiresAt: approval.expiresAtMs,
+    forward,
+    record: JSON.stringify(rest),
+    body,
+  }
 }
 
 function fromRow (row: Row): ApprovalRecord {
@@ -76,7 +92,15 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
     if (current.status !== 'pending' || (decision.status !== 'expired' && current.expiresAtMs <= nowMs)) {
       return { kind: 'already', approval: current.status === 'pending' ? { ...current, status: 'expired' } : current }
     }
-    const decided: ApprovalRecord = { ...current, status: decision.status, decidedBy: decision.by, decidedByCaller: decision.byCaller, reason: decision.reason, decidedAtMs: decision.atMs, decisionSeal: decision.seal }
+    const decided: ApprovalRecord = {
+      ...current,
+      status: decision.status,
+      decidedBy: decision.by,
+      decidedByCaller: decision.byCaller,
+      reason: decision.reason,
+      decidedAtMs: decision.atMs,
+      decisionSeal: decision.seal,
+    }
     const row = toRow(decided)
     const changed = decide.run({ id, status: row.status, record: row.record }).changes
     return changed === 1 ? { kind: 'decided', approval: decided } : { kind: 'already', approval: current }

@@ -35,7 +35,10 @@ export interface AmountLimitsOptions {
   refuse: RefuseCaller
 }
 
-export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: FastifyInstance, options: AmountLimitsOptions) {
+export const amountLimitsPlugin = fp(async function amountLimitsPlugin (
+  app: FastifyInstance,
+  options: AmountLimitsOptions,
+) {
   const { store, clock, refuse } = options
   app.decorateRequest('amounts', null)
   app.decorateRequest('amountReservations', null)
@@ -47,7 +50,10 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (app: Fas
   app.addHook('preHandler', async (request) => {
     const caller = request.callerSpec
     const target = request.target
-    if (caller === null || target === null || caller.amountLimits.length === 0 || !BODY_METHODS.has(request.method)) return
+    if (caller === null ||
+      target === null ||
+      caller.amountLimits.length === 0 ||
+      !BODY_METHODS.has(request.method)) return
     const verdict = judgeAmounts(caller.amountLimits, { path: target.folded, body: heldJsonOf(request), contentEncoding: request.headers['content-encoding'] })
     if (verdict.kind === 'unreadable') throw refuse(request, caller.id, new AmountUnreadableError(verdict.reason))
     if (verdict.kind === 'exceeded') throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: ${verdict.reason}`))

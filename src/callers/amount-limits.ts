@@ -68,7 +68,9 @@ export interface AmountFacts {
 }
 
 export function judgeAmounts (limits: readonly AmountLimit[], facts: AmountFacts): AmountVerdict {
-  const applicable = limits.map((limit, entry) => ({ limit, entry })).filter(({ limit }) => limit.paths === null || limit.paths(facts.path))
+  const applicable = limits.map((limit, entry) => ({ limit, entry })).filter(
+    ({ limit }) => limit.paths === null || limit.paths(facts.path),
+  )
   if (applicable.length === 0) return { kind: 'within', amounts: [] }
   if (isContentEncoded(facts.contentEncoding)) return { kind: 'unreadable', reason: 'the body is compressed' }
   if (facts.body === null) return { kind: 'unreadable', reason: 'no body' }
@@ -89,7 +91,13 @@ export function judgeAmounts (limits: readonly AmountLimit[], facts: AmountFacts
     const perDay = limit.perDay.get(currency)
     if (perRequest === undefined && perDay === undefined) return { kind: 'exceeded', reason: 'the currency is not listed in this caller\'s limits' }
     if (perRequest !== undefined && units > limitUnits(perRequest)) return { kind: 'exceeded', reason: 'the amount is over the per-request limit' }
-    amounts.push({ entry, amount: amountRead.value, currency, units, perDay: perDay === undefined ? null : limitUnits(perDay) })
+    amounts.push({
+      entry,
+      amount: amountRead.value,
+      currency,
+      units,
+      perDay: perDay === undefined ? null : limitUnits(perDay),
+    })
   }
   return { kind: 'within', amounts }
 }

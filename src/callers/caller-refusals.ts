@@ -11,7 +11,12 @@ import type { ProxyError } from '../errors.js'
 import { loggablePath } from '../routing/canonical-path.js'
 
 /** Returns the error, so a hook can `throw refuse(request, callerId, error)`. */
-export type RefuseCaller = (request: FastifyRequest, callerId: string, error: ProxyError, mismatch?: string) => ProxyError
+export type RefuseCaller = (
+  request: FastifyRequest,
+  callerId: string,
+  error: ProxyError,
+  mismatch?: string,
+) => ProxyError
 
 export function createCallerRefusals (registry: Registry, metricPrefix: string): RefuseCaller {
   const refusals = new Counter({

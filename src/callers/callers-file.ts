@@ -134,7 +134,11 @@ function amountLimit (limit: AmountLimitEntry, at: string, report: Report): Amou
 }
 
 /** Amounts as plain decimal text: a number is taken as JavaScript prints it, so 1e21 is refused. */
-function decimalMap (amounts: Record<string, string | number> | undefined, at: string, report: Report): Map<string, string> {
+function decimalMap (
+  amounts: Record<string, string | number> | undefined,
+  at: string,
+  report: Report,
+): Map<string, string> {
   const map = new Map<string, string>()
   for (const [currency, amount] of Object.entries(amounts ?? {})) {
     const text = typeof amount === 'number' ? String(amount) : amount

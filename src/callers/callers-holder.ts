@@ -21,7 +21,11 @@ export interface CallersHolder {
  * Throws ConfigError (one problem per line, naming the file and field) when the file is invalid at
  * start. `reloadCheck` refuses a reloaded file for what only a restart can apply (approvals, SPEC §11).
  */
-export function createCallersHolder (file: string, log: Logger, reloadCheck: (callers: CallerSpec[]) => string[] = () => []): CallersHolder {
+export function createCallersHolder (
+  file: string,
+  log: Logger,
+  reloadCheck: (callers: CallerSpec[]) => string[] = () => [],
+): CallersHolder {
   const first = readCallersFile(file)
   if (!first.ok) throw new ConfigError(first.problems)
   let index = indexCallers(first.callers)

@@ -1,8 +1,8 @@
 /**
  * Carries out SPEC §7's checks before the amount step, in the SPEC's order: identity 401 -> (the
  * path guard, SPEC §3) -> allow 403 -> rate 429 (onRequest, before any body is read) ->
- * requireExternalReference 400 (preHandler, on the held body). Every refusal is logged at warn with the caller id and code,
- * counted, and reaches no upstream.
+ * requireExternalReference 400 (preHandler, on the held body). Every refusal is logged at warn with the caller id and
+ * code, counted, and reaches no upstream.
  *
  * Rate limits go through the state store's `hit` rather than @fastify/rate-limit: a sliding window
  * (its fixed window lets a caller spend twice its limit across a window's edge: docs/callers.md),
@@ -87,17 +87,32 @@ export const callerRules = fp(async function callerRules (app: FastifyInstance, 
     const target = request.target
     const caller = request.callerSpec
     if (target === null || caller === null) return
-    const facts = { environment: target.route.environment, interface: target.route.interface, method: request.method, path: target.folded }
+    const facts = {
+      environment: target.route.environment,
+      interface: target.route.interface,
+      method: request.method,
+      path: target.folded,
+    }
     const mismatch = firstMismatch(caller, facts)
     if (mismatch !== null) {
-      throw refuse(request, caller.id, new CallerNotPermittedError(notPermittedMessage(caller.id, mismatch, request.method, target)), mismatch)
+      throw refuse(
+        request,
+        caller.id,
+        new CallerNotPermittedError(notPermittedMessage(caller.id, mismatch, request.method, target)),
+        mismatch,
+      )
     }
     if (caller.rateLimit !== null) {
       const { requests, perSeconds } = caller.rateLimit
       const rate = await options.store.hit(`rate:${caller.id}`, requests, perSeconds * 1000)
-      if (!rate.admitted) throw refuse(request, caller.id, new CallerRateLimitedError(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))))
+      if (!rate.admitted) throw refuse(
+        request,
+        caller.id,
+        new CallerRateLimitedError(Math.max(1, Math.ceil(rate.retryAfterMs / 1000))),
+      )
     }
-    if (BODY_METHODS.has(request.method) && (caller.requireExternalReference || caller.amountLimits.length > 0)) request.holdBody = true
+    if (BODY_METHODS.has(request.method) &&
+      (caller.requireExternalReference || caller.amountLimits.length > 0)) request.holdBody = true
   })
 
   app.addHook('preHandler', async (request) => {

@@ -8,7 +8,10 @@ import type { RawSettings } from './schema.js'
 
 export interface ConsoleConfig {
   listen: { host: string, port: number }
-  /** The console's origin as people reach it (scheme, host, port; no path): the `Origin` every form must carry, the base of sign-in links. */
+  /**
+   * The console's origin as people reach it (scheme, host, port; no path): the `Origin` every form must carry, the base
+   * of sign-in links.
+   */
   publicUrl: string
   allowedClients: readonly Cidr[]
   trustedProxies: readonly Cidr[]
@@ -56,7 +59,11 @@ export function resolveConsole (settings: RawSettings, problems: string[], warni
   }
 }
 
-function resolvePublicUrl (text: string | undefined, listen: { host: string, port: number }, problems: string[]): string {
+function resolvePublicUrl (
+  text: string | undefined,
+  listen: { host: string, port: number },
+  problems: string[],
+): string {
   if (text === undefined) {
     if (listen.host === '0.0.0.0' || listen.host === '::') {
       problems.push('PROXY_CONSOLE_PUBLIC_URL is required when PROXY_CONSOLE_LISTEN is on every address: the URL people reach the console at (forms are accepted only from it)')

@@ -24,7 +24,10 @@ const ONE_SECRET = new Set(['PROXY_SEALING_SECRET', 'PROXY_APPROVAL_SEALING_SECR
 
 const BASE64ISH = /^(?:whsec_)?([A-Za-z0-9+/_-]+)={0,2}$/
 
-/** The byte strings a secret could key something with, as hex: its UTF-8 text and, when it reads as base64, the decoded bytes. */
+/**
+ * The byte strings a secret could key something with, as hex: its UTF-8 text and, when it reads as base64, the decoded
+ * bytes.
+ */
 export function keyReadings (value: string): Set<string> {
   const readings = new Set([Buffer.from(value, 'utf8').toString('hex')])
   const match = BASE64ISH.exec(value)
@@ -34,8 +37,13 @@ export function keyReadings (value: string): Set<string> {
   return readings
 }
 
-/** One problem per pair that shares a key; never quotes a value. `redisPassword` is the one in PROXY_REDIS_URL, if any. */
-export function sameSecretProblems (settings: Readonly<Record<string, unknown>>, redisPassword: string | null): string[] {
+/**
+ * One problem per pair that shares a key; never quotes a value. `redisPassword` is the one in PROXY_REDIS_URL, if any.
+ */
+export function sameSecretProblems (
+  settings: Readonly<Record<string, unknown>>,
+  redisPassword: string | null,
+): string[] {
   const values = new Map<string, string>()
   for (const name of ALL_SECRETS) {
     const read = readSecretVariable(settings, name)
@@ -49,7 +57,9 @@ export function sameSecretProblems (settings: Readonly<Record<string, unknown>>,
     if (value === undefined) continue
     const mine = keyReadings(value)
     for (const [other, otherValue] of values) {
-      if (other === name || (MUST_BE_DISTINCT as readonly string[]).indexOf(other) > MUST_BE_DISTINCT.indexOf(name) || (ONE_SECRET.has(name) && ONE_SECRET.has(other))) continue
+      if (other === name ||
+        (MUST_BE_DISTINCT as readonly string[]).indexOf(other) > MUST_BE_DISTINCT.indexOf(name) ||
+        (ONE_SECRET.has(name) && ONE_SECRET.has(other))) continue
       if ([...keyReadings(otherValue)].some((reading) => mine.has(reading))) {
         problems.push(`${name} is the same key as ${other}: use a secret of its own (payments-auth-proxy webhook-secrets prints one)`)
       }

@@ -12,7 +12,13 @@ const API_KEY_PREFIX = 'HC_'
 
 export type EnvironmentsPart = Pick<Config, 'environments' | 'baseUrls' | 'defaultEnvironment'>
 
-export function resolveEnvironmentsPart (settings: RawSettings, secrets: SecretsResult, invalid: ReadonlySet<string>, problems: string[], warnings: string[]): EnvironmentsPart {
+export function resolveEnvironmentsPart (
+  settings: RawSettings,
+  secrets: SecretsResult,
+  invalid: ReadonlySet<string>,
+  problems: string[],
+  warnings: string[],
+): EnvironmentsPart {
   requireFiatBase(settings, secrets, invalid, problems)
   const baseUrls = resolveBaseUrls(settings, problems, warnings)
   const environments = resolveEnvironments(secrets, baseUrls, problems, warnings)
@@ -21,12 +27,22 @@ export function resolveEnvironmentsPart (settings: RawSettings, secrets: Secrets
   if (Object.keys(secrets.values).length === 0 && secrets.problems.length === 0) {
     problems.push('no environment configured: set PAYMENTS_PRODUCTION_API_KEY and PAYMENTS_PRODUCTION_PUBLIC_KEY, or the PAYMENTS_SANDBOX_ pair (or their _FILE variants)')
   }
-  return { environments, baseUrls, defaultEnvironment: resolveDefaultEnvironment(settings, enabled, problems, warnings) }
+  return {
+    environments,
+    baseUrls,
+    defaultEnvironment: resolveDefaultEnvironment(settings, enabled, problems, warnings),
+  }
 }
 
 /** A sandbox-only deployment may name its sandbox base alone; production, or deriving the sandbox base, needs it. */
-function requireFiatBase (settings: RawSettings, secrets: SecretsResult, invalid: ReadonlySet<string>, problems: string[]): void {
-  const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined || secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined
+function requireFiatBase (
+  settings: RawSettings,
+  secrets: SecretsResult,
+  invalid: ReadonlySet<string>,
+  problems: string[],
+): void {
+  const productionKeys = secrets.values.PAYMENTS_PRODUCTION_API_KEY !== undefined ||
+    secrets.values.PAYMENTS_PRODUCTION_PUBLIC_KEY !== undefined
   const fiatBaseNeeded = productionKeys || settings.PAYMENTS_FIAT_SANDBOX_BASE_URL === undefined
   if (settings.PAYMENTS_FIAT_BASE_URL === undefined && fiatBaseNeeded && !invalid.has('PAYMENTS_FIAT_BASE_URL')) {
     problems.push('PAYMENTS_FIAT_BASE_URL is required (the fiat production base, e.g. https://api-v2.honeycoin.app/api/b2b)')
@@ -34,7 +50,12 @@ function requireFiatBase (settings: RawSettings, secrets: SecretsResult, invalid
 }
 
 /** The named environment, or the only one configured; with both and none named, short routes answer 404 (SPEC §3). */
-function resolveDefaultEnvironment (settings: RawSettings, enabled: readonly EnvironmentName[], problems: string[], warnings: string[]): EnvironmentName | null {
+function resolveDefaultEnvironment (
+  settings: RawSettings,
+  enabled: readonly EnvironmentName[],
+  problems: string[],
+  warnings: string[],
+): EnvironmentName | null {
   const named = settings.PROXY_DEFAULT_ENVIRONMENT
   if (named !== undefined) {
     if (enabled.length > 0 && !enabled.includes(named)) problems.push(`PROXY_DEFAULT_ENVIRONMENT: ${named} has no credentials configured`)

@@ -34,7 +34,10 @@ export function blockListOf (cidrs: readonly Cidr[]): BlockList {
   return list
 }
 
-/** Whether a socket's peer address is in `list`; `::ffff:10.0.0.1` (an IPv4 peer on a dual-stack socket) counts as `10.0.0.1`. */
+/**
+ * Whether a socket's peer address is in `list`; `::ffff:10.0.0.1` (an IPv4 peer on a dual-stack socket) counts as
+ * `10.0.0.1`.
+ */
 export function peerIn (list: BlockList, peer: string): boolean {
   const address = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer
   const family = isIP(address)

@@ -16,7 +16,10 @@ export interface PaymentsConfig {
   eventReferencePointer: string
   /** `lookup`: a final event settles once a look-up agrees (where the interface has a look-up path). */
   confirm: 'lookup' | 'event'
-  /** Per interface, below its base, with `{transactionId}` or `{externalReference}`; null: no look-ups (events alone settle). */
+  /**
+   * Per interface, below its base, with `{transactionId}` or `{externalReference}`; null: no look-ups (events alone
+   * settle).
+   */
   lookupPaths: Readonly<{ fiat: string | null, crypto: string | null }>
   /** Look-up times counted from a payment's creation (or its recheck), in milliseconds. */
   lookupScheduleMs: readonly number[]

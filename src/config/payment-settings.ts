@@ -17,7 +17,13 @@ const JSON_POINTER = new RegExp(JSON_POINTER_PATTERN)
 /** A look-up path below the interface base: plain segments (SPEC §3) and whole-segment placeholders. */
 const LOOKUP_SEGMENT = /^(?:[A-Za-z0-9_-]+|\{transactionId\}|\{externalReference\})$/
 
-export function resolvePayments (settings: RawSettings, variables: Readonly<Record<string, string | undefined>>, sealingSecret: string | null, problems: string[], warnings: string[]): PaymentsConfig | null {
+export function resolvePayments (
+  settings: RawSettings,
+  variables: Readonly<Record<string, string | undefined>>,
+  sealingSecret: string | null,
+  problems: string[],
+  warnings: string[],
+): PaymentsConfig | null {
   if (settings.PROXY_PAYMENTS !== 'on') {
     const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_PAYMENTS_') && variables[name] !== '')
     if (given.length > 0) warnings.push(`${given.join(', ')} set but PROXY_PAYMENTS is not on: payments are not followed`)
@@ -68,13 +74,19 @@ export function resolvePayments (settings: RawSettings, variables: Readonly<Reco
     signingSecrets: signingSecrets(settings, problems),
     sealingSecret: sealingSecret ?? '',
     // The inbox reports a bad schedule when it is on.
-    retryScheduleMs: parseSchedule(settings.PROXY_WEBHOOK_RETRY_SCHEDULE, settings.PROXY_WEBHOOK_LISTEN === undefined ? problems : []),
+    retryScheduleMs: parseSchedule(
+      settings.PROXY_WEBHOOK_RETRY_SCHEDULE,
+      settings.PROXY_WEBHOOK_LISTEN === undefined ? problems : [],
+    ),
     retentionS: settings.PROXY_PAYMENTS_RETENTION_SECONDS,
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
   }
 }
 
-/** `off` (fiat only: crypto's is simply unset) turns look-ups off; otherwise plain segments and at least one placeholder. */
+/**
+ * `off` (fiat only: crypto's is simply unset) turns look-ups off; otherwise plain segments and at least one
+ * placeholder.
+ */
 function lookupPath (text: string, name: string, problems: string[]): string | null {
   if (name === 'PROXY_PAYMENTS_LOOKUP_PATH' && text.toLowerCase() === 'off') return null
   const segments = text.split('/')
@@ -104,7 +116,10 @@ function signingSecrets (settings: RawSettings, problems: string[]): string[] {
   const read = readSecretVariable(settings, 'PROXY_WEBHOOK_SIGNING_SECRET')
   if (read.problem !== undefined) report.push(read.problem)
   else if (read.value === undefined) report.push('PROXY_WEBHOOK_SIGNING_SECRET (or _FILE) is required with PROXY_PAYMENTS=on: it signs payment notifications')
-  const secrets = [read.value, settings.PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS].filter((s): s is string => s !== undefined)
+  const secrets = [
+    read.value,
+    settings.PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS,
+  ].filter((s): s is string => s !== undefined)
   secrets.forEach((s, i) => {
     if (!isSigningSecret(s)) report.push(`${i === 0 ? 'PROXY_WEBHOOK_SIGNING_SECRET' : 'PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS'} must be whsec_ followed by base64 of at least 24 bytes (payments-auth-proxy webhook-secrets prints one)`)
   })

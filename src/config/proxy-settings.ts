@@ -11,7 +11,12 @@ import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
 export type ProxySettings = Omit<Config, 'environments' | 'baseUrls' | 'defaultEnvironment' | 'secretFiles' | 'webhooks' | 'approvals' | 'payments' | 'mcp' | 'console'>
 
-export function resolveProxySettings (settings: RawSettings, redisUrl: string | null, problems: string[], warnings: string[]): ProxySettings {
+export function resolveProxySettings (
+  settings: RawSettings,
+  redisUrl: string | null,
+  problems: string[],
+  warnings: string[],
+): ProxySettings {
   const access = {
     allowedClients: parseList(settings.PROXY_ALLOWED_CLIENTS, 'PROXY_ALLOWED_CLIENTS', parseCidr, 'a CIDR such as 10.0.0.0/8 or an IP address', problems),
     allowedHosts: parseList(settings.PROXY_ALLOWED_HOSTS, 'PROXY_ALLOWED_HOSTS', (s) => isHostName(s) ? s.toLowerCase() : null, 'a host name without port', problems),
@@ -92,7 +97,13 @@ function checkReferencePointer (pointer: string, problems: string[]): void {
   }
 }
 
-function parseList<T> (value: string, name: string, parse: (s: string) => T | null, expected: string, problems: string[]): T[] {
+function parseList<T> (
+  value: string,
+  name: string,
+  parse: (s: string) => T | null,
+  expected: string,
+  problems: string[],
+): T[] {
   const out: T[] = []
   for (const item of splitList(value)) {
     const parsed = parse(item)

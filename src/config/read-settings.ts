@@ -15,7 +15,12 @@ export type Env = Readonly<Record<string, string | undefined>>
 export interface ReadSettings { variables: Env, settings: RawSettings, invalid: ReadonlySet<string> }
 
 /** `dotenvPath`: a dotenv file read under the variables (variables win); undefined means none. */
-export function readSettings (env: Env, dotenvPath: string | undefined, problems: string[], warnings: string[]): ReadSettings {
+export function readSettings (
+  env: Env,
+  dotenvPath: string | undefined,
+  problems: string[],
+  warnings: string[],
+): ReadSettings {
   const fromFile = dotenvPath === undefined ? {} : readDotenv(dotenvPath, problems)
   // A variable set in the environment wins over `.env` even when empty, and empty means unset: an
   // operator's `PROXY_CALLERS_FILE=` turns the file's callers off.
@@ -29,7 +34,9 @@ export function readSettings (env: Env, dotenvPath: string | undefined, problems
     const found = validationProblems(err)
     problems.push(...found.map((f) => f.problem))
     for (const f of found) invalid.add(f.variable)
-    settings = readSettingsVariables<RawSettings>(Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))))
+    settings = readSettingsVariables<RawSettings>(
+      Object.fromEntries(Object.entries(data).filter(([k]) => !invalid.has(k))),
+    )
   }
   reportUnknownVariables(variables, settings, problems, warnings)
   return { variables, settings, invalid }

@@ -29,7 +29,9 @@ export const DEFAULT_WEBHOOK_RETENTION_S = 7 * 86400
 export const DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S = 15
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h'
 export const DEFAULT_WEBHOOK_CONCURRENCY = 8
-/** Events a second the inbox takes while the proxy is busy (webhooks/intake-pacing.ts; docs/performance.md, issue 46). */
+/**
+ * Events a second the inbox takes while the proxy is busy (webhooks/intake-pacing.ts; docs/performance.md, issue 46).
+ */
 export const DEFAULT_WEBHOOK_RATE_WHILE_PROXYING = 250
 /** SPEC §10: a later event waits at most this long behind an earlier one of its order key that keeps failing. */
 export const DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S = 900
@@ -119,7 +121,10 @@ const coreProperties = {
   LOG_LEVEL: stringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 }
 
-/** The inbox's (SPEC §10), approvals' (SPEC §11), payments' (SPEC §12), MCP's (SPEC §13) and the console's (SPEC §14) variables, one group of the schema. */
+/**
+ * The inbox's (SPEC §10), approvals' (SPEC §11), payments' (SPEC §12), MCP's (SPEC §13) and the console's (SPEC §14)
+ * variables, one group of the schema.
+ */
 const featureProperties = {
   PROXY_WEBHOOK_LISTEN: optionalString,
   PROXY_WEBHOOK_PATH_TOKEN: optionalString,
@@ -134,7 +139,11 @@ const featureProperties = {
   PROXY_WEBHOOK_VERIFY_ALGORITHM: stringEnum(['sha256', 'sha512'], { default: 'sha256' }),
   PROXY_WEBHOOK_VERIFY_ENCODING: stringEnum(['hex', 'base64'], { default: 'hex' }),
   PROXY_WEBHOOK_VERIFY_PREFIX: Type.String({ default: '' }),
-  PROXY_WEBHOOK_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024, default: DEFAULT_WEBHOOK_BODY_LIMIT_BYTES }),
+  PROXY_WEBHOOK_BODY_LIMIT_BYTES: Type.Integer({
+    minimum: 1024,
+    maximum: 64 * 1024 * 1024,
+    default: DEFAULT_WEBHOOK_BODY_LIMIT_BYTES,
+  }),
   PROXY_WEBHOOK_EVENT_ID_POINTER: optionalString,
   PROXY_WEBHOOK_EVENT_ID_HEADER: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]+$' })),
   PROXY_WEBHOOK_RETENTION_SECONDS: seconds(DEFAULT_WEBHOOK_RETENTION_S, 3600, 365 * 86400),
@@ -147,7 +156,11 @@ const featureProperties = {
   PROXY_WEBHOOK_ORDER_KEY_POINTER: optionalString,
   PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS: seconds(DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S, 1, 365 * 86400),
   PROXY_WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: DEFAULT_WEBHOOK_CONCURRENCY }),
-  PROXY_WEBHOOK_RATE_WHILE_PROXYING: Type.Integer({ minimum: 0, maximum: 1_000_000, default: DEFAULT_WEBHOOK_RATE_WHILE_PROXYING }),
+  PROXY_WEBHOOK_RATE_WHILE_PROXYING: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000,
+    default: DEFAULT_WEBHOOK_RATE_WHILE_PROXYING,
+  }),
   PROXY_WEBHOOK_STORE_PATH: Type.String({ minLength: 1, default: DEFAULT_WEBHOOK_STORE_PATH }),
   PROXY_WEBHOOK_STORE_MAX_EVENTS: Type.Integer({ minimum: 1, default: DEFAULT_WEBHOOK_STORE_MAX_EVENTS }),
   PROXY_WEBHOOK_STORE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: DEFAULT_WEBHOOK_STORE_MAX_BYTES }),
@@ -182,8 +195,16 @@ const featureProperties = {
   PROXY_PAYMENTS_LOOKUP_PATH: Type.String({ minLength: 1, default: DEFAULT_PAYMENTS_LOOKUP_PATH }),
   PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH: optionalString,
   PROXY_PAYMENTS_LOOKUP_SCHEDULE: Type.String({ default: DEFAULT_PAYMENTS_LOOKUP_SCHEDULE }),
-  PROXY_PAYMENTS_LOOKUP_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: DEFAULT_PAYMENTS_LOOKUP_CONCURRENCY }),
-  PROXY_PAYMENTS_LOOKUPS_PER_SECOND: Type.Integer({ minimum: 1, maximum: 1000, default: DEFAULT_PAYMENTS_LOOKUPS_PER_SECOND }),
+  PROXY_PAYMENTS_LOOKUP_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    maximum: 64,
+    default: DEFAULT_PAYMENTS_LOOKUP_CONCURRENCY,
+  }),
+  PROXY_PAYMENTS_LOOKUPS_PER_SECOND: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: DEFAULT_PAYMENTS_LOOKUPS_PER_SECOND,
+  }),
   PROXY_PAYMENTS_NOTIFY_URL: optionalString,
   PROXY_PAYMENTS_RETENTION_SECONDS: seconds(DEFAULT_PAYMENTS_RETENTION_S, 3600, 365 * 86400),
 }

@@ -15,7 +15,9 @@ export const SEALING_SECRET_NAMES = 'PROXY_SEALING_SECRET (or PROXY_APPROVAL_SEA
 export function resolveSealingSecret (settings: RawSettings, problems: string[]): string | null {
   const general = whsecSecret(settings, 'PROXY_SEALING_SECRET', problems)
   const approvals = whsecSecret(settings, 'PROXY_APPROVAL_SEALING_SECRET', problems)
-  if (general !== null && approvals !== null && ![...keyReadings(general)].some((reading) => keyReadings(approvals).has(reading))) {
+  if (general !== null &&
+    approvals !== null &&
+    ![...keyReadings(general)].some((reading) => keyReadings(approvals).has(reading))) {
     problems.push('PROXY_SEALING_SECRET and PROXY_APPROVAL_SEALING_SECRET are both set, to different keys: they name one sealing secret, so set one of them')
     return null
   }

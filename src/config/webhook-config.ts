@@ -16,7 +16,9 @@ export interface WebhookConfig {
   trustedProxies: readonly Cidr[]
   /** null: no provider signature is checked. */
   verify: ProviderVerification | null
-  /** Lower case. The header a provider's signature (its secret) arrives in: never stored or passed on, verified or not. */
+  /**
+   * Lower case. The header a provider's signature (its secret) arrives in: never stored or passed on, verified or not.
+   */
   verificationHeader: string
   bodyLimitBytes: number
   eventIdPointer: string | null

@@ -22,9 +22,15 @@ const SHARED_WITH_APPROVALS = new Set(['PROXY_WEBHOOK_STORE_PATH', 'PROXY_WEBHOO
 const SHARED_WITH_PAYMENTS = new Set([...SHARED_WITH_APPROVALS, 'PROXY_WEBHOOK_SIGNING_SECRET', 'PROXY_WEBHOOK_SIGNING_SECRET_FILE', 'PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS', 'PROXY_WEBHOOK_DELIVER_TO'])
 
 /** `variables` are the raw ones, to tell a setting given from a schema default. */
-export function resolveWebhooks (settings: RawSettings, variables: Readonly<Record<string, string | undefined>>, problems: string[], warnings: string[]): WebhookConfig | null {
+export function resolveWebhooks (
+  settings: RawSettings,
+  variables: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+  warnings: string[],
+): WebhookConfig | null {
   if (settings.PROXY_WEBHOOK_LISTEN === undefined) {
-    // The store path and the retry schedule also serve approvals (SPEC §11) and payments (§12), and the image sets the path.
+    // The store path and the retry schedule also serve approvals (SPEC §11) and payments (§12), and the image sets the
+    // path.
     const shared = settings.PROXY_PAYMENTS === 'on' ? SHARED_WITH_PAYMENTS : SHARED_WITH_APPROVALS
     const given = Object.keys(variables).filter((name) => name.startsWith('PROXY_WEBHOOK_') && variables[name] !== '' && !shared.has(name))
     if (given.length > 0) warnings.push(`${given.join(', ')} set but PROXY_WEBHOOK_LISTEN is not: the webhook inbox is off`)
@@ -37,7 +43,10 @@ export function resolveWebhooks (settings: RawSettings, variables: Readonly<Reco
     if (!PATH_TOKEN.test(token)) problems.push(`${i === 0 ? 'PROXY_WEBHOOK_PATH_TOKEN' : 'PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS'} must be at least 22 characters from A-Z a-z 0-9 - _ (payments-auth-proxy webhook-secrets prints one)`)
   })
   const signing = secret(settings, 'PROXY_WEBHOOK_SIGNING_SECRET', problems, true)
-  const signingSecrets = [signing, settings.PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS].filter((s): s is string => s !== undefined)
+  const signingSecrets = [
+    signing,
+    settings.PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS,
+  ].filter((s): s is string => s !== undefined)
   signingSecrets.forEach((s, i) => {
     if (!isSigningSecret(s)) problems.push(`${i === 0 ? 'PROXY_WEBHOOK_SIGNING_SECRET' : 'PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS'} must be whsec_ followed by base64 of at least ${MIN_SIGNING_KEY_BYTES} bytes (payments-auth-proxy webhook-secrets prints one)`)
   })

@@ -31,7 +31,10 @@ function decisionOf (body: unknown): { status: 'approved' | 'rejected', reason: 
   return { status, reason: reason === '' ? null : reason }
 }
 
-export async function approvalPages (app: FastifyInstance, options: { approvals: ConsoleApprovals | null, clock: Clock, origin: string }): Promise<void> {
+export async function approvalPages (
+  app: FastifyInstance,
+  options: { approvals: ConsoleApprovals | null, clock: Clock, origin: string },
+): Promise<void> {
   const { approvals, clock, origin } = options
 
   app.get('/', async (_request, reply) => await reply.redirect('/approvals', 303))
@@ -59,7 +62,13 @@ export async function approvalPages (app: FastifyInstance, options: { approvals:
     return shown
   }
 
-  async function show (request: FastifyRequest, reply: FastifyReply, id: string, notice: string | null, status = 200): Promise<string> {
+  async function show (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    notice: string | null,
+    status = 200,
+  ): Promise<string> {
     const nowMs = clock.wallMs()
     const item = approvalItem(await one(id, nowMs), nowMs, true)
     return await renderPage(request, reply, 'approval', { title: `Approval ${item.id}`, nav: item.pending ? 'pending' : 'decided', item, notice }, status)

@@ -64,10 +64,16 @@ export interface ConsoleStatus {
   egressIp: () => string | null
 }
 
-/** SPEC §12's states the console lists: records that failed their seals, payments still not final after their schedule, or whose forward had no answer. */
+/**
+ * SPEC §12's states the console lists: records that failed their seals, payments still not final after their schedule,
+ * or whose forward had no answer.
+ */
 export type ChasedState = 'stale' | 'unknown' | 'unverified'
 
-/** The part of SPEC §12's payment object the console shows, times in whole Unix seconds; null where an unverified record's seals vouch for nothing. */
+/**
+ * The part of SPEC §12's payment object the console shows, times in whole Unix seconds; null where an unverified
+ * record's seals vouch for nothing.
+ */
 export interface ConsolePayment {
   id: string
   state: string
@@ -91,6 +97,8 @@ export interface ConsolePayment {
  * payment as it stands after the recheck was scheduled, or null when there is none).
  */
 export interface ConsolePayments {
-  list: (query: { states: readonly ChasedState[], offset: number, limit: number }) => Promise<{ payments: ConsolePayment[], total: number }>
+  list: (
+    query: { states: readonly ChasedState[], offset: number, limit: number },
+  ) => Promise<{ payments: ConsolePayment[], total: number }>
   recheck: (id: string) => Promise<ConsolePayment | null>
 }

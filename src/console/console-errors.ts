@@ -29,7 +29,10 @@ export function consoleError (err: FastifyError, bodyLimitBytes: number): ProxyE
   return new InternalError(err)
 }
 
-export const consoleErrors = fp(async function consoleErrors (app: FastifyInstance, options: { bodyLimitBytes: number }) {
+export const consoleErrors = fp(async function consoleErrors (
+  app: FastifyInstance,
+  options: { bodyLimitBytes: number },
+) {
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
     const error = consoleError(err, options.bodyLimitBytes)
     if (error.code === 'INTERNAL_ERROR') request.log.error({ err }, 'console request failed')

@@ -79,7 +79,12 @@ export const consoleIdentity = fp(async function consoleIdentity (app: FastifyIn
     const stored = hash === null ? null : await signins.session(hash, clock.wallMs())
     const resume = (via: Person['via']): void => {
       if (stored === null || hash === null) return
-      request.person = { email: stored.email, approver: isApprover(options.approvers, stored.email), sessionHash: hash, via }
+      request.person = {
+        email: stored.email,
+        approver: isApprover(options.approvers, stored.email),
+        sessionHash: hash,
+        via,
+      }
       request.session = { _csrf: stored.csrfSecret }
     }
     const named = request.headers[options.userHeader]

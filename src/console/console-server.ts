@@ -46,7 +46,8 @@ const BODY_LIMIT_BYTES = 16 * 1024
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
-  // Not no-referrer: with it a browser sends `Origin: null` on the console's own forms (Fetch, "serializing a request origin").
+  // Not no-referrer: with it a browser sends `Origin: null` on the console's own forms (Fetch, "serializing a request
+  // origin").
   'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
 }
@@ -109,7 +110,12 @@ export async function buildConsole (settings: ConsoleConfig, state: Config['stat
   })
   const cookieSettings = { name: settings.secureCookies ? '__Host-console-session' : 'console-session', secure: settings.secureCookies }
   await app.register(consoleIdentity, {
-    signins, clock, approvers: settings.approvers, trustedProxies: blockListOf(settings.trustedProxies), userHeader: settings.userHeader, cookie: cookieSettings,
+    signins,
+    clock,
+    approvers: settings.approvers,
+    trustedProxies: blockListOf(settings.trustedProxies),
+    userHeader: settings.userHeader,
+    cookie: cookieSettings,
   })
   // The CSRF secret is the session's, kept with it in the store (console-identity.ts).
   await app.register(csrfProtection, { sessionPlugin: '@fastify/session' })

@@ -53,7 +53,10 @@ export interface ShownBody { text: string, pretty: boolean }
 export function shownBody (text: string): ShownBody {
   const read = parseStrictJson(text)
   const spelled = parseStrictJson(text, { numbers: 'text' })
-  if (read.ok && spelled.ok && !read.hasDuplicates && numbersKept(read.value, spelled.value)) return { text: terminalJson(read.value, 2), pretty: true }
+  if (read.ok &&
+    spelled.ok &&
+    !read.hasDuplicates &&
+    numbersKept(read.value, spelled.value)) return { text: terminalJson(read.value, 2), pretty: true }
   return { text: text.split('\n').map(terminalText).join('\n'), pretty: false }
 }
 

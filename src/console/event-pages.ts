@@ -46,10 +46,15 @@ function sinceOf (text: unknown): number {
   return typeof text === 'string' && /^[0-9]{1,15}$/.test(text) ? Number(text) : 0
 }
 
-export async function eventPages (app: FastifyInstance, options: { inbox: ConsoleInbox | null, clock: Clock, origin: string }): Promise<void> {
+export async function eventPages (
+  app: FastifyInstance,
+  options: { inbox: ConsoleInbox | null, clock: Clock, origin: string },
+): Promise<void> {
   const { inbox, clock, origin } = options
 
-  /** A section of one status from `sinceMs` on, and where the next page starts (the first event not shown, by its time). */
+  /**
+   * A section of one status from `sinceMs` on, and where the next page starts (the first event not shown, by its time).
+   */
   async function section (status: 'pending' | 'failed', sinceMs: number): Promise<{ items: EventItem[], nextSince: number | null }> {
     if (inbox === null) return { items: [], nextSince: null }
     const found = await inbox.store.list({ status, sinceMs, limit: PAGE_SIZE + 1 })
@@ -68,7 +73,12 @@ export async function eventPages (app: FastifyInstance, options: { inbox: Consol
     const { event, attempts } = found
     const item = eventItem({ ...event, bytes: event.body.length })
     const headers = event.headers.map(([name, value]) => ({ name: shownText(name, 100), value: shownText(value, 400) }))
-    const tries = attempts.map((a) => ({ at: shownTime(a.atMs), status: a.status, error: a.error === null ? null : shownText(a.error, 200), durationMs: a.durationMs }))
+    const tries = attempts.map((a) => ({
+      at: shownTime(a.atMs),
+      status: a.status,
+      error: a.error === null ? null : shownText(a.error, 200),
+      durationMs: a.durationMs,
+    }))
     return await renderPage(request, reply, 'event', { title: `Event ${item.id}`, nav: 'events', item, headers, attempts: tries, source: shownText(event.source, 64) })
   })
 

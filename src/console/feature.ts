@@ -1,4 +1,6 @@
-/** The console (SPEC §14) as a feature: its listener beside the proxy, the `console-link` command and its `check` lines. */
+/**
+ * The console (SPEC §14) as a feature: its listener beside the proxy, the `console-link` command and its `check` lines.
+ */
 import { configuredCommand, type Feature } from '../feature/feature.js'
 import { resolveConsole } from '../config/console-settings.js'
 

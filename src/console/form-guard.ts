@@ -13,7 +13,10 @@ import { ApprovalNotPermittedError, ClientNotAllowedError, MethodNotAllowedError
 export interface FormOptions {
   /** Only approvers may post it (decide, replay, recheck); any signed-in person may sign out. */
   approversOnly: boolean
-  /** The sign-in form: no session yet, its secret is its token (SPEC §14); the Origin is checked all the same. Its GET is the page. */
+  /**
+   * The sign-in form: no session yet, its secret is its token (SPEC §14); the Origin is checked all the same. Its GET
+   * is the page.
+   */
   signin?: boolean
 }
 
@@ -26,7 +29,13 @@ export function sameOrigin (origin: string) {
   }
 }
 
-export function formRoute (app: FastifyInstance, origin: string, url: string, options: FormOptions, handler: RouteHandlerMethod): void {
+export function formRoute (
+  app: FastifyInstance,
+  origin: string,
+  url: string,
+  options: FormOptions,
+  handler: RouteHandlerMethod,
+): void {
   // Callback-style hooks (csrfProtection is one) beside async ones: Fastify runs each as it is written.
   const checks: Array<preHandlerHookHandler | preHandlerAsyncHookHandler> = [sameOrigin(origin)]
   if (options.signin !== true) {

@@ -34,7 +34,10 @@ function paymentItem (p: ConsolePayment): Record<string, unknown> {
   }
 }
 
-export async function paymentPages (app: FastifyInstance, options: { payments: ConsolePayments, origin: string }): Promise<void> {
+export async function paymentPages (
+  app: FastifyInstance,
+  options: { payments: ConsolePayments, origin: string },
+): Promise<void> {
   const { payments, origin } = options
 
   app.get<{ Querystring: { page?: string } }>('/payments', async (request, reply) => {

@@ -14,7 +14,13 @@ export interface PageData {
   [name: string]: unknown
 }
 
-export async function renderPage (request: FastifyRequest, reply: FastifyReply, template: string, data: PageData, status = 200): Promise<string> {
+export async function renderPage (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  template: string,
+  data: PageData,
+  status = 200,
+): Promise<string> {
   const csrf = request.person === null ? null : reply.generateCsrf()
   return await reply.code(status).header('cache-control', 'no-store').view(template, { ...data, person: request.person, csrf })
 }

@@ -25,7 +25,12 @@ export function secretHash (secret: string): string {
 }
 
 /** Stores a new link for `email` and returns its URL: `<public URL>/signin#<secret>`. */
-export async function issueSigninLink (store: SigninStore, publicUrl: string, email: string, nowMs: number): Promise<string> {
+export async function issueSigninLink (
+  store: SigninStore,
+  publicUrl: string,
+  email: string,
+  nowMs: number,
+): Promise<string> {
   const secret = newSecret()
   await store.addLink(secretHash(secret), email, nowMs + LINK_TTL_MS, nowMs)
   return `${publicUrl}/signin#${secret}`

@@ -21,7 +21,10 @@ export interface ConsoleSession {
   expiresAtMs: number
 }
 
-/** A used or expired link is remembered this long past its expiry, so that a late second use is told apart from a made-up one. */
+/**
+ * A used or expired link is remembered this long past its expiry, so that a late second use is told apart from a
+ * made-up one.
+ */
 export const USED_LINK_KEPT_MS = 24 * 3_600_000
 
 export interface SigninStore {

@@ -54,7 +54,9 @@ export async function createSqliteSigninStore (path: string): Promise<SigninStor
     },
     async session (hash, nowMs) {
       const row = session.get(hash) as SessionRow | undefined
-      return row === undefined || row.expires_at <= nowMs ? null : { email: row.email, csrfSecret: row.csrf, expiresAtMs: row.expires_at }
+      return row === undefined || row.expires_at <= nowMs
+        ? null
+        : { email: row.email, csrfSecret: row.csrf, expiresAtMs: row.expires_at }
     },
     async endSession (hash) { endSession.run(hash) },
     async close () { db.close() },

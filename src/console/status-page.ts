@@ -8,7 +8,10 @@ import type { ConsoleStatus } from './console-deps.js'
 import { shownTime, span } from './display.js'
 import { renderPage } from './render.js'
 
-export async function statusPage (app: FastifyInstance, options: { status: ConsoleStatus, clock: Clock }): Promise<void> {
+export async function statusPage (
+  app: FastifyInstance,
+  options: { status: ConsoleStatus, clock: Clock },
+): Promise<void> {
   app.get('/status', async (request, reply) => {
     const nowMs = options.clock.wallMs()
     const tokens = options.status.tokens().map((t) => ({

@@ -44,7 +44,9 @@ export function createEgressReporter (options: EgressReporterOptions): EgressRep
   let timer: TimerHandle | null = null
   let closed = false
 
-  const isExpected = (): boolean | null => expectedIps.length === 0 || current === null ? null : expectedIps.includes(current)
+  const isExpected = (): boolean | null => expectedIps.length === 0 || current === null
+    ? null
+    : expectedIps.includes(current)
 
   async function check (): Promise<string | null> {
     if (url === null) return null

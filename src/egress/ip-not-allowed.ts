@@ -10,7 +10,10 @@ export interface IpNotAllowedDiagnosis {
   ipNotAllowed(request: FastifyRequest, route: { environment: string | null, interface: string }): void
 }
 
-export function createIpNotAllowedDiagnosis (egress: EgressView, count: (environment: string, iface: string) => void): IpNotAllowedDiagnosis {
+export function createIpNotAllowedDiagnosis (
+  egress: EgressView,
+  count: (environment: string, iface: string) => void,
+): IpNotAllowedDiagnosis {
   return {
     ipNotAllowed (request, route) {
       count(route.environment ?? '', route.interface)

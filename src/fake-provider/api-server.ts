@@ -113,7 +113,11 @@ async function handleApiRequest (
 }
 
 function record (
-  server: ProviderInterface, environment: ProviderEnvironment | null, req: http.IncomingMessage, body: Buffer, tokenValid: boolean,
+  server: ProviderInterface,
+  environment: ProviderEnvironment | null,
+  req: http.IncomingMessage,
+  body: Buffer,
+  tokenValid: boolean,
 ): UpstreamRequestRecord {
   return { server, environment, method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, tokenValid }
 }

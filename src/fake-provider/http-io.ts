@@ -31,7 +31,12 @@ export function readBody (req: http.IncomingMessage): Promise<Buffer> {
   })
 }
 
-export function sendJson (res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendJson (
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   const payload = JSON.stringify(body)
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) })
   res.end(payload)

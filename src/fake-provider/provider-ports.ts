@@ -9,7 +9,10 @@ export const PROVIDER_PORT_VARIABLES = { fiatPort: 'FAKE_PROVIDER_FIAT_PORT', cr
 export type ProviderPorts = Record<keyof typeof PROVIDER_PORT_VARIABLES, number>
 
 /** Each variable's port, or `fallback`'s when unset or empty; throws naming a variable that is not a port. */
-export function providerPorts (env: Readonly<Record<string, string | undefined>>, fallback: ProviderPorts): ProviderPorts {
+export function providerPorts (
+  env: Readonly<Record<string, string | undefined>>,
+  fallback: ProviderPorts,
+): ProviderPorts {
   const read = (key: keyof ProviderPorts): number => {
     const name = PROVIDER_PORT_VARIABLES[key]
     const raw = env[name]

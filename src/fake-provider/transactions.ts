@@ -28,7 +28,13 @@ export function createTransactions (now: () => number): Transactions {
     timer.unref()
     timers.add(timer)
   }
-  const view = (tx: FakeTransaction): Record<string, unknown> => ({ transactionId: tx.transactionId, externalReference: tx.externalReference, status: tx.status, amount: tx.amount, currency: tx.currency })
+  const view = (tx: FakeTransaction): Record<string, unknown> => ({
+    transactionId: tx.transactionId,
+    externalReference: tx.externalReference,
+    status: tx.status,
+    amount: tx.amount,
+    currency: tx.currency,
+  })
 
   async function post (body: unknown, attempt: number): Promise<number> {
     const webhook = options?.webhook

@@ -54,8 +54,16 @@ export interface UpstreamRequestRecord {
 }
 
 /** Fault injection: return true when the request was answered, false to fall through to the normal behaviour. */
-export type TokenHandler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => boolean | Promise<boolean>
-export type UpstreamHandler = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => boolean | Promise<boolean>
+export type TokenHandler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: string,
+) => boolean | Promise<boolean>
+export type UpstreamHandler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: Buffer,
+) => boolean | Promise<boolean>
 
 export interface FakeProvider {
   /** e.g. http://127.0.0.1:PORT */
@@ -81,7 +89,9 @@ export interface FakeProvider {
   setCredentials(environment: ProviderEnvironment, credentials: ProviderCredentials): void
   /** When on, authenticated production fiat requests get 403 IP_NOT_ALLOWED. */
   setIpAllowlistEnforced(on: boolean): void
-  /** Applies to tokens issued from now on; the cached token is dropped so the next token request gets the new lifetime. */
+  /**
+   * Applies to tokens issued from now on; the cached token is dropped so the next token request gets the new lifetime.
+   */
   setTokenLifetime(seconds: number): void
   /** Tokens issued before this call are answered with 401 by the upstreams. */
   revokeAllTokens(): void
@@ -122,7 +132,14 @@ export interface Transactions {
   readonly enabled: boolean
   configure: (options: TransactionOptions | null) => void
   /** Handles a payout or a look-up; false for anything else (the echo answers it). */
-  handle: (server: ProviderInterface, environment: ProviderEnvironment, method: string, path: string, body: Buffer, res: http.ServerResponse) => boolean
+  handle: (
+    server: ProviderInterface,
+    environment: ProviderEnvironment,
+    method: string,
+    path: string,
+    body: Buffer,
+    res: http.ServerResponse,
+  ) => boolean
   list: () => FakeTransaction[]
   /** Sets a status now (and sends the webhook, when set). */
   setStatus: (transactionId: string, status: string) => void

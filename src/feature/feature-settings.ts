@@ -24,7 +24,10 @@ export type FeatureSettings = Pick<Config, typeof FEATURE_SETTINGS[number]>
 export type ResolveSettings = (input: SettingsInput) => Partial<FeatureSettings>
 
 /** Every feature's settings in one object; a member no feature resolved is a programming error, not an operator's. */
-export function collectFeatureSettings (resolvers: ReadonlyArray<ResolveSettings | undefined>, input: SettingsInput): FeatureSettings {
+export function collectFeatureSettings (
+  resolvers: ReadonlyArray<ResolveSettings | undefined>,
+  input: SettingsInput,
+): FeatureSettings {
   const resolved: Partial<FeatureSettings> = {}
   for (const resolve of resolvers) Object.assign(resolved, resolve?.(input))
   const missing = FEATURE_SETTINGS.filter((key) => !(key in resolved))

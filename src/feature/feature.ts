@@ -184,10 +184,19 @@ export interface Feature {
 }
 
 /** How a command that reads the configuration runs, once its module is loaded. */
-export type ConfiguredRun = (args: readonly string[], config: Config, deps: { log: Logger, storage: Storage }, io: CommandIo & { nowMs: () => number, clock: Clock }) => Promise<number>
+export type ConfiguredRun = (
+  args: readonly string[],
+  config: Config,
+  deps: { log: Logger, storage: Storage },
+  io: CommandIo & { nowMs: () => number, clock: Clock },
+) => Promise<number>
 
 /** A command on the configuration's stores: its module is loaded only when it runs (or its usage is asked for). */
-export function configuredCommand (summary: string, load: () => Promise<ConfiguredRun>, usage?: () => Promise<string>): FeatureCommand {
+export function configuredCommand (
+  summary: string,
+  load: () => Promise<ConfiguredRun>,
+  usage?: () => Promise<string>,
+): FeatureCommand {
   return {
     summary,
     ...(usage === undefined ? {} : { usage }),

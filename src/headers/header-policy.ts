@@ -28,7 +28,13 @@ const FORWARDING = ['forwarded', 'via', 'x-real-ip', 'true-client-ip', 'x-client
  */
 const OVERRIDES = ['x-original-url', 'x-rewrite-url', 'x-http-method-override', 'x-http-method', 'x-method-override']
 
-const DROPPED_UPSTREAM: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...REQUEST_ONLY_HOP, ...CLIENT_CREDENTIALS, ...FORWARDING, ...OVERRIDES])
+const DROPPED_UPSTREAM: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP,
+  ...REQUEST_ONLY_HOP,
+  ...CLIENT_CREDENTIALS,
+  ...FORWARDING,
+  ...OVERRIDES,
+])
 const DROPPED_DOWNSTREAM: ReadonlySet<string> = new Set(HOP_BY_HOP)
 
 /** True for names that must not go upstream; `name` is lower case, as Node parses it. */
@@ -36,7 +42,10 @@ export function isDroppedHeader (name: string): boolean {
   return DROPPED_UPSTREAM.has(name) || name.startsWith('x-forwarded-') || isApiKeyLookalike(name)
 }
 
-/** `api-key`, `api_key`, `apikey`, `x-api-key`, `x_api.key`, `x-hc-api-key`, ...: look-alikes of the provider's key header. */
+/**
+ * `api-key`, `api_key`, `apikey`, `x-api-key`, `x_api.key`, `x-hc-api-key`, ...: look-alikes of the provider's key
+ * header.
+ */
 function isApiKeyLookalike (name: string): boolean {
   // Without a "k" the stripped name cannot end in "apikey": most names skip the copy the regex makes.
   return name.includes('k') && name.replace(/[-_.]/g, '').endsWith('apikey')
@@ -48,7 +57,11 @@ function isApiKeyLookalike (name: string): boolean {
  * `Content-Type` gets the provider's (SPEC §1: every request carries `application/json`); one the
  * client sent goes as sent.
  */
-export function buildUpstreamHeaders (headers: IncomingHttpHeaders, token: string, requestId: string): IncomingHttpHeaders {
+export function buildUpstreamHeaders (
+  headers: IncomingHttpHeaders,
+  token: string,
+  requestId: string,
+): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {}
   const listed = connectionListed(headers.connection)
   for (const name in headers) {

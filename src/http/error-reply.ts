@@ -7,13 +7,22 @@ import fp from 'fastify-plugin'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
-  BadRequestError, BodyTooLargeError, ERROR_STATUS, InternalError, InvalidHeadersError, InvalidPathError, MethodNotAllowedError,
+  BadRequestError,
+  BodyTooLargeError,
+  ERROR_STATUS,
+  InternalError,
+  InvalidHeadersError,
+  InvalidPathError,
+  MethodNotAllowedError,
   ProxyError, RouteNotFoundError, upstreamErrorFrom,
 } from '../errors.js'
 import { PROXIED_METHODS } from '../routing/proxy-routes.js'
 import { lingerAfterResponse, type LingerBounds } from './lingering-close.js'
 
-export const errorReply = fp(async function errorReply (app: FastifyInstance, options: { bodyLimitBytes: number, linger: LingerBounds }) {
+export const errorReply = fp(async function errorReply (
+  app: FastifyInstance,
+  options: { bodyLimitBytes: number, linger: LingerBounds },
+) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (reply.raw.destroyed) {
       // The client went away (timeout, cancelled call): nothing to answer, nothing to fix.

@@ -18,7 +18,12 @@ export const INBOX_LISTEN: ListenSettings = { host: 'PROXY_WEBHOOK_LISTEN', port
 export interface ListenAddress { host: string, port: number }
 
 /** The sentence for a listen error, or null when it is not about the address. */
-export function describeListenError (err: unknown, host: string, port: number, settings: ListenSettings = PROXY_LISTEN): string | null {
+export function describeListenError (
+  err: unknown,
+  host: string,
+  port: number,
+  settings: ListenSettings = PROXY_LISTEN,
+): string | null {
   const code = (err as { code?: unknown } | null)?.code
   if (code === 'EADDRINUSE') return `port ${port} is in use (${settings.port})`
   if (code === 'EACCES') return `port ${port} needs privileges this user lacks (${settings.port}): use a port above 1023`
@@ -27,7 +32,11 @@ export function describeListenError (err: unknown, host: string, port: number, s
 }
 
 /** Opens and closes the address; null when it could be opened. Port 0 always can. */
-export async function listenProblem (host: string, port: number, settings: ListenSettings = PROXY_LISTEN): Promise<string | null> {
+export async function listenProblem (
+  host: string,
+  port: number,
+  settings: ListenSettings = PROXY_LISTEN,
+): Promise<string | null> {
   if (port === 0) return null
   const probe = createServer()
   try {
@@ -60,7 +69,11 @@ export function sharePort (a: ListenAddress, b: ListenAddress): boolean {
  * answers /healthz: then this is most likely `check` run beside the sidecar it checks (kubectl exec,
  * docker-compose exec), which must not fail for that.
  */
-export async function listenReport (label: string, address: ListenAddress, settings: ListenSettings = PROXY_LISTEN): Promise<{ ok: boolean, line: string }> {
+export async function listenReport (
+  label: string,
+  address: ListenAddress,
+  settings: ListenSettings = PROXY_LISTEN,
+): Promise<{ ok: boolean, line: string }> {
   const { host, port } = address
   const problem = await listenProblem(host, port, settings)
   if (problem === null) return { ok: true, line: `ok    ${label}: ${host}:${port} can be opened` }

@@ -14,9 +14,18 @@ export interface ListenerTimeouts { headersMs: number, requestMs: number }
 /** Slow clients: headers within 10 s, the whole request within 30 s (as the proxy's listener). */
 export const LISTENER_TIMEOUTS: ListenerTimeouts = { headersMs: 10_000, requestMs: 30_000 }
 
-export function createListenerServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: ListenerTimeouts, answered: AnswerObserver = () => {}): Server {
+export function createListenerServer (
+  handler: RequestListener,
+  log: Logger,
+  linger: LingerBounds,
+  timeouts: ListenerTimeouts,
+  answered: AnswerObserver = () => {},
+): Server {
   const server = createServer({
-    headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs), requireHostHeader: false,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    requireHostHeader: false,
   }, handler)
   server.on('checkExpectation', createExpectationHandler(log, linger, answered))
   return server

@@ -25,9 +25,18 @@ export interface HttpEdgeSettings {
   linger: LingerBounds
 }
 
-export const DEFAULT_HTTP_EDGES: HttpEdgeSettings = { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, linger: DEFAULT_LINGER }
+export const DEFAULT_HTTP_EDGES: HttpEdgeSettings = {
+  headersTimeoutMs: HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: REQUEST_TIMEOUT_MS,
+  linger: DEFAULT_LINGER,
+}
 
-export function createNodeServer (handler: RequestListener, log: Logger, settings: HttpEdgeSettings = DEFAULT_HTTP_EDGES, answered: AnswerObserver = () => {}): Server {
+export function createNodeServer (
+  handler: RequestListener,
+  log: Logger,
+  settings: HttpEdgeSettings = DEFAULT_HTTP_EDGES,
+  answered: AnswerObserver = () => {},
+): Server {
   const server = createServer({
     headersTimeout: settings.headersTimeoutMs,
     requestTimeout: settings.requestTimeoutMs,

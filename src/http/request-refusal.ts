@@ -32,7 +32,9 @@ export const requestRefusal = fp(async function requestRefusal (app: FastifyInst
     const headerProblem = requestHeaderProblem(request.raw.rawHeaders)
     if (headerProblem !== null) {
       request.log.warn({ reason: headerProblem.reason }, 'request headers refused')
-      return headerProblem.status === 431 ? new HeadersTooLargeError(headerProblem.reason) : new InvalidHeadersError(headerProblem.reason)
+      return headerProblem.status === 431
+        ? new HeadersTooLargeError(headerProblem.reason)
+        : new InvalidHeadersError(headerProblem.reason)
     }
     return undefined
   }

@@ -60,7 +60,9 @@ export function isRecordable (status: number): boolean {
 /** Headers set for each answer (by Fastify, the connection, or our request id): a replay gets fresh ones. */
 const NOT_REPLAYED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date', 'x-request-id'])
 
-export function headersToRecord (headers: Record<string, string | number | string[] | undefined>): Record<string, string | string[]> {
+export function headersToRecord (
+  headers: Record<string, string | number | string[] | undefined>,
+): Record<string, string | string[]> {
   const kept: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || NOT_REPLAYED.has(name.toLowerCase())) continue

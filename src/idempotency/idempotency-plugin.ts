@@ -83,7 +83,13 @@ export const idempotency = fp(async function idempotency (app: FastifyInstance, 
         return
       }
       observer.outcome('claimed')
-      const claim = { key: decision.key, owner: outcome.owner, fingerprint: decision.fingerprint, held: outcome.held, settled: false }
+      const claim = {
+        key: decision.key,
+        owner: outcome.owner,
+        fingerprint: decision.fingerprint,
+        held: outcome.held,
+        settled: false,
+      }
       request.idempotency = claim
       // Whatever ends this response without a recorded answer (our 502/503/504, a lost connection)
       // frees the reference for a retry.

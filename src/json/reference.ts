@@ -16,7 +16,11 @@ export type ReferenceRead =
 
 const NONE: ReferenceRead = { kind: 'none' }
 
-export function readReference (body: HeldJson | null, contentEncoding: string | string[] | undefined, pointer: string): ReferenceRead {
+export function readReference (
+  body: HeldJson | null,
+  contentEncoding: string | string[] | undefined,
+  pointer: string,
+): ReferenceRead {
   // A compressed body is not read (SPEC §8): the provider reads the decoded one, which we cannot judge.
   if (body === null || isContentEncoded(contentEncoding)) return NONE
   if (lacksFirstName(body.bytes, pointer)) return NONE

@@ -115,7 +115,8 @@ export function parseStrictJson (text: string, options: StrictJsonOptions = {}):
         names.add(name)
         duplicatesOf.set(result, names)
       }
-      // Stryker disable next-line ConditionalExpression: for any other name defineProperty makes the member an assignment makes, only slower
+      // Stryker disable next-line ConditionalExpression: for any other name defineProperty makes the member an
+      // assignment makes, only slower
       if (name === '__proto__') Object.defineProperty(result, name, { value: member, enumerable: true, writable: true, configurable: true })
       else result[name] = member
       skip()

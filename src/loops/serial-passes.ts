@@ -19,7 +19,10 @@ export interface SerialPassesOptions {
   stopped: () => boolean
   counted: (outcome: PassOutcome) => void
   log: Logger
-  /** Logged at error when a pass fails: once per outage when `recovered` is given (logged at info when one succeeds again), else at each failure. */
+  /**
+   * Logged at error when a pass fails: once per outage when `recovered` is given (logged at info when one succeeds
+   * again), else at each failure.
+   */
   failed: string
   recovered?: string
 }

@@ -8,8 +8,15 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { fieldPath } from '../config/schema-problems.js'
 import { McpInvalidArgumentsError } from '../errors.js'
 
-// Strict about unknown keywords and types; not about `required` naming a property of the parent (the usual oneOf idiom).
-const ajv = new Ajv2020({ allErrors: false, strict: true, strictRequired: false, validateFormats: false, allowUnionTypes: true })
+// Strict about unknown keywords and types; not about `required` naming a property of the parent (the usual oneOf
+// idiom).
+const ajv = new Ajv2020({
+  allErrors: false,
+  strict: true,
+  strictRequired: false,
+  validateFormats: false,
+  allowUnionTypes: true,
+})
 
 export type ArgumentsCheck = (args: Record<string, unknown>) => McpInvalidArgumentsError | null
 
@@ -41,7 +48,9 @@ function refusal (error: ErrorObject): McpInvalidArgumentsError {
   return new McpInvalidArgumentsError(at, error.message ?? 'is invalid')
 }
 
-/** `/body/payoutMethod/0` as `arguments.body.payoutMethod[0]` (the arguments are an object: the first step is a name). */
+/**
+ * `/body/payoutMethod/0` as `arguments.body.payoutMethod[0]` (the arguments are an object: the first step is a name).
+ */
 function placeOf (instancePath: string): string {
   return instancePath === '' ? 'arguments' : `arguments.${fieldPath(instancePath, 'arguments')}`
 }

@@ -1,4 +1,7 @@
-/** `mcp_tool_calls_total{caller,tool,outcome}` (SPEC §13): tool names come from the catalogue, so the labels stay bounded. */
+/**
+ * `mcp_tool_calls_total{caller,tool,outcome}` (SPEC §13): tool names come from the catalogue, so the labels stay
+ * bounded.
+ */
 import { Counter, type Registry } from 'prom-client'
 import type { ToolOutcome } from './tool-result.js'
 

@@ -19,7 +19,13 @@ export function mcpPart (context: ProxyContext & { callers: CallersHolder }): Pr
     async register (app, parts) {
       if (parts.refuse === null) return
       await registerMcp(app, config, {
-        tools, callers: callers.current, access: parts.access, refuse: parts.refuse, registry: context.registry, metricPrefix: METRIC_PREFIX, log,
+        tools,
+        callers: callers.current,
+        access: parts.access,
+        refuse: parts.refuse,
+        registry: context.registry,
+        metricPrefix: METRIC_PREFIX,
+        log,
       })
     },
     reload: (trigger) => { tools.reload(trigger) },

@@ -42,7 +42,11 @@ export interface ServerFactoryDeps {
   callTool: CallTool
 }
 
-interface CallerTools { catalogue: readonly CatalogueTool[], tools: readonly CatalogueTool[], byName: ReadonlyMap<string, CatalogueTool> }
+interface CallerTools {
+  catalogue: readonly CatalogueTool[]
+  tools: readonly CatalogueTool[]
+  byName: ReadonlyMap<string, CatalogueTool>
+}
 
 export function createServerFactory (deps: ServerFactoryDeps): McpServerFactory {
   // A caller's tools, worked out once per callers file and tools file in force (each reload makes new objects).

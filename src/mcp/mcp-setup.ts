@@ -22,7 +22,10 @@ import { createToolsHolder, type ToolsHolder } from './tools-holder.js'
 
 export { markToolCalls, toolCallTarget, viaOf } from './tool-call-mark.js'
 
-/** Room for the JSON-RPC envelope around a body of PROXY_BODY_LIMIT_BYTES (the body's own limit applies to the inner request). */
+/**
+ * Room for the JSON-RPC envelope around a body of PROXY_BODY_LIMIT_BYTES (the body's own limit applies to the inner
+ * request).
+ */
 export const MCP_ENVELOPE_BYTES = 64 * 1024
 
 /** Throws ConfigError, naming the tools file and field, when the start cannot serve the tools. */
@@ -42,14 +45,25 @@ export interface McpDeps {
 
 export async function registerMcp (app: FastifyInstance, config: Config, deps: McpDeps): Promise<void> {
   const callTool = createToolCalls({
-    send: createInnerRequests(app), paths: config.paths, metrics: createMcpMetrics(deps.registry, deps.metricPrefix), log: deps.log,
+    send: createInnerRequests(app),
+    paths: config.paths,
+    metrics: createMcpMetrics(deps.registry, deps.metricPrefix),
+    log: deps.log,
   })
-  const handler = createMcpHandler(createServerFactory({ catalogue: deps.tools.current, defaultEnvironment: config.defaultEnvironment, callTool }), {
+  const handler = createMcpHandler(createServerFactory({
+    catalogue: deps.tools.current,
+    defaultEnvironment: config.defaultEnvironment,
+    callTool,
+  }), {
     // Reporting only: what the SDK refused was answered to the client already.
     onerror: (err) => { deps.log.debug({ err }, 'MCP request refused by the protocol layer') },
   })
   app.addHook('onClose', async () => { await handler.close() })
   await app.register(mcpEndpoint, {
-    callers: deps.callers, access: deps.access, refuse: deps.refuse, handler, bodyLimitBytes: config.bodyLimitBytes + MCP_ENVELOPE_BYTES,
+    callers: deps.callers,
+    access: deps.access,
+    refuse: deps.refuse,
+    handler,
+    bodyLimitBytes: config.bodyLimitBytes + MCP_ENVELOPE_BYTES,
   })
 }

@@ -46,8 +46,14 @@ export function parseTemplate (text: string, options: PathOptions): TemplateRead
   return { ok: true, template: { segments, trailingSlash, placeholders } }
 }
 
-/** The path with every placeholder filled, or the refusal naming the first argument that is not one canonical segment. */
-export function fillTemplate (template: PathTemplate, args: Readonly<Record<string, unknown>>, options: PathOptions): string | McpInvalidArgumentsError {
+/**
+ * The path with every placeholder filled, or the refusal naming the first argument that is not one canonical segment.
+ */
+export function fillTemplate (
+  template: PathTemplate,
+  args: Readonly<Record<string, unknown>>,
+  options: PathOptions,
+): string | McpInvalidArgumentsError {
   let path = ''
   for (const segment of template.segments) {
     if ('literal' in segment) {

@@ -29,13 +29,26 @@ export interface ToolCallsDeps {
   log: Logger
 }
 
-/** `body`: the `body` argument's bytes as they stood in the envelope (envelope-reading.ts), sent as they are; null without one. */
-export type CallTool = (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>, body: Buffer | null) => Promise<ToolResult>
+/**
+ * `body`: the `body` argument's bytes as they stood in the envelope (envelope-reading.ts), sent as they are; null
+ * without one.
+ */
+export type CallTool = (
+  agent: Agent,
+  tool: CatalogueTool,
+  args: Record<string, unknown>,
+  body: Buffer | null,
+) => Promise<ToolResult>
 
 export function createToolCalls (deps: ToolCallsDeps): CallTool {
   const { send, paths, metrics, log } = deps
 
-  async function run (agent: Agent, tool: CatalogueTool, args: Record<string, unknown>, body: Buffer | null): Promise<ToolResult> {
+  async function run (
+    agent: Agent,
+    tool: CatalogueTool,
+    args: Record<string, unknown>,
+    body: Buffer | null,
+  ): Promise<ToolResult> {
     const refused = tool.check(args)
     if (refused !== null) return errorResult(refused)
     const name = tool.listing.name
@@ -83,14 +96,24 @@ function requestTarget (environment: unknown, iface: unknown, path: string): str
   return `${typeof environment === 'string' ? `/${environment}` : ''}/${String(iface)}${path}`
 }
 
-function operatorCall (tool: OperatorTool, args: Record<string, unknown>, body: Buffer | null, paths: PathOptions): InnerCall | McpInvalidArgumentsError {
+function operatorCall (
+  tool: OperatorTool,
+  args: Record<string, unknown>,
+  body: Buffer | null,
+  paths: PathOptions,
+): InnerCall | McpInvalidArgumentsError {
   const path = fillTemplate(tool.template, args, paths)
   if (path instanceof McpInvalidArgumentsError) return path
   const query = args['query']
   if (query !== undefined && (typeof query !== 'object' || query === null || Object.values(query).some((v) => typeof v !== 'string'))) {
     return new McpInvalidArgumentsError('arguments.query', 'must be an object of strings')
   }
-  return { tool: tool.name, method: tool.method, target: requestTarget(tool.environment, tool.interface, path) + queryOf(query), body }
+  return {
+    tool: tool.name,
+    method: tool.method,
+    target: requestTarget(tool.environment, tool.interface, path) + queryOf(query),
+    body,
+  }
 }
 
 /** `?a=1&b=x%20y` from an object of strings (absent members skipped); '' when there is none. */

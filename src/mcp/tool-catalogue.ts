@@ -53,7 +53,10 @@ const PAYMENTS_REQUEST: ToolListing = {
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** `featureTools`: what the features on offered, in the features list's order. */
-export function buildCatalogue (operatorTools: readonly OperatorTool[], featureTools: readonly FeatureTool[]): CatalogueTool[] {
+export function buildCatalogue (
+  operatorTools: readonly OperatorTool[],
+  featureTools: readonly FeatureTool[],
+): CatalogueTool[] {
   const builtIn = (listing: ToolListing, action: ToolAction): CatalogueTool => {
     // Reserved whether or not its feature is on, so that no tools file can take it.
     if (!BUILT_IN_TOOL_NAMES.has(listing.name)) throw new Error(`${listing.name}: not among BUILT_IN_TOOL_NAMES (tools-file.ts)`)
@@ -70,7 +73,9 @@ export function buildCatalogue (operatorTools: readonly OperatorTool[], featureT
         description: tool.description,
         // tools-file.ts admitted only `type: object` schemas.
         inputSchema: tool.input as Tool['inputSchema'],
-        annotations: READ_METHODS.has(tool.method) ? { readOnlyHint: true, openWorldHint: true } : { openWorldHint: true },
+        annotations: READ_METHODS.has(tool.method)
+          ? { readOnlyHint: true, openWorldHint: true }
+          : { openWorldHint: true },
       },
       check: tool.check,
       action: { kind: 'operator', tool },
@@ -80,14 +85,20 @@ export function buildCatalogue (operatorTools: readonly OperatorTool[], featureT
 }
 
 /** The tools `caller` is shown. `defaultEnvironment` is where a tool without one goes (SPEC §3's short routes). */
-export function toolsFor (caller: CallerSpec, catalogue: readonly CatalogueTool[], defaultEnvironment: EnvironmentName | null): CatalogueTool[] {
+export function toolsFor (
+  caller: CallerSpec,
+  catalogue: readonly CatalogueTool[],
+  defaultEnvironment: EnvironmentName | null,
+): CatalogueTool[] {
   return catalogue.filter(({ action }) => {
     if (action.kind === 'request') return caller.allow.length > 0
     if (action.kind !== 'operator') return true
     const { tool } = action
     const environment = tool.environment ?? defaultEnvironment
     return caller.allow.some((rule) =>
-      (environment === null ? rule.environments.size === ENVIRONMENT_NAMES.length : rule.environments.has(environment)) &&
+      (environment === null
+        ? rule.environments.size === ENVIRONMENT_NAMES.length
+        : rule.environments.has(environment)) &&
       rule.interfaces.has(tool.interface) &&
       rule.methods.has(tool.method) &&
       (rule.pathGlobs === null || couldMatch(tool.template, rule.pathGlobs)))

@@ -46,7 +46,10 @@ export function valueResult (value: Record<string, unknown>): ToolResult {
   return resultOf(value, false)
 }
 
-/** A refusal of the proxy's own that no request got (arguments, a look-up not found): shaped as its HTTP answer would be. */
+/**
+ * A refusal of the proxy's own that no request got (arguments, a look-up not found): shaped as its HTTP answer would
+ * be.
+ */
 export function errorResult (error: ProxyError): ToolResult {
   return resultOf({ status: error.statusCode, body: error.toJSON() }, true)
 }
@@ -82,7 +85,9 @@ function bodyOf (answer: InnerAnswer): unknown {
   return text
 }
 
-/** The proxy's hold (SPEC §11): a 202 that points at its approval, never a provider's 202 that happens to look alike. */
+/**
+ * The proxy's hold (SPEC §11): a 202 that points at its approval, never a provider's 202 that happens to look alike.
+ */
 function heldApproval (answer: InnerAnswer, body: unknown): Record<string, unknown> | null {
   const location = answer.headers['location']
   if (answer.status !== 202 || typeof location !== 'string' || !location.startsWith('/approvals/')) return null

@@ -20,7 +20,12 @@ export interface ToolsHolder {
   watch: () => () => void
 }
 
-export function createToolsHolder (file: string | null, paths: PathOptions, featureTools: readonly FeatureTool[], log: Logger): ToolsHolder {
+export function createToolsHolder (
+  file: string | null,
+  paths: PathOptions,
+  featureTools: readonly FeatureTool[],
+  log: Logger,
+): ToolsHolder {
   if (file === null) {
     const catalogue = buildCatalogue([], featureTools)
     return { current: () => catalogue, reload: () => true, watch: () => () => {} }

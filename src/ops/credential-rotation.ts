@@ -27,7 +27,9 @@ export type RotationPlan =
 
 /** Pure: what a re-read configuration asks of the running one. */
 export function planRotation (current: Config, next: Config): RotationPlan {
-  const changedShape = ENVIRONMENTS.filter((e) => (current.environments[e] === undefined) !== (next.environments[e] === undefined))
+  const changedShape = ENVIRONMENTS.filter(
+    (e) => (current.environments[e] === undefined) !== (next.environments[e] === undefined),
+  )
   if (changedShape.length > 0) {
     return { outcome: 'refused', problems: changedShape.map((e) => `${e} would be ${next.environments[e] === undefined ? 'disabled' : 'enabled'}: restart the proxy to change which environments are served`) }
   }
@@ -119,7 +121,9 @@ export function createCredentialRotation (deps: CredentialRotationDeps): Credent
       if (plan.outcome === 'unchanged') { log.info('credential reload: nothing changed'); return current }
       const proven = await Promise.all(plan.environments.map(prove))
       const environments = { ...current.environments }
-      plan.environments.forEach((environment, i) => { if (proven[i] === true) environments[environment.name] = environment })
+      plan.environments.forEach(
+        (environment, i) => { if (proven[i] === true) environments[environment.name] = environment },
+      )
       return Object.freeze({ ...current, environments: Object.freeze(environments) })
     },
     status: () => ({ ...attempts }),
@@ -132,7 +136,10 @@ export function createCredentialRotation (deps: CredentialRotationDeps): Credent
  */
 export function watchSecretFiles (files: readonly string[], onChange: () => void): () => void {
   let quiet: NodeJS.Timeout | null = null
-  const listener = (now: { mtimeMs: number, ino: number, size: number }, before: { mtimeMs: number, ino: number, size: number }): void => {
+  const listener = (
+    now: { mtimeMs: number, ino: number, size: number },
+    before: { mtimeMs: number, ino: number, size: number },
+  ): void => {
     if (now.mtimeMs === before.mtimeMs && now.ino === before.ino && now.size === before.size) return
     if (quiet !== null) clearTimeout(quiet)
     quiet = setTimeout(() => { quiet = null; onChange() }, SECRET_FILE_QUIET_MS)

@@ -19,7 +19,10 @@ export interface HealthRoutesOptions {
   rotation?: () => Partial<Record<EnvironmentName, RotationAttempt>>
   /** Variables changed since the start that only a restart applies: shown, not a reason to report not ready. */
   restartRequired?: () => readonly string[]
-  /** The features' sections (the inbox's, SPEC §10; the payments', SPEC §12), in this order: shown, never a reason to report not ready. */
+  /**
+   * The features' sections (the inbox's, SPEC §10; the payments', SPEC §12), in this order: shown, never a reason to
+   * report not ready.
+   */
   sections?: readonly ReadinessSection[]
 }
 

@@ -13,7 +13,10 @@ export const METRIC_PREFIX = 'payments_auth_proxy_'
 export interface ProxyMetrics {
   registry: Registry
   tokenObserver: TokenObserver
-  /** Every answer to a proxy route, the provider's and the proxy's own (`code`: its x-proxy-error, '' for the provider's). */
+  /**
+   * Every answer to a proxy route, the provider's and the proxy's own (`code`: its x-proxy-error, '' for the
+   * provider's).
+   */
   requestAnswered(environment: string, iface: string, status: number, caller: string, code: string): void
   /** Only requests that were forwarded: the time the upstream took. */
   upstreamCompleted(environment: string, iface: string, durationS: number): void

@@ -10,7 +10,11 @@ import type { TokenSource } from '../tokens/token-source.js'
 export const READY_POLL_MS = 50
 
 /** Logs the ready line once, when it becomes true; returns the function that stops waiting. */
-export function announceWhenReady (sources: ReadonlyMap<EnvironmentName, TokenSource>, log: Logger, fields: Record<string, unknown>): () => void {
+export function announceWhenReady (
+  sources: ReadonlyMap<EnvironmentName, TokenSource>,
+  log: Logger,
+  fields: Record<string, unknown>,
+): () => void {
   const ready = (): boolean => [...sources.values()].every((source) => source.status().ready)
   const announce = (): void => { log.info(fields, 'payments-auth-proxy ready to accept requests') }
   if (ready()) {

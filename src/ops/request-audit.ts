@@ -15,7 +15,9 @@ import type { ProxyActivity } from './proxy-activity.js'
 
 export interface RequestAuditOptions {
   metrics: ProxyMetrics
-  /** SPEC §13: `via` and `tool` of a request a tool call made (null for the listener's requests); absent with MCP off. */
+  /**
+   * SPEC §13: `via` and `tool` of a request a tool call made (null for the listener's requests); absent with MCP off.
+   */
   via?: ((request: FastifyRequest) => { via: string, tool: string } | null | undefined) | undefined
   /** Told of every forwarded request (the inbox's pacing, proxy-activity.ts); absent with the inbox off. */
   activity?: Pick<ProxyActivity, 'forwarded'> | undefined

@@ -25,7 +25,8 @@ export function changesNeedingRestart (running: LoadedConfig, next: LoadedConfig
     changed.add(after['PROXY_REDIS_URL_FILE'] !== undefined ? 'PROXY_REDIS_URL_FILE' : 'PROXY_REDIS_URL')
   }
   for (const environment of ENVIRONMENTS) {
-    if ((running.config.environments[environment] === undefined) === (next.config.environments[environment] === undefined)) continue
+    if ((running.config.environments[environment] === undefined) ===
+      (next.config.environments[environment] === undefined)) continue
     const prefix = `PAYMENTS_${environment.toUpperCase()}`
     for (const name of [`${prefix}_API_KEY`, `${prefix}_PUBLIC_KEY`]) changed.add(after[`${name}_FILE`] !== undefined || before[`${name}_FILE`] !== undefined ? `${name}_FILE` : name)
   }

@@ -79,7 +79,12 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
   const random = deps.random ?? Math.random
   const timeoutMs = settings.deliveryTimeoutS * 1000
   const ownAgent = deps.dispatcher === undefined ? createDeliveryAgent(timeoutMs, settings.concurrency) : null
-  const target = { url: new URL(settings.deliverTo), dispatcher: deps.dispatcher ?? ownAgent as Dispatcher, keys: settings.signingSecrets.map(signingKeyOf), timeoutMs }
+  const target = {
+    url: new URL(settings.deliverTo),
+    dispatcher: deps.dispatcher ?? ownAgent as Dispatcher,
+    keys: settings.signingSecrets.map(signingKeyOf),
+    timeoutMs,
+  }
   const inFlight = new Map<string, { abort: AbortController, done: Promise<void> }>()
   const recording = new Set<Promise<void>>()
   let running = false
@@ -168,7 +173,12 @@ export function createDeliverer (deps: DelivererDeps): Deliverer {
       log.info(line, 'webhook delivered')
       observer.delivery('delivered', durationMs / 1000)
       if (event.waitedBehind !== null) {
-        log.warn({ id: event.id, orderKey: event.orderKey, waitedBehind: event.waitedBehind, receivedAt: new Date(event.receivedAtMs).toISOString() },
+        log.warn({
+          id: event.id,
+          orderKey: event.orderKey,
+          waitedBehind: event.waitedBehind,
+          receivedAt: new Date(event.receivedAtMs).toISOString(),
+        },
           'webhook delivered out of order: it waited the order wait (PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS) behind an earlier event of its order key that is not delivered')
         observer.outOfOrder()
       }

@@ -1,8 +1,8 @@
 /**
  * One delivery attempt (SPEC §10): POST of the stored body byte for byte, with the stored
- * Content-Type and other headers (the provider's, for the inbox), and Standard Webhooks' `webhook-id`, `webhook-timestamp` (this
- * attempt's) and `webhook-signature`; a conflict carries `webhook-conflict`. The whole attempt,
- * answer and body, must fit in the delivery timeout. The answer's body is read and dropped.
+ * Content-Type and other headers (the provider's, for the inbox), and Standard Webhooks' `webhook-id`,
+ * `webhook-timestamp` (this attempt's) and `webhook-signature`; a conflict carries `webhook-conflict`. The whole
+ * attempt, answer and body, must fit in the delivery timeout. The answer's body is read and dropped.
  */
 import type { Dispatcher } from 'undici'
 import type { StoredEvent } from './outbox-store.js'
@@ -16,7 +16,12 @@ export interface AttemptTarget {
   timeoutMs: number
 }
 
-export async function attemptDelivery (event: StoredEvent, target: AttemptTarget, nowS: number, signal: AbortSignal): Promise<AttemptAnswer> {
+export async function attemptDelivery (
+  event: StoredEvent,
+  target: AttemptTarget,
+  nowS: number,
+  signal: AbortSignal,
+): Promise<AttemptAnswer> {
   const headers: string[] = []
   for (const [name, value] of event.headers) headers.push(name, value)
   headers.push('webhook-id', event.id, 'webhook-timestamp', String(nowS), 'webhook-signature', signatureHeader(target.keys, event.id, nowS, event.body))

@@ -1,7 +1,7 @@
 /**
  * What a listing and a single event's view say of an outbox event (`webhooks list` and `webhooks show`,
- * SPEC §10), a pure function of its summary, the time and the order wait, so that both say the same. Attempts: every attempt recorded (what
- * `show` lists one by one) and those of the current round (since the event was stored or last
+ * SPEC §10), a pure function of its summary, the time and the order wait, so that both say the same. Attempts: every
+ * attempt recorded (what `show` lists one by one) and those of the current round (since the event was stored or last
  * replayed: what the retry schedule counts). The next attempt is what is true now: due (attempted as
  * soon as a delivery slot is free, or in flight), a retry at a time, waiting behind an earlier event
  * of its order key (until that one is settled, or the order wait ends at the latest), or none.

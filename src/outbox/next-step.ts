@@ -17,7 +17,13 @@ export const JITTER = 0.1
  * `attemptsBefore` is the number of attempts made before this one; `random` in [0, 1).
  * The schedule's length + 1 is the number of attempts.
  */
-export function nextStep (attemptsBefore: number, answer: AttemptAnswer, nowMs: number, scheduleMs: readonly number[], random: number): Settlement {
+export function nextStep (
+  attemptsBefore: number,
+  answer: AttemptAnswer,
+  nowMs: number,
+  scheduleMs: readonly number[],
+  random: number,
+): Settlement {
   if (answer.kind === 'status' && answer.status >= 200 && answer.status < 300) return { status: 'delivered' }
   const step = scheduleMs[attemptsBefore]
   if (step === undefined) return { status: 'failed' }

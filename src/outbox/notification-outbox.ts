@@ -54,7 +54,12 @@ export interface NotificationOutbox {
    * Rejects (WebhookStoreUnavailableError) while the store cannot take it (Redis connecting or down,
    * a full store, a disk error): the caller tells it again later, as the approvals worker does.
    */
-  notify: (type: string, key: string, orderKey: string | null, payload: Readonly<Record<string, unknown>>) => Promise<{ id: string, stored: boolean }>
+  notify: (
+    type: string,
+    key: string,
+    orderKey: string | null,
+    payload: Readonly<Record<string, unknown>>,
+  ) => Promise<{ id: string, stored: boolean }>
   start: () => void
   stop: () => Promise<void>
 }
@@ -62,13 +67,25 @@ export interface NotificationOutbox {
 export async function openNotificationOutbox (options: NotificationOutboxOptions): Promise<NotificationOutbox> {
   const { log, clock } = options
   const retentionS = options.retentionS ?? DEFAULT_RETENTION_S
-  const bounds = { retentionMs: retentionS * 1000, maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS, maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES, orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000 }
+  const bounds = {
+    retentionMs: retentionS * 1000,
+    maxEvents: DEFAULT_WEBHOOK_STORE_MAX_EVENTS,
+    maxBytes: DEFAULT_WEBHOOK_STORE_MAX_BYTES,
+    orderMaxWaitMs: DEFAULT_WEBHOOK_ORDER_MAX_WAIT_S * 1000,
+  }
   const location = options.store
   const store = 'path' in location
     ? await openStoreFile(`${options.name} notifications`, `${location.path} (beside PROXY_WEBHOOK_STORE_PATH)`, async () => await openOutboxStore({ ...location, log }, bounds))
     : await openOutboxStore({ ...location, log }, bounds)
   const deliverer = createDeliverer({
-    settings: { deliverTo: options.url, signingSecrets: options.signingSecrets, deliveryTimeoutS: DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S, concurrency: CONCURRENCY, retryScheduleMs: options.retryScheduleMs, retentionS },
+    settings: {
+      deliverTo: options.url,
+      signingSecrets: options.signingSecrets,
+      deliveryTimeoutS: DEFAULT_WEBHOOK_DELIVERY_TIMEOUT_S,
+      concurrency: CONCURRENCY,
+      retryScheduleMs: options.retryScheduleMs,
+      retentionS,
+    },
     store,
     log,
     clock,

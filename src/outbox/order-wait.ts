@@ -3,8 +3,8 @@
  * (SQLite's query with this function over its candidates; Redis's claim script) and the listing shows.
  * An event with no order key, or the earliest pending one of its key (the head), is attempted at its
  * next attempt time. A later event of the key waits behind the head, but only for
- * the order wait (the inbox's PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS) from its own receipt: a refused `pending` must not hold a
- * payment's `successful` for a day. Past that it is attempted out of order, on its own schedule.
+ * the order wait (the inbox's PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS) from its own receipt: a refused `pending` must not
+ * hold a payment's `successful` for a day. Past that it is attempted out of order, on its own schedule.
  */
 
 export interface Waiting {

@@ -24,7 +24,10 @@ const SUMMARY_BATCH = 1000
 export interface RedisOutboxOptions {
   /** The process's connection. */
   redis: RedisConnection
-  /** This outbox's part of the keys after the connection's prefix: '' for the inbox, `aprn:` for approvals' notifications. */
+  /**
+   * This outbox's part of the keys after the connection's prefix: '' for the inbox, `aprn:` for approvals'
+   * notifications.
+   */
   keys: string
   retentionMs: number
   maxEvents: number
@@ -42,7 +45,15 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
   const owner = randomUUID()
   const bounds = { maxEvents: options.maxEvents, maxBytes: options.maxBytes }
   const headroom = headroomOf(bounds)
-  const lua = { whSchema: SCHEMA_LUA, whIntake: INTAKE_LUA, whClaim: CLAIM_LUA, whSettle: SETTLE_LUA, whRelease: RELEASE_LUA, whReplay: REPLAY_LUA, whRemove: REMOVE_LUA }
+  const lua = {
+    whSchema: SCHEMA_LUA,
+    whIntake: INTAKE_LUA,
+    whClaim: CLAIM_LUA,
+    whSettle: SETTLE_LUA,
+    whRelease: RELEASE_LUA,
+    whReplay: REPLAY_LUA,
+    whRemove: REMOVE_LUA,
+  }
   const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'after-replies' }, Object.fromEntries(Object.entries(lua).map(([name, text]) => [name, { keys: 0, lua: text }])))
   const run = (name: string, ...args: Array<string | number | Buffer>): Promise<unknown> =>
     (client as unknown as Record<string, Run | undefined>)[name]?.(P, ...args) ?? Promise.reject(new Error(name))
@@ -77,7 +88,9 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
     }
     return found
   }
-  const events = async (ids: readonly string[]): Promise<StoredEvent[]> => (await Promise.all(ids.map(event))).filter((e): e is StoredEvent => e !== null)
+  const events = async (ids: readonly string[]): Promise<StoredEvent[]> => (await Promise.all(ids.map(event))).filter(
+    (e): e is StoredEvent => e !== null,
+  )
   // A listing reads no body (its length only), in pipelines of a bounded size: a million events must
   // list. It is in the order the store received the events (`seq`, as SQLite lists them), which two
   // replicas stamping their own receipt times need not agree with.
@@ -97,7 +110,18 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
         const [attemptsError, attemptsTotal] = replies[3 * i + 2] ?? []
         const failed = fieldsError ?? lengthError ?? attemptsError
         if (failed != null) throw failed
-        const [key, sha, order, source, receivedAt, status, attempts, next, conflict, seq] = fields as Array<string | null>
+        const [
+          key,
+          sha,
+          order,
+          source,
+          receivedAt,
+          status,
+          attempts,
+          next,
+          conflict,
+          seq,
+        ] = fields as Array<string | null>
         if (key === null || key === undefined) return
         const summary: EventSummary = {
           id, key, bodySha256: sha ?? '', orderKey: order == null || order === '' ? null : order, bytes: Number(bytes), source: source ?? '', receivedAtMs: Number(receivedAt),
@@ -107,7 +131,10 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
         listed.push({ summary, seq: Number(seq) })
       })
       const heads = await headsOf(listed.map((l) => l.summary))
-      for (const l of listed) found.push({ summary: { ...l.summary, waitingBehind: heads.get(l.summary.id) ?? null }, seq: l.seq })
+      for (const l of listed) found.push({
+        summary: { ...l.summary, waitingBehind: heads.get(l.summary.id) ?? null },
+        seq: l.seq,
+      })
     }
     return found
   }
@@ -177,7 +204,12 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
         client.zcard(`${P}wh:pending`), client.zcard(`${P}wh:failed`), client.zrange(`${P}wh:pending`, '0', '0', 'WITHSCORES'), client.mget(`${P}wh:bytes`, `${P}wh:dbytes`),
       ])
       const held = { events: pending + failed, bytes: Number(sizes[0] ?? 0) - Number(sizes[1] ?? 0) }
-      return { pending, failed, oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]), full: isFull(held, bounds) }
+      return {
+        pending,
+        failed,
+        oldestPendingReceivedAtMs: oldest[1] === undefined ? null : Number(oldest[1]),
+        full: isFull(held, bounds),
+      }
     },
     async removeSettledBefore (beforeMs) {
       let removed = 0
@@ -197,7 +229,9 @@ export function createRedisOutboxStore (options: RedisOutboxOptions): OutboxStor
         const [seqText, body, receivedAt] = fields as Array<Buffer | null | undefined>
         // Removed between the two reads: past its retention, nothing to follow any more.
         if (seqText == null || body == null || receivedAt == null) return []
-        return [{ seq: Number(seqText.toString()), id: ids[i] as string, body, receivedAtMs: Number(receivedAt.toString()) }]
+        return [
+          { seq: Number(seqText.toString()), id: ids[i] as string, body, receivedAtMs: Number(receivedAt.toString()) },
+        ]
       })
     },
     lastEventSeq: async () => Number(await client.get(`${P}wh:seq`) ?? '0'),

@@ -132,7 +132,11 @@ export async function openOutboxProgram (options: OutboxThreadOptions): Promise<
   const evict = db.transaction((minimum: Usage, target: Usage): Usage => {
     const freed = { events: 0, bytes: 0 }
     const short = (goal: Usage): boolean => freed.events < goal.events || freed.bytes < goal.bytes
-    for (let rows = oldestDelivered.all() as EvictionRow[]; rows.length > 0 && short(target); rows = oldestDelivered.all() as EvictionRow[]) {
+    for (
+      let rows = oldestDelivered.all() as EvictionRow[];
+      rows.length > 0 && short(target);
+      rows = oldestDelivered.all() as EvictionRow[]
+    ) {
       for (const row of rows) {
         if (!short(target)) break
         dropAttempts.run(row.id)
@@ -152,7 +156,13 @@ export async function openOutboxProgram (options: OutboxThreadOptions): Promise<
     const now = (which: 'total' | 'held'): Usage => ({ events: (which === 'total' ? total : held).events + added[which].events, bytes: (which === 'total' ? total : held).bytes + added[which].bytes })
     const results = db.transaction(() => writes.map((write): OutboxWriteResult => {
       if (write.kind === 'settle') {
-        addAttempt.run(write.id, write.attempt.atMs, write.attempt.status, write.attempt.error, Math.round(write.attempt.durationMs))
+        addAttempt.run(
+          write.id,
+          write.attempt.atMs,
+          write.attempt.status,
+          write.attempt.error,
+          Math.round(write.attempt.durationMs),
+        )
         const { status } = write.next
         const row = setState.get({ status, nextAttemptAtMs: status === 'pending' ? write.next.nextAttemptAtMs : 0, id: write.id }) as { order_key: string | null, bytes: number } | undefined
         if (status !== 'pending') markHeads([row?.order_key ?? null])
@@ -163,7 +173,10 @@ export async function openOutboxProgram (options: OutboxThreadOptions): Promise<
         return null
       }
       const event = write.event
-      const prior = byKey.all(event.key, event.receivedAtMs - options.retentionMs) as Array<{ id: string, body_sha256: string }>
+      const prior = byKey.all(
+        event.key,
+        event.receivedAtMs - options.retentionMs,
+      ) as Array<{ id: string, body_sha256: string }>
       const same = prior.find((p) => p.body_sha256 === event.bodySha256)
       if (same !== undefined) return { kind: 'duplicate', id: same.id }
       const size = event.body.length
@@ -215,9 +228,25 @@ export async function openOutboxProgram (options: OutboxThreadOptions): Promise<
     const wanted = limit + skip.size
     const inOrder = (due.all(now, wanted) as Array<{ seq: number, id: string, next_attempt_at: number }>)
       .map((row) => ({ seq: row.seq, id: row.id, atMs: row.next_attempt_at, behind: null }))
-    const ahead = (waited.all({ waitedSince: now - options.orderMaxWaitMs, now, limit: wanted }) as Array<{ seq: number, id: string, received_at: number, next_attempt_at: number, behind: string }>)
-      .map((row) => ({ seq: row.seq, id: row.id, atMs: attemptableAtMs({ receivedAtMs: row.received_at, nextAttemptAtMs: row.next_attempt_at, waitingBehind: row.behind }, options.orderMaxWaitMs), behind: row.behind }))
-    const chosen = [...inOrder, ...ahead].filter((row) => !skip.has(row.id)).sort((a, b) => a.atMs - b.atMs || a.seq - b.seq).slice(0, limit)
+    const ahead = (waited.all({ waitedSince: now - options.orderMaxWaitMs, now, limit: wanted }) as Array<{
+      seq: number
+      id: string
+      received_at: number
+      next_attempt_at: number
+      behind: string
+    }>)
+      .map((row) => ({
+        seq: row.seq,
+        id: row.id,
+        atMs: attemptableAtMs(
+          { receivedAtMs: row.received_at, nextAttemptAtMs: row.next_attempt_at, waitingBehind: row.behind },
+          options.orderMaxWaitMs,
+        ),
+        behind: row.behind,
+      }))
+    const chosen = [...inOrder, ...ahead].filter((row) => !skip.has(row.id)).sort(
+      (a, b) => a.atMs - b.atMs || a.seq - b.seq,
+    ).slice(0, limit)
     return chosen.map(({ seq, behind }) => ({ event: eventOf(bySeq.get(seq) as EventRow), waitedBehind: behind }))
   }
 
@@ -238,7 +267,9 @@ export async function openOutboxProgram (options: OutboxThreadOptions): Promise<
 
   type Replayed = Array<{ id: string, order_key: string | null }>
   const SET_PENDING = 'SET status = \'pending\', attempts = 0, next_attempt_at = ?'
-  /** Back to pending, each an order key's head again when it is its earliest pending event (an older event comes first). */
+  /**
+   * Back to pending, each an order key's head again when it is its earliest pending event (an older event comes first).
+   */
   const replayed = (rows: Replayed): string[] => {
     markHeads(rows.map((r) => r.order_key))
     return rows.map((r) => r.id)
@@ -276,7 +307,12 @@ export async function openOutboxProgram (options: OutboxThreadOptions): Promise<
   const settledPage = db.prepare(`SELECT seq, id, status, length(body) AS bytes FROM events WHERE ${SETTLED} LIMIT ?`)
   const removeSettled = (beforeMs: number, limit: number): number => {
     const rows = db.transaction(() => {
-      const page = settledPage.all(beforeMs, limit) as Array<{ seq: number, id: string, status: EventStatus, bytes: number }>
+      const page = settledPage.all(beforeMs, limit) as Array<{
+        seq: number
+        id: string
+        status: EventStatus
+        bytes: number
+      }>
       for (const row of page) {
         dropAttempts.run(row.id)
         dropEvent.run(row.seq)

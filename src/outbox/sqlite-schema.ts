@@ -45,7 +45,10 @@ CREATE INDEX IF NOT EXISTS attempts_event ON attempts (event_id);
 /** What a claim reads; its WHERE is repeated word for word by the claim, or SQLite will not use the index. */
 const READY_CONDITION = 'status = \'pending\' AND (order_key IS NULL OR is_head = 1)'
 const READY_INDEX = `CREATE INDEX IF NOT EXISTS events_ready ON events (next_attempt_at) WHERE ${READY_CONDITION}`
-/** The claim's query: due heads and unordered events, earliest first. Named index: with no statistics, the planner would read every pending event by `events_status` and sort them. */
+/**
+ * The claim's query: due heads and unordered events, earliest first. Named index: with no statistics, the planner would
+ * read every pending event by `events_status` and sort them.
+ */
 export const DUE_EVENTS = `SELECT seq, id, next_attempt_at FROM events INDEXED BY events_ready WHERE ${READY_CONDITION} AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`
 
 /** Later events of an order key (not its head), by receipt: the claim reads those that have waited long enough. */

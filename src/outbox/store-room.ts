@@ -27,7 +27,10 @@ export const EVICTION_HEADROOM = 0.001
 
 /** How much more than the new event needs an eviction frees, for bounds `bounds`. */
 export function headroomOf (bounds: StoreBounds): Usage {
-  return { events: Math.floor(bounds.maxEvents * EVICTION_HEADROOM), bytes: Math.floor(bounds.maxBytes * EVICTION_HEADROOM) }
+  return {
+    events: Math.floor(bounds.maxEvents * EVICTION_HEADROOM),
+    bytes: Math.floor(bounds.maxBytes * EVICTION_HEADROOM),
+  }
 }
 
 /** Pure. `total`: every stored event; `held`: the pending and failed ones among them; `size`: the new body's bytes. */
@@ -35,7 +38,10 @@ export function roomFor (size: number, total: Usage, held: Usage, bounds: StoreB
   if (total.events + 1 <= bounds.maxEvents && total.bytes + size <= bounds.maxBytes) return { kind: 'fits' }
   if (held.events + 1 > bounds.maxEvents || held.bytes + size > bounds.maxBytes) return { kind: 'full' }
   const headroom = headroomOf(bounds)
-  const minimum = { events: Math.max(0, total.events + 1 - bounds.maxEvents), bytes: Math.max(0, total.bytes + size - bounds.maxBytes) }
+  const minimum = {
+    events: Math.max(0, total.events + 1 - bounds.maxEvents),
+    bytes: Math.max(0, total.bytes + size - bounds.maxBytes),
+  }
   const target = {
     events: Math.max(0, total.events + 1 - (bounds.maxEvents - headroom.events)),
     bytes: Math.max(0, total.bytes + size - (bounds.maxBytes - headroom.bytes)),
@@ -43,7 +49,9 @@ export function roomFor (size: number, total: Usage, held: Usage, bounds: StoreB
   return { kind: 'evict', minimum, target }
 }
 
-/** Whether pending and failed events alone fill the store: no new event is taken until some are delivered or removed. */
+/**
+ * Whether pending and failed events alone fill the store: no new event is taken until some are delivered or removed.
+ */
 export function isFull (held: Usage, bounds: StoreBounds): boolean {
   return held.events >= bounds.maxEvents || held.bytes >= bounds.maxBytes
 }

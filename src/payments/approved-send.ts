@@ -25,7 +25,9 @@ export interface ApprovedAnswer { status: number, body: Buffer, headers: Record<
  * The approvals forwarder's follow hook (server.ts hands it over): stores the intent of a followed
  * send, rejecting when it cannot, and resolves what to do with its answer.
  */
-export function approvedSendFollower (follower: PaymentFollower): (send: ApprovedSend) => Promise<(answer: ApprovedAnswer | null) => Promise<Record<string, string>>> {
+export function approvedSendFollower (
+  follower: PaymentFollower,
+): (send: ApprovedSend) => Promise<(answer: ApprovedAnswer | null) => Promise<Record<string, string>>> {
   return async (send) => {
     const sent = await followApproved(follower, send)
     return async (answer) => await approvedAnswered(follower, sent, answer)
@@ -37,12 +39,24 @@ async function followApproved (follower: PaymentFollower, send: ApprovedSend): P
   const folded = foldPath(send.path as CanonicalPath)
   if (!follower.follows(send.method, folded)) return null
   return await follower.intent({
-    key: send.key, caller: send.caller, environment: send.environment, interface: send.interface, method: send.method, path: send.path, folded, reference: send.externalReference, body: new HeldJson(send.body),
+    key: send.key,
+    caller: send.caller,
+    environment: send.environment,
+    interface: send.interface,
+    method: send.method,
+    path: send.path,
+    folded,
+    reference: send.externalReference,
+    body: new HeldJson(send.body),
   })
 }
 
 /** `answer` null: none came. Resolves the headers to record with the answer (none when the record was dropped). */
-async function approvedAnswered (follower: PaymentFollower, sent: FollowedSend | null, answer: ApprovedAnswer | null): Promise<Record<string, string>> {
+async function approvedAnswered (
+  follower: PaymentFollower,
+  sent: FollowedSend | null,
+  answer: ApprovedAnswer | null,
+): Promise<Record<string, string>> {
   if (sent === null) return {}
   const read = answer === null ? { kind: 'lost' as const } : follower.read(answer.status, answer.body, answer.headers['content-encoding'])
   await follower.answered(sent, read)

@@ -17,7 +17,10 @@ import { eventSettledInterfaces, eventSettledWarning } from './event-settled.js'
 
 export interface PaymentsCheck { ok: boolean, lines: string[] }
 
-export async function checkPayments (config: Config & { payments: PaymentsConfig }, deps: { log: Logger, storage: Storage }): Promise<PaymentsCheck> {
+export async function checkPayments (
+  config: Config & { payments: PaymentsConfig },
+  deps: { log: Logger, storage: Storage },
+): Promise<PaymentsCheck> {
   const { log, storage } = deps
   const settings = config.payments
   const lines: string[] = []
@@ -59,7 +62,10 @@ async function checkRedis (redis: RedisConnection, log: Logger): Promise<{ ok: b
   }
 }
 
-/** The payments' table is created at the sidecar's start: a file that is the inbox's or approvals' alone so far holds none. */
+/**
+ * The payments' table is created at the sidecar's start: a file that is the inbox's or approvals' alone so far holds
+ * none.
+ */
 function countsIn (db: Database.Database): string {
   if (db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = \'payments\'').get() === undefined) return '0 pending, 0 stale'
   const count = (state: string): number => (db.prepare('SELECT count(*) AS n FROM payments WHERE state = ?').get(state) as { n: number }).n

@@ -20,7 +20,12 @@ import { readEvent } from './provider-reading.js'
 
 /** What payments need of the inbox's store. */
 export interface EventFeed {
-  eventsAfter: (seq: number, limit: number) => Promise<Array<{ seq: number, id: string, body: Buffer, receivedAtMs: number }>>
+  eventsAfter: (seq: number, limit: number) => Promise<Array<{
+    seq: number
+    id: string
+    body: Buffer
+    receivedAtMs: number
+  }>>
   lastEventSeq: () => Promise<number>
 }
 
@@ -33,7 +38,16 @@ export interface EventMatcher {
   catchUp: () => Promise<void>
 }
 
-export function createEventMatcher (deps: { store: PaymentStore, apply: ApplyInput, config: PaymentsConfig, log: Logger, metrics: PaymentMetrics, pacer?: EventLookupPacer }): EventMatcher {
+export function createEventMatcher (
+  deps: {
+    store: PaymentStore
+    apply: ApplyInput
+    config: PaymentsConfig
+    log: Logger
+    metrics: PaymentMetrics
+    pacer?: EventLookupPacer
+  },
+): EventMatcher {
   const { store, apply, config, log, metrics } = deps
   let feed: EventFeed | null = null
 

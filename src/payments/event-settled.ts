@@ -10,7 +10,9 @@ import type { PaymentsConfig } from '../config/payment-config.js'
 export interface EventSettled { interface: InterfaceName, why: string }
 
 export function eventSettledInterfaces (settings: Pick<PaymentsConfig, 'confirm' | 'lookupPaths'>, environments: Config['environments']): EventSettled[] {
-  return INTERFACES.filter((iface) => Object.values(environments).some((env) => env.baseUrls[iface] !== undefined)).flatMap((iface) => {
+  return INTERFACES.filter(
+    (iface) => Object.values(environments).some((env) => env.baseUrls[iface] !== undefined),
+  ).flatMap((iface) => {
     if (settings.lookupPaths[iface] === null) return [{ interface: iface, why: iface === 'fiat' ? 'PROXY_PAYMENTS_LOOKUP_PATH=off' : 'PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH unset' }]
     if (settings.confirm === 'event') return [{ interface: iface, why: 'PROXY_PAYMENTS_CONFIRM=event' }]
     return []

@@ -1,10 +1,15 @@
-/** Payments followed to their final state (SPEC §12) as a feature: their share of the proxy, the `payments` command and their `check` section. */
+/**
+ * Payments followed to their final state (SPEC §12) as a feature: their share of the proxy, the `payments` command and
+ * their `check` section.
+ */
 import { configuredCommand, type Feature } from '../feature/feature.js'
 import { resolvePayments } from '../config/payment-settings.js'
 
 export const paymentsFeature: Feature = {
   name: 'payments',
-  settings: ({ settings, variables, sealingSecret, problems, warnings }) => ({ payments: resolvePayments(settings, variables, sealingSecret, problems, warnings) }),
+  settings: ({ settings, variables, sealingSecret, problems, warnings }) => ({
+    payments: resolvePayments(settings, variables, sealingSecret, problems, warnings),
+  }),
   commands: {
     payments: configuredCommand(
       'list, show or recheck followed payments (payments-auth-proxy payments --help)',

@@ -21,7 +21,9 @@ export function segmentOf (value: string): string | null {
   }).join('')
 }
 
-/** The path below the interface base, or null when the interface has none or a value it needs is unknown or unusable. */
+/**
+ * The path below the interface base, or null when the interface has none or a value it needs is unknown or unusable.
+ */
 export function lookupPathOf (paths: LookupPaths, record: Pick<PaymentRecord, 'interface' | 'transactionId' | 'externalReference'>): string | null {
   const template = paths[record.interface] ?? null
   if (template === null) return null

@@ -13,7 +13,11 @@ import type { PaymentStore } from './payment-store.js'
 import { sealedPaymentStore } from './sealed-payment-store.js'
 
 export async function openPaymentStore (payments: Pick<PaymentsConfig, 'storePath' | 'sealingSecret'>, storage: Storage, log: Logger): Promise<PaymentStore> {
-  return sealedPaymentStore(await openStoredPayments(payments, storage, log), derivePaymentSealKey(payments.sealingSecret), log)
+  return sealedPaymentStore(
+    await openStoredPayments(payments, storage, log),
+    derivePaymentSealKey(payments.sealingSecret),
+    log,
+  )
 }
 
 async function openStoredPayments (payments: Pick<PaymentsConfig, 'storePath'>, storage: Storage, log: Logger): Promise<PaymentStore> {

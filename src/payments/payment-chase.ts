@@ -16,7 +16,9 @@ import { paymentView, type PaymentView } from './payment-view.js'
 export type ChasedState = 'stale' | 'unknown' | 'unverified'
 
 export interface PaymentChase {
-  list: (query: { states: readonly ChasedState[], offset: number, limit: number }) => Promise<{ payments: PaymentView[], total: number }>
+  list: (
+    query: { states: readonly ChasedState[], offset: number, limit: number },
+  ) => Promise<{ payments: PaymentView[], total: number }>
   /** The payment as it stands once its recheck is scheduled (a final one, unchanged); null when there is none. */
   recheck: (id: string) => Promise<PaymentView | null>
 }

@@ -12,10 +12,24 @@ import { classifyStatus } from './provider-reading.js'
 
 export type ContextFor = (nowMs: number) => MachineContext
 
-export function machineContext (config: PaymentsConfig, inFlightMs: number, random: () => number = Math.random, pacer: EventLookupPacer | null = null): ContextFor {
+export function machineContext (
+  config: PaymentsConfig,
+  inFlightMs: number,
+  random: () => number = Math.random,
+  pacer: EventLookupPacer | null = null,
+): ContextFor {
   const classify: MachineContext['classify'] = (status) => classifyStatus(status, config)
   const canLookUp: MachineContext['canLookUp'] = (record) => lookupPathOf(config.lookupPaths, record) !== null
   // Wherever a look-up path is configured (SPEC §12): without one, events alone settle.
   const confirmByLookup: MachineContext['confirmByLookup'] = (record) => config.confirm === 'lookup' && (config.lookupPaths[record.interface as 'fiat' | 'crypto'] ?? null) !== null
-  return (nowMs) => ({ nowMs, random: random(), scheduleMs: config.lookupScheduleMs, inFlightMs, canLookUp, confirmByLookup, classify, eventLookupAtMs: pacer?.next(nowMs) ?? nowMs })
+  return (nowMs) => ({
+    nowMs,
+    random: random(),
+    scheduleMs: config.lookupScheduleMs,
+    inFlightMs,
+    canLookUp,
+    confirmByLookup,
+    classify,
+    eventLookupAtMs: pacer?.next(nowMs) ?? nowMs,
+  })
 }

@@ -55,14 +55,25 @@ export const paymentFollow = fp(async function paymentFollow (app: FastifyInstan
   app.addHook('preHandler', (request, reply, done) => {
     const claim = request.idempotency
     const target = request.target
-    if (claim === null || target === null || target.route.environment === null || !follower.follows(request.method, target.folded)) { done(); return }
+    if (claim === null ||
+      target === null ||
+      target.route.environment === null ||
+      !follower.follows(request.method, target.folded)) { done(); return }
     const body = heldJsonOf(request)
     const reference = readReference(body, request.headers['content-encoding'], keyPointer)
     // Unreachable: §8 claimed the request, so its body holds the reference.
     if (body === null || reference.kind !== 'found') { done(); return }
     const caller = callerIdOf(request)
     follower.intent({
-      key: claim.key, caller, environment: target.route.environment, interface: target.route.interface, method: request.method, path: target.path, folded: target.folded, reference: reference.reference, body,
+      key: claim.key,
+      caller,
+      environment: target.route.environment,
+      interface: target.route.interface,
+      method: request.method,
+      path: target.path,
+      folded: target.folded,
+      reference: reference.reference,
+      body,
     }).then((sent) => {
       const followed: FollowedRequest = { ...sent, answered: false, settling: null }
       request.payment = followed
@@ -145,7 +156,11 @@ export function paymentTap (follower: PaymentFollower, inner: UpstreamResponseTa
  * A body held whole is read before it is sent (`sending`: its headers may still change) and
  * recorded alongside; a streamed one is read as it passes, up to the bound, once it has ended.
  */
-function readingRecording (recording: ResponseRecording, onBody: (body: Buffer | null, sending: boolean) => Promise<void>, onBroken: () => Promise<void>): ResponseRecording {
+function readingRecording (
+  recording: ResponseRecording,
+  onBody: (body: Buffer | null, sending: boolean) => Promise<void>,
+  onBroken: () => Promise<void>,
+): ResponseRecording {
   return {
     async whole (body) {
       const read = onBody(body, true)

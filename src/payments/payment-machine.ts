@@ -73,7 +73,9 @@ export type PaymentStep =
   | { kind: 'confirming', eventId: string }
   | { kind: 'stale' }
   | { kind: 'rechecked' }
-  /** A record read as unverified is sealed again from the provider's answer to a look-up of its vouched transaction id. */
+  /**
+   * A record read as unverified is sealed again from the provider's answer to a look-up of its vouched transaction id.
+   */
   | { kind: 'resealed', state: PaymentState }
 
 export interface Transition { record: PaymentRecord | null, steps: PaymentStep[] }
@@ -88,7 +90,8 @@ export function applyInput (record: PaymentRecord, input: PaymentInput, ctx: Mac
 }
 
 function transition (r: PaymentRecord, input: PaymentInput, ctx: MachineContext): Transition {
-  // Nothing a record that failed verification holds is believed: only the provider's answer about its vouched transaction id.
+  // Nothing a record that failed verification holds is believed: only the provider's answer about its vouched
+  // transaction id.
   if (r.state === 'unverified') return input.kind === 'lookup' ? lookedUpUnverified(r, input.result, input.startedAtMs, ctx) : same(r)
   switch (input.kind) {
     case 'answer': return answered(r, input.answer, ctx)
@@ -179,14 +182,18 @@ function evented (r: PaymentRecord, event: MatchedEvent, ctx: MachineContext): T
     const settled = settle(base, cls, 'event', false, ctx)
     return { record: settled.record, steps: [...steps, ...settled.steps] }
   }
-  // One look-up per step of the schedule, however many events ask: the rest are recorded, and the step's own look-up follows.
+  // One look-up per step of the schedule, however many events ask: the rest are recorded, and the step's own look-up
+  // follows.
   if (base.eventLookup !== null && base.eventLookup.step === base.step) return same(base, steps)
   return same({ ...base, lookupNow: true, eventLookup: { step: base.step, atMs: ctx.eventLookupAtMs } }, [...steps, { kind: 'confirming', eventId: event.id }])
 }
 
 function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, ctx: MachineContext): Transition {
   const outcome: LookupOutcome = result.kind
-  const base: PaymentRecord = { ...r, lookups: { count: r.lookups.count + 1, lastAtMs: startedAtMs, lastOutcome: outcome } }
+  const base: PaymentRecord = {
+    ...r,
+    lookups: { count: r.lookups.count + 1, lastAtMs: startedAtMs, lastOutcome: outcome },
+  }
   if (r.state !== 'pending' && r.state !== 'stale') return same(base)
   if (result.kind === 'final') {
     const confirmed = r.events.some((e) => !e.disputed && ctx.classify(e.status) === result.state)
@@ -195,7 +202,9 @@ function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, 
   const status = result.kind === 'pending' ? result.status ?? r.providerStatus : r.providerStatus
   // A look-up ahead of the schedule (a final event, a recheck) leaves the step it did not reach.
   const consumed = r.nextLookupAtMs !== null && r.nextLookupAtMs <= startedAtMs
-  const next = consumed ? nextStep(r.scheduleFromMs, r.step + 1, ctx) : { step: r.step, nextLookupAtMs: r.nextLookupAtMs }
+  const next = consumed
+    ? nextStep(r.scheduleFromMs, r.step + 1, ctx)
+    : { step: r.step, nextLookupAtMs: r.nextLookupAtMs }
   const after: PaymentRecord = { ...base, providerStatus: status, lookupNow: false, ...next }
   if (r.state === 'pending' && next.nextLookupAtMs === null) return stale(after)
   return same(after)
@@ -206,7 +215,12 @@ function lookedUp (r: PaymentRecord, result: LookupResult, startedAtMs: number, 
  * record again, built from what its seals vouched for and what the provider said, pending on the
  * schedule counted from its creation or final (and notified). A failed look-up changes nothing.
  */
-function lookedUpUnverified (r: PaymentRecord, result: LookupResult, startedAtMs: number, ctx: MachineContext): Transition {
+function lookedUpUnverified (
+  r: PaymentRecord,
+  result: LookupResult,
+  startedAtMs: number,
+  ctx: MachineContext,
+): Transition {
   if (r.unverified?.vouched !== 'transaction' || result.kind === 'failed') return same(r)
   const rebuilt = followed(withoutMark({ ...r, state: 'pending' }), ctx)
   const t = lookedUp({ ...rebuilt, lookupNow: false }, result, startedAtMs, ctx)
@@ -235,7 +249,13 @@ function timed (r: PaymentRecord, orphaned: boolean, ctx: MachineContext): Trans
  * Events are marked disputed only here and once final (`evented`): a record being settled has none
  * yet. `confirmed`: the provider's own word settled it (an answer, a look-up), not an event alone.
  */
-function settle (r: PaymentRecord, state: FinalState, by: SettledBy, confirmed: boolean, ctx: MachineContext): Transition {
+function settle (
+  r: PaymentRecord,
+  state: FinalState,
+  by: SettledBy,
+  confirmed: boolean,
+  ctx: MachineContext,
+): Transition {
   const steps: PaymentStep[] = []
   const events = r.events.map((e) => {
     const cls = ctx.classify(e.status)
@@ -276,7 +296,10 @@ function askedAt (r: PaymentRecord): number {
   return isEventAsked(r) ? (r.eventLookup as { atMs: number }).atMs : 0
 }
 
-/** The look-up wanted now is the one an event asked for in this step (SPEC §12: such look-ups get at most half the rate). */
+/**
+ * The look-up wanted now is the one an event asked for in this step (SPEC §12: such look-ups get at most half the
+ * rate).
+ */
 export function isEventAsked (r: PaymentRecord): boolean {
   return r.lookupNow && r.eventLookup !== null && r.eventLookup.step === r.step
 }

@@ -22,7 +22,11 @@ export interface PaymentMetrics {
   pass: (outcome: PassOutcome) => void
 }
 
-export function createPaymentMetrics (registry: Registry, prefix: string, counts: () => Promise<PaymentCounts>): PaymentMetrics {
+export function createPaymentMetrics (
+  registry: Registry,
+  prefix: string,
+  counts: () => Promise<PaymentCounts>,
+): PaymentMetrics {
   const p = prefix
   const tracked = new Counter({ name: `${p}payments_tracked_total`, help: 'Followed POSTs by outcome: followed, settled_at_once, untracked, unknown', labelNames: ['outcome'], registers: [registry] })
   const settle = new Histogram({
@@ -34,7 +38,9 @@ export function createPaymentMetrics (registry: Registry, prefix: string, counts
   let last: PaymentCounts = { pending: 0, stale: 0, unknown: 0, unverified: 0 }
   let snapshot: Promise<PaymentCounts> | null = null
   const read = async (): Promise<PaymentCounts> => {
-    snapshot ??= counts().then((c) => { last = c; return c }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
+    snapshot ??= counts().then((c) => { last = c; return c }, () => last).finally(
+      () => { setImmediate(() => { snapshot = null }) },
+    )
     return await snapshot
   }
   new Gauge({ name: `${p}payments_pending`, help: 'Payments followed and not yet final', registers: [registry], async collect () { this.set((await read()).pending) } })

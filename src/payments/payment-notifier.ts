@@ -25,7 +25,11 @@ export interface PaymentNotifier {
   stop: () => Promise<void>
 }
 
-export async function openPaymentNotifier (config: PaymentsConfig, storage: Storage, deps: { log: Logger, clock: Clock, registry: Registry }): Promise<PaymentNotifier> {
+export async function openPaymentNotifier (
+  config: PaymentsConfig,
+  storage: Storage,
+  deps: { log: Logger, clock: Clock, registry: Registry },
+): Promise<PaymentNotifier> {
   const [{ openNotificationOutbox }, { deriveNotificationSealKey }, { noDeliveryObserver }] = await Promise.all([import('../outbox/notification-outbox.js'), import('../outbox/notification-seal.js'), import('../outbox/deliverer.js')])
   const redis = await storage.redis()
   const outbox = await openNotificationOutbox({

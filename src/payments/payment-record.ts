@@ -67,7 +67,10 @@ export interface PaymentRecord {
   rejoined: boolean
   settledAtMs: number | null
   settledBy: SettledBy | null
-  /** Final by the provider's own word (an answer, a look-up, or an event a look-up agreed with); false for an event alone, and until final. */
+  /**
+   * Final by the provider's own word (an answer, a look-up, or an event a look-up agreed with); false for an event
+   * alone, and until final.
+   */
   confirmed: boolean
   events: PaymentEvent[]
   lookups: { count: number, lastAtMs: number | null, lastOutcome: LookupOutcome | null }
@@ -99,7 +102,10 @@ export function isFinal (state: PaymentState): state is FinalState {
   return FINAL_STATES.has(state)
 }
 
-/** What a record holds before anything has happened to it since `atMs`: no answer, event, look-up or notification; unsealed. */
+/**
+ * What a record holds before anything has happened to it since `atMs`: no answer, event, look-up or notification;
+ * unsealed.
+ */
 export function untouched (atMs: number): Pick<PaymentRecord, 'sentAtMs' | 'rejoined' | 'settledAtMs' | 'settledBy' | 'confirmed' | 'events' | 'lookups' |
   'scheduleFromMs' | 'step' | 'nextLookupAtMs' | 'lookupNow' | 'eventLookup' | 'notify' | 'dueAtMs' | 'seals'> {
   return {

@@ -43,7 +43,9 @@ export async function paymentRoutes (app: FastifyInstance, options: PaymentRoute
   async function find (asker: Asker, text: string, environment: string | undefined): Promise<PaymentRecord> {
     const caller = asker.seesAll ? undefined : asker.id
     const byId = PAYMENT_ID.test(text) ? await read(store.get(text)) : null
-    const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null && (caller === undefined || r.caller === caller) && (environment === undefined || r.environment === environment)
+    const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null &&
+      (caller === undefined || r.caller === caller) &&
+      (environment === undefined || r.environment === environment)
     if (visible(byId)) return byId
     const byReference = await read(store.byReference(text, { caller, environment }))
     if (byReference === null) throw new PaymentNotFoundError()
@@ -63,7 +65,13 @@ export async function paymentRoutes (app: FastifyInstance, options: PaymentRoute
     if (state !== undefined && !PAYMENT_STATES.includes(state as PaymentState)) throw new BadRequestError(`state must be one of ${PAYMENT_STATES.join(', ')}`)
     const count = limit === undefined ? DEFAULT_LIST_LIMIT : /^[1-9][0-9]{0,3}$/.test(limit) ? Number(limit) : NaN
     if (!(count <= MAX_LIST_LIMIT)) throw new BadRequestError(`limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
-    const payments = await read(store.list({ state: state as PaymentState | undefined, caller: asker.seesAll ? undefined : asker.id, limit: count }))
+    const payments = await read(
+      store.list({
+        state: state as PaymentState | undefined,
+        caller: asker.seesAll ? undefined : asker.id,
+        limit: count,
+      }),
+    )
     return { payments: payments.map(paymentView) }
   })
 }

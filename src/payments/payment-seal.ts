@@ -43,7 +43,13 @@ function stateSeal (key: SealKey, before: string, r: PaymentRecord): string {
     'state', before, r.state, r.providerStatus, r.sentAtMs, r.sender, r.rejoined, r.settledAtMs, r.settledBy, r.confirmed,
     r.events.map((e) => [e.id, e.status, e.receivedAtMs, e.disputed]),
     [r.lookups.count, r.lookups.lastAtMs, r.lookups.lastOutcome],
-    r.scheduleFromMs, r.step, r.nextLookupAtMs, r.lookupNow, r.eventLookup === null ? null : [r.eventLookup.step, r.eventLookup.atMs], r.notify, r.dueAtMs,
+    r.scheduleFromMs,
+    r.step,
+    r.nextLookupAtMs,
+    r.lookupNow,
+    r.eventLookup === null ? null : [r.eventLookup.step, r.eventLookup.atMs],
+    r.notify,
+    r.dueAtMs,
   ])
 }
 

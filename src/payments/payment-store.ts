@@ -24,7 +24,10 @@ export interface PaymentQuery {
   caller?: string | undefined
   /** Created at or after. */
   sinceMs?: number | undefined
-  /** With `unverified` asked for: read the newest records through their seals again (a person's page), not only those found so far. */
+  /**
+   * With `unverified` asked for: read the newest records through their seals again (a person's page), not only those
+   * found so far.
+   */
   rescan?: boolean | undefined
   limit: number
 }
@@ -46,7 +49,10 @@ export interface PaymentStore {
   get: (id: string) => Promise<PaymentRecord | null>
   byKey: (key: string) => Promise<PaymentRecord | null>
   /** The most recent payment with this reference, of `caller` and in `environment` when given. */
-  byReference: (reference: string, filter: { caller?: string | undefined, environment?: string | undefined }) => Promise<PaymentRecord | null>
+  byReference: (
+    reference: string,
+    filter: { caller?: string | undefined, environment?: string | undefined },
+  ) => Promise<PaymentRecord | null>
   /** The most recent payment with this transaction id. */
   byTransactionId: (transactionId: string) => Promise<PaymentRecord | null>
   /**
@@ -56,14 +62,19 @@ export interface PaymentStore {
   update: (record: PaymentRecord) => Promise<PaymentRecord | null>
   /** Removes a record still at `record.version` (dropped: no transaction happened); false otherwise. */
   remove: (record: PaymentRecord) => Promise<boolean>
-  /** Up to `limit` records due at `nowMs`, earliest first, leased to this store for `leaseMs`; never one leased elsewhere. */
+  /**
+   * Up to `limit` records due at `nowMs`, earliest first, leased to this store for `leaseMs`; never one leased
+   * elsewhere.
+   */
   claimDue: (nowMs: number, limit: number, leaseMs: number) => Promise<PaymentRecord[]>
   /** Ends this store's lease without a change: the record is claimable again at its due time. */
   release: (id: string) => Promise<void>
   /** Newest first. */
   list: (query: PaymentQuery) => Promise<PaymentRecord[]>
   counts: () => Promise<PaymentCounts>
-  /** Removes final payments settled before `beforeMs` whose notifications are stored; never another. Resolves how many. */
+  /**
+   * Removes final payments settled before `beforeMs` whose notifications are stored; never another. Resolves how many.
+   */
   removeSettledBefore: (beforeMs: number) => Promise<number>
   /** How far the inbox's events have been matched (their store's sequence number); null before the first time. */
   cursor: () => Promise<number | null>

@@ -26,7 +26,9 @@ export interface Applied {
 
 export type ApplyInput = (record: PaymentRecord, input: PaymentInput) => Promise<Applied>
 
-export function createPaymentUpdater (deps: { store: PaymentStore, context: ContextFor, clock: Clock, log: Logger, metrics: PaymentMetrics }): ApplyInput {
+export function createPaymentUpdater (
+  deps: { store: PaymentStore, context: ContextFor, clock: Clock, log: Logger, metrics: PaymentMetrics },
+): ApplyInput {
   const { store, context, clock } = deps
   const observe = observer(deps.log, deps.metrics)
   return async function apply (record, input) {
@@ -55,7 +57,10 @@ export function createPaymentUpdater (deps: { store: PaymentStore, context: Cont
   }
 }
 
-function observer (log: Logger, metrics: PaymentMetrics): (record: PaymentRecord, steps: readonly PaymentStep[]) => void {
+function observer (
+  log: Logger,
+  metrics: PaymentMetrics,
+): (record: PaymentRecord, steps: readonly PaymentStep[]) => void {
   return (record, steps) => {
     const fields = { payment: record.id, caller: record.caller, reference: record.externalReference }
     for (const step of steps) {

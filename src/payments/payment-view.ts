@@ -90,7 +90,12 @@ function sealedView (r: PaymentRecord, state: SealedPaymentView['state']): Seale
     settledAt: secondsOrNull(r.settledAtMs),
     settledBy: r.settledBy,
     confirmed: r.confirmed,
-    events: r.events.map((e) => ({ id: e.id, status: e.status, receivedAt: seconds(e.receivedAtMs), disputed: e.disputed })),
+    events: r.events.map((e) => ({
+      id: e.id,
+      status: e.status,
+      receivedAt: seconds(e.receivedAtMs),
+      disputed: e.disputed,
+    })),
     lookups: {
       count: r.lookups.count,
       lastAt: secondsOrNull(r.lookups.lastAtMs),

@@ -27,7 +27,10 @@ import { paymentView } from './payment-view.js'
 
 export const PAYMENT_LOOK_INTERVAL_MS = 1000
 const CLEANUP_INTERVAL_MS = 3_600_000
-/** A lease outlives the longest look-up by this much: a dead replica's look-ups are taken over once it has passed (a second look-up is harmless, a GET). */
+/**
+ * A lease outlives the longest look-up by this much: a dead replica's look-ups are taken over once it has passed (a
+ * second look-up is harmless, a GET).
+ */
 export const PAYMENT_LEASE_MARGIN_MS = 5_000
 
 export interface WorkerDeps {
@@ -45,7 +48,9 @@ export interface WorkerDeps {
   lookupTimeoutMs: number
   /** This process (payment-follower.ts). */
   sender: string
-  /** The store is this process's alone (the embedded file): at start, another sender's `sending` records are orphans. */
+  /**
+   * The store is this process's alone (the embedded file): at start, another sender's `sending` records are orphans.
+   */
   soleOwner: boolean
   /** How long settled payments are kept after they settle. */
   retentionMs: number
@@ -141,7 +146,8 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
       if (work === 'notify') {
         await notify(record)
       } else if (work === 'time') {
-        // Nothing to do though the store says it is due: its due time was written outside its record. It keeps its lease, so the look goes on past it.
+        // Nothing to do though the store says it is due: its due time was written outside its record. It keeps its
+        // lease, so the look goes on past it.
         await apply(record, { kind: 'time', orphaned: false })
       } else {
         lookUp(record)
@@ -150,7 +156,8 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
   }
 
   async function look (): Promise<void> {
-    // Once a start: the newest records read through their seals, so each that fails is logged and counted from the start, not when first asked for.
+    // Once a start: the newest records read through their seals, so each that fails is logged and counted from the
+    // start, not when first asked for.
     if (!swept) {
       await store.list({ state: 'unverified', limit: 1 })
       swept = true

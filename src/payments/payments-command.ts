@@ -32,7 +32,12 @@ const LIST_LIMIT = 100_000
 const uncounted: PaymentMetrics = { tracked () {}, settled () {}, lookup () {}, event () {}, pass () {} }
 
 /** Returns the exit code: 0 done, 1 not found, 2 usage or configuration. */
-export async function runPaymentsCommand (args: readonly string[], config: Config, deps: { log: Logger, storage: Storage }, io: CommandIo): Promise<number> {
+export async function runPaymentsCommand (
+  args: readonly string[],
+  config: Config,
+  deps: { log: Logger, storage: Storage },
+  io: CommandIo,
+): Promise<number> {
   const { log, storage } = deps
   let parsed
   try {
@@ -71,7 +76,12 @@ async function find (store: PaymentStore, text: string): Promise<PaymentRecord |
 
 const time = (ms: number | null): string => ms === null ? '-' : new Date(ms).toISOString()
 
-async function list (store: PaymentStore, query: { state: PaymentState | undefined, sinceMs: number | undefined }, json: boolean, io: CommandIo): Promise<number> {
+async function list (
+  store: PaymentStore,
+  query: { state: PaymentState | undefined, sinceMs: number | undefined },
+  json: boolean,
+  io: CommandIo,
+): Promise<number> {
   const payments = await store.list({ ...query, limit: LIST_LIMIT })
   if (json) {
     for (const payment of payments) io.out(`${terminalJson(paymentView(payment))}\n`)
@@ -95,8 +105,20 @@ async function show (store: PaymentStore, text: string, io: CommandIo): Promise<
   return 0
 }
 
-async function recheck (store: PaymentStore, targets: readonly string[], config: Config & { payments: PaymentsConfig }, log: Logger, io: CommandIo): Promise<number> {
-  const apply = createPaymentUpdater({ store, context: machineContext(config.payments, inFlightTtlMs(config)), clock: io.clock, log, metrics: uncounted })
+async function recheck (
+  store: PaymentStore,
+  targets: readonly string[],
+  config: Config & { payments: PaymentsConfig },
+  log: Logger,
+  io: CommandIo,
+): Promise<number> {
+  const apply = createPaymentUpdater({
+    store,
+    context: machineContext(config.payments, inFlightTtlMs(config)),
+    clock: io.clock,
+    log,
+    metrics: uncounted,
+  })
   let code = 0
   for (const text of targets) {
     const payment = await find(store, text)

@@ -23,7 +23,12 @@ declare module '../feature/feature.js' {
 
 export async function paymentsPart (context: ProxyContext, settings: PaymentsConfig): Promise<ProxyPart> {
   const { config, log, clock, callers } = context
-  const payments = await preparePayments({ ...config, payments: settings }, { log, clock, registry: context.registry, storage: context.storage })
+  const payments = await preparePayments({ ...config, payments: settings }, {
+    log,
+    clock,
+    registry: context.registry,
+    storage: context.storage,
+  })
   const shared: PaymentsShared = { approvedSends: payments.approvedSends, running: null }
   context.shared.payments = shared
   offerTools(context.shared, PAYMENT_TOOLS)
@@ -32,7 +37,13 @@ export async function paymentsPart (context: ProxyContext, settings: PaymentsCon
     tap: payments.tap,
     readiness: { name: 'payments', read: async () => await payments.readiness().catch(() => ({ ready: false, pending: 0, stale: 0 })) },
     async register (app, parts) {
-      shared.running = await payments.register(app, { callers: callers === null ? null : callers.current, access: parts.access, sources: parts.sources, dispatcher: parts.dispatcher, state: parts.store })
+      shared.running = await payments.register(app, {
+        callers: callers === null ? null : callers.current,
+        access: parts.access,
+        sources: parts.sources,
+        dispatcher: parts.dispatcher,
+        state: parts.store,
+      })
     },
     start: () => { shared.running?.start() },
     // The worker stops first: it reads the inbox's store, which closes beside the proxy; requests

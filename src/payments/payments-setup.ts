@@ -52,7 +52,9 @@ export const LOOKUP_RATE_MARGIN_MS = 100
  * half as many in the rate's window, or, at one a second, one in a window twice as long.
  */
 export function eventShare (lookupsPerSecond: number, windowMs: number): { limit: number, windowMs: number } {
-  return lookupsPerSecond >= 2 ? { limit: Math.floor(lookupsPerSecond / 2), windowMs } : { limit: 1, windowMs: 2 * windowMs }
+  return lookupsPerSecond >= 2
+    ? { limit: Math.floor(lookupsPerSecond / 2), windowMs }
+    : { limit: 1, windowMs: 2 * windowMs }
 }
 
 /** The `/readyz` section (SPEC §12): shown, never a reason to report not ready. */
@@ -90,7 +92,10 @@ export interface Payments {
   close: () => Promise<void>
 }
 
-export async function preparePayments (config: Config & { payments: PaymentsConfig }, deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage }): Promise<Payments> {
+export async function preparePayments (
+  config: Config & { payments: PaymentsConfig },
+  deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage },
+): Promise<Payments> {
   const settings = config.payments
   const { log, clock, storage } = deps
   const store = await openPaymentStore(settings, storage, log)
@@ -103,7 +108,10 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
   const follower = createPaymentFollower({ config: settings, store, apply, context, clock, log, sender })
   const notifier = await openPaymentNotifier(settings, storage, { log, clock, registry: deps.registry })
   const matcher = createEventMatcher({ store, apply, config: settings, log, metrics, pacer })
-  for (const settled of eventSettledInterfaces(settings, config.environments)) log.warn({ interface: settled.interface, because: settled.why }, EVENT_SETTLED_WARNING)
+  for (const settled of eventSettledInterfaces(settings, config.environments)) log.warn(
+    { interface: settled.interface, because: settled.why },
+    EVENT_SETTLED_WARNING,
+  )
 
   return {
     approvedSends: approvedSendFollower(follower),
@@ -146,7 +154,13 @@ export async function preparePayments (config: Config & { payments: PaymentsConf
         soleOwner: config.state.redisUrl === null,
         retentionMs: settings.retentionS * 1000,
       })
-      return { start: worker.start, wake: worker.wake, readEvents: matcher.attach, chase: createPaymentChase(store, apply, worker.wake), close: worker.close }
+      return {
+        start: worker.start,
+        wake: worker.wake,
+        readEvents: matcher.attach,
+        chase: createPaymentChase(store, apply, worker.wake),
+        close: worker.close,
+      }
     },
     close: async () => { await store.close() },
   }

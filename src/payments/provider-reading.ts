@@ -58,7 +58,9 @@ const DECODERS: Readonly<Record<string, (body: Buffer) => Buffer>> = {
   br: (body) => brotliDecompressSync(body, { maxOutputLength: MAX_PROVIDER_BODY_BYTES }),
 }
 
-/** The body as sent, decoded when the provider compressed it (one coding); null when it cannot be read within the bound. */
+/**
+ * The body as sent, decoded when the provider compressed it (one coding); null when it cannot be read within the bound.
+ */
 export function decodedBody (body: Buffer, contentEncoding: string | string[] | undefined): Buffer | null {
   if (body.length > MAX_PROVIDER_BODY_BYTES) return null
   const coding = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : contentEncoding ?? '').trim().toLowerCase()
@@ -78,8 +80,15 @@ function json (body: Buffer | null, contentEncoding: string | string[] | undefin
   return parsed.ok ? parsed.value : null
 }
 
-/** The answer to a followed forward: 2xx with or without a usable transaction id, 4xx, or anything that leaves it open. */
-export function readAnswer (status: number, body: Buffer | null, contentEncoding: string | string[] | undefined, settings: ReadingSettings): ProviderAnswer {
+/**
+ * The answer to a followed forward: 2xx with or without a usable transaction id, 4xx, or anything that leaves it open.
+ */
+export function readAnswer (
+  status: number,
+  body: Buffer | null,
+  contentEncoding: string | string[] | undefined,
+  settings: ReadingSettings,
+): ProviderAnswer {
   if (status >= 400 && status < 500) return { kind: 'refused', status }
   if (status < 200 || status >= 300) return { kind: 'lost' }
   const value = json(body, contentEncoding)

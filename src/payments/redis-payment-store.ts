@@ -30,12 +30,22 @@ export async function createRedisPaymentStore (options: RedisPaymentOptions): Pr
   const { redis } = options
   const P = `${redis.keyPrefix}pay:`
   const owner = randomUUID()
-  const lua = { payCreate: CREATE_LUA, payUpdate: UPDATE_LUA, payRemove: REMOVE_LUA, payRemoveSettled: REMOVE_SETTLED_LUA, payClaim: CLAIM_LUA, payRelease: RELEASE_LUA, payCursor: CURSOR_LUA }
+  const lua = {
+    payCreate: CREATE_LUA,
+    payUpdate: UPDATE_LUA,
+    payRemove: REMOVE_LUA,
+    payRemoveSettled: REMOVE_SETTLED_LUA,
+    payClaim: CLAIM_LUA,
+    payRelease: RELEASE_LUA,
+    payCursor: CURSOR_LUA,
+  }
   const client = redis.commands({ ms: COMMAND_TIMEOUT_MS, judged: 'timer' }, Object.fromEntries(Object.entries(lua).map(([name, text]) => [name, { keys: 0, lua: text }])))
   const run = async (name: string, ...args: Array<string | number>): Promise<unknown> =>
-    await ((client as unknown as Record<string, Run | undefined>)[name]?.(P, ...args) ?? Promise.reject(new Error(name)))
+    await ((client as unknown as Record<string, Run | undefined>)[name]?.(P, ...args) ??
+      Promise.reject(new Error(name)))
   const unwatch = reportErrors(redis, options.log, 'payments store (Redis) unavailable')
-  // A command's first read needs the connection; a sidecar starts anyway when Redis is down (followed requests answer 503).
+  // A command's first read needs the connection; a sidecar starts anyway when Redis is down (followed requests answer
+  // 503).
   await redis.untilReady(CONNECT_WAIT_MS)
 
   const fromHash = (json: string | null | undefined, version: string | null | undefined): PaymentRecord | null =>
@@ -102,7 +112,9 @@ export async function createRedisPaymentStore (options: RedisPaymentOptions): Pr
       if (states !== undefined) {
         // Each state's set is ordered by the same sequence number: the newest `limit` of each, merged by it.
         const scored = await Promise.all(states.map(async (s) => await client.zrevrange(`${P}st:${s}`, 0, limit - 1, 'WITHSCORES')))
-        const ids = scored.flatMap((flat) => flat.flatMap((id, i) => i % 2 === 0 ? [{ id, seq: Number(flat[i + 1]) }] : []))
+        const ids = scored.flatMap(
+          (flat) => flat.flatMap((id, i) => i % 2 === 0 ? [{ id, seq: Number(flat[i + 1]) }] : []),
+        )
           .sort((a, b) => b.seq - a.seq).slice(0, limit).map((entry) => entry.id)
         return (await readMany(ids)).filter((record) => states.includes(record.state))
       }

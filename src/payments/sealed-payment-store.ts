@@ -43,17 +43,31 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
     const rest = withoutMark(record)
     return { ...rest, seals: sealPayment(key, rest) }
   }
-  // The stores find records by columns and indexes outside the sealed JSON: what they return is judged again by what it is read as.
+  // The stores find records by columns and indexes outside the sealed JSON: what they return is judged again by what it
+  // is read as.
   const matches = (query: Omit<PaymentQuery, 'limit'>) => (r: PaymentRecord): boolean =>
-    (query.state === undefined || r.state === query.state) && (query.states === undefined || query.states.includes(r.state)) &&
-    (query.caller === undefined || r.caller === query.caller) && (query.sinceMs === undefined || r.createdAtMs >= query.sinceMs)
-  const only = (record: PaymentRecord | null, holds: (r: PaymentRecord) => boolean): PaymentRecord | null => record !== null && holds(record) ? record : null
-  const wants = (query: PaymentQuery, state: PaymentState): boolean => query.state === state || (query.states?.includes(state) ?? false)
+    (query.state === undefined || r.state === query.state) &&
+    (query.states === undefined || query.states.includes(r.state)) &&
+    (query.caller === undefined || r.caller === query.caller) &&
+    (query.sinceMs === undefined || r.createdAtMs >= query.sinceMs)
+  const only = (
+    record: PaymentRecord | null,
+    holds: (r: PaymentRecord) => boolean,
+  ): PaymentRecord | null => record !== null && holds(record) ? record : null
+  const wants = (query: PaymentQuery, state: PaymentState): boolean => query.state === state ||
+    (query.states?.includes(state) ?? false)
 
   let scannedOnce = false
-  /** The newest records are read once a process (a start, a command); after that, those found since are known by their reads. */
+  /**
+   * The newest records are read once a process (a start, a command); after that, those found since are known by their
+   * reads.
+   */
   async function listUnverified (query: PaymentQuery): Promise<PaymentRecord[]> {
-    const scanned = scannedOnce && query.rescan !== true ? [] : (await inner.list({ caller: query.caller, sinceMs: query.sinceMs, limit: UNVERIFIED_SCAN })).map((r) => read(r) as PaymentRecord)
+    const scanned = scannedOnce && query.rescan !== true ? [] : (await inner.list({
+      caller: query.caller,
+      sinceMs: query.sinceMs,
+      limit: UNVERIFIED_SCAN,
+    })).map((r) => read(r) as PaymentRecord)
     if (query.caller === undefined && query.sinceMs === undefined) scannedOnce = true
     const visible = (r: PaymentRecord | null): r is PaymentRecord => r !== null && r.state === 'unverified' && matches({ caller: query.caller, sinceMs: query.sinceMs })(r)
     const found = scanned.filter(visible)
@@ -79,11 +93,18 @@ export function sealedPaymentStore (inner: PaymentStore, key: SealKey, log: Logg
     get: async (id) => only(read(await inner.get(id)), (r) => r.id === id),
     byKey: async (k) => only(read(await inner.byKey(k)), (r) => r.key === k),
     byReference: async (reference, filter) => only(read(await inner.byReference(reference, filter)), (r) =>
-      r.externalReference === reference && (filter.caller === undefined || r.caller === filter.caller) && (filter.environment === undefined || r.environment === filter.environment)),
-    byTransactionId: async (transactionId) => only(read(await inner.byTransactionId(transactionId)), (r) => r.transactionId === transactionId),
+      r.externalReference === reference &&
+      (filter.caller === undefined || r.caller === filter.caller) &&
+      (filter.environment === undefined || r.environment === filter.environment)),
+    byTransactionId: async (transactionId) => only(
+      read(await inner.byTransactionId(transactionId)),
+      (r) => r.transactionId === transactionId,
+    ),
     update: async (record) => await inner.update(sealed(record)),
     remove: async (record) => await inner.remove(record),
-    claimDue: async (nowMs, limit, leaseMs) => (await inner.claimDue(nowMs, limit, leaseMs)).map((r) => read(r) as PaymentRecord),
+    claimDue: async (nowMs, limit, leaseMs) => (await inner.claimDue(nowMs, limit, leaseMs)).map(
+      (r) => read(r) as PaymentRecord,
+    ),
     release: async (id) => { await inner.release(id) },
     async list (query) {
       const stored = query.state === 'unverified' ? [] : (await inner.list(query)).map((r) => read(r) as PaymentRecord).filter(matches(query))

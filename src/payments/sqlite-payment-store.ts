@@ -12,8 +12,8 @@
  * The record is JSON; the columns are what the queries use. References and transaction ids are
  * indexed by their SHA-256 (indexKey). Every index is a page written to the WAL at each commit
  * that changes it, on the request path: there is none for what only a person or the hourly
- * retention asks (a caller's listing, the settlement time), which read the table in order instead. One sidecar owns a file, so leases live in its memory; the
- * operator commands open the same file and never lease.
+ * retention asks (a caller's listing, the settlement time), which read the table in order instead. One sidecar owns a
+ * file, so leases live in its memory; the operator commands open the same file and never lease.
  */
 import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
@@ -153,7 +153,10 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
     get: async (id) => recordOf(byId.get(id)),
     byKey: async (key) => recordOf(byKey.get(key)),
     async byReference (reference, filter) {
-      for (const row of references.iterate(indexKey(reference)) as Iterable<Row & { caller: string, environment: string }>) {
+      for (const row of references.iterate(indexKey(reference)) as Iterable<Row & {
+        caller: string
+        environment: string
+      }>) {
         if (filter.caller !== undefined && row.caller !== filter.caller) continue
         if (filter.environment !== undefined && row.environment !== filter.environment) continue
         const record = recordOf(row)
@@ -178,7 +181,10 @@ export async function createSqlitePaymentStore (path: string): Promise<PaymentSt
     },
     async claimDue (nowMs, limit, leaseMs) {
       for (const [id, until] of leases) if (until <= nowMs) leases.delete(id)
-      const ids = (due.all(nowMs, limit + leases.size) as Array<{ id: string }>).map((r) => r.id).filter((id) => !leases.has(id)).slice(0, limit)
+      const ids = (due.all(
+        nowMs,
+        limit + leases.size,
+      ) as Array<{ id: string }>).map((r) => r.id).filter((id) => !leases.has(id)).slice(0, limit)
       const claimed: PaymentRecord[] = []
       for (const id of ids) {
         const record = recordOf(byId.get(id))

@@ -36,7 +36,10 @@ export interface CoreStepsDeps {
   isClosing: () => boolean
 }
 
-/** The steps, and the recorder of answers for replay (undefined with idempotency off), which taps the upstream's answers. */
+/**
+ * The steps, and the recorder of answers for replay (undefined with idempotency off), which taps the upstream's
+ * answers.
+ */
 export function coreSteps (deps: CoreStepsDeps): { steps: PipelineStep[], recorder: UpstreamResponseTap | undefined } {
   const { config, store, clock, metrics, access, callers, refuse } = deps
   const steps: PipelineStep[] = [
@@ -53,7 +56,12 @@ export function coreSteps (deps: CoreStepsDeps): { steps: PipelineStep[], record
   let recorder: UpstreamResponseTap | undefined
   if (config.idempotency.enabled) {
     const observer = createIdempotencyMetrics(metrics.registry, METRIC_PREFIX)
-    recorder = createResponseRecorder({ store, ttlMs: config.idempotency.ttlS * 1000, maxBodyBytes: DEFAULT_RECORD_BODY_BYTES, observer })
+    recorder = createResponseRecorder({
+      store,
+      ttlMs: config.idempotency.ttlS * 1000,
+      maxBodyBytes: DEFAULT_RECORD_BODY_BYTES,
+      observer,
+    })
     const options = { store, keyPointer: config.idempotency.keyPointer, inFlightTtlMs: inFlightTtlMs(config), observer }
     steps.push({ name: 'idempotency', register: async (app) => { await app.register(idempotency, options) } })
   }

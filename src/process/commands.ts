@@ -37,7 +37,10 @@ function commandLogger (config: Config): Logger {
   return createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ dest: 2, sync: true }))
 }
 
-/** A feature's command, with the arguments after its name; its storage (one Redis connection, `pap:<command>`) closed once it is done. */
+/**
+ * A feature's command, with the arguments after its name; its storage (one Redis connection, `pap:<command>`) closed
+ * once it is done.
+ */
 function featureCommand (name: string, command: FeatureCommand): Command {
   return {
     summary: command.summary,
@@ -70,7 +73,14 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'print a new caller key and its keySha256 line for PROXY_CALLERS_FILE',
     run: async () => { process.stdout.write((await import('../callers/caller-key-command.js')).callerKeyReport()) },
   },
-  ...Object.fromEntries(FEATURES.flatMap((feature) => Object.entries(feature.commands ?? {}).map(([name, command]) => [name, featureCommand(name, command)]))),
+  ...Object.fromEntries(
+    FEATURES.flatMap(
+      (feature) => Object.entries(feature.commands ?? {}).map(([name, command]) => [
+        name,
+        featureCommand(name, command),
+      ]),
+    ),
+  ),
 }
 
 const CONFIGURATION_LINE = 'Configuration comes from environment variables and a .env file in the working directory; see config.example.env.'

@@ -42,7 +42,9 @@ export async function serve (): Promise<void> {
   // The main thread's one Redis connection (storage/storage.ts), for the proxy's stores and the listeners' beside it.
   const storage = createStorage(config.state, 'sidecar')
   const shared: Partial<SharedParts> = {}
-  const besides = (await Promise.all(FEATURES.map(async (feature) => await feature.sidecar?.({ config, log, lines: destination, storage, shared })))).filter((part) => part !== undefined && part !== null)
+  const besides = (await Promise.all(
+    FEATURES.map(async (feature) => await feature.sidecar?.({ config, log, lines: destination, storage, shared })),
+  )).filter((part) => part !== undefined && part !== null)
   // Before anything starts: a taken port must not surface as a half-started proxy's side effects.
   const taken = await Promise.all([
     listenProblem(host, port),

@@ -30,7 +30,9 @@ export interface CoreServices {
   rotation: CredentialRotation
 }
 
-export function createCoreServices ({ config, clock, log, outbound, fetchToken, metrics, random }: CoreServicesDeps): CoreServices {
+export function createCoreServices (
+  { config, clock, log, outbound, fetchToken, metrics, random }: CoreServicesDeps,
+): CoreServices {
   const sources = createTokenSources(config, { fetchToken, clock, log, random, observer: metrics.tokenObserver })
   const egress = createEgressReporter({
     url: config.egress.url,
@@ -42,7 +44,12 @@ export function createCoreServices ({ config, clock, log, outbound, fetchToken, 
     onUpdate: (ip, expected) => { metrics.egressIp(ip, expected) },
   })
   const rotation = createCredentialRotation({
-    sources, fetchToken, log, registry: metrics.registry, metricPrefix: METRIC_PREFIX, nowS: () => Math.floor(clock.wallMs() / 1000),
+    sources,
+    fetchToken,
+    log,
+    registry: metrics.registry,
+    metricPrefix: METRIC_PREFIX,
+    nowS: () => Math.floor(clock.wallMs() / 1000),
   })
   return { sources, egress, rotation }
 }

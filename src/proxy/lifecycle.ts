@@ -37,7 +37,10 @@ export function addLifecycle (app: FastifyInstance, { sources, egress, parts, cl
 }
 
 /** SIGHUP for the features (each re-reads its files), and the watch of those files, which returns its stop. */
-export function featureControls (parts: readonly ProxyPart[]): { reloadFeatures: (trigger: string) => void, watchFeatures: () => () => void } {
+export function featureControls (parts: readonly ProxyPart[]): {
+  reloadFeatures: (trigger: string) => void
+  watchFeatures: () => () => void
+} {
   return {
     reloadFeatures: (trigger) => { for (const part of parts) part.reload?.(trigger) },
     watchFeatures: () => {

@@ -9,12 +9,24 @@ import type { CallersHolder } from '../callers/callers-holder.js'
 import type { Config } from '../config/config.js'
 import type { Feature } from '../feature/feature.js'
 
-/** `isOn(name)`: whether the feature of that name is on, asked at each reload (features start after the callers are read). */
-export async function openCallers (config: Config, log: Logger, features: readonly Feature[], isOn: (name: string) => boolean): Promise<CallersHolder | null> {
+/**
+ * `isOn(name)`: whether the feature of that name is on, asked at each reload (features start after the callers are
+ * read).
+ */
+export async function openCallers (
+  config: Config,
+  log: Logger,
+  features: readonly Feature[],
+  isOn: (name: string) => boolean,
+): Promise<CallersHolder | null> {
   if (config.callers.file === null) return null
   const [{ createCallersHolder }, reloadChecks] = await Promise.all([
     import('../callers/callers-holder.js'),
     Promise.all(features.map(async (feature) => ({ name: feature.name, check: await feature.callersReloadCheck?.() }))),
   ])
-  return createCallersHolder(config.callers.file, log, (specs) => reloadChecks.flatMap(({ name, check }) => isOn(name) || check === undefined ? [] : check(specs)))
+  return createCallersHolder(
+    config.callers.file,
+    log,
+    (specs) => reloadChecks.flatMap(({ name, check }) => isOn(name) || check === undefined ? [] : check(specs)),
+  )
 }

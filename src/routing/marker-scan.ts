@@ -46,7 +46,10 @@ const MAX_DECODED_BYTES = 64 * 1024
 type Decode = (input: Buffer) => Buffer
 // Flushed, not finished: a prefix of a compressed body decodes as far as it goes, without an error.
 const zlibOptions: ZlibOptions = { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: MAX_DECODED_BYTES }
-const brotliOptions: BrotliOptions = { finishFlush: constants.BROTLI_OPERATION_FLUSH, maxOutputLength: MAX_DECODED_BYTES }
+const brotliOptions: BrotliOptions = {
+  finishFlush: constants.BROTLI_OPERATION_FLUSH,
+  maxOutputLength: MAX_DECODED_BYTES,
+}
 const DECODERS: ReadonlyMap<string, Decode> = new Map([
   ['gzip', (input: Buffer) => gunzipSync(input, zlibOptions)],
   ['x-gzip', (input: Buffer) => gunzipSync(input, zlibOptions)],

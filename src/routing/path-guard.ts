@@ -38,7 +38,10 @@ export const pathGuard = fp(async function pathGuard (app: FastifyInstance) {
     if (target === null) { done(); return }
     const verdict = judgePath(target)
     if (verdict.ok) { done(); return }
-    request.log.warn({ ...verdict.fields, caller: request.caller?.id ?? null, code: verdict.error.code }, verdict.message)
+    request.log.warn(
+      { ...verdict.fields, caller: request.caller?.id ?? null, code: verdict.error.code },
+      verdict.message,
+    )
     done(verdict.error)
   })
 }, { name: 'path-guard' })

@@ -92,11 +92,22 @@ function parseBodies (scope: FastifyInstance, bodyLimitBytes: number): void {
 
 /** The token lookup, the reply-from options built once for the route, and the http-proxy registration. */
 function forwardRequests (scope: FastifyInstance, route: RouteSpec, upstream: NonNullable<RouteSpec['upstream']>, source: TokenSource, config: ProxyRouteConfig, options: ProxyRoutesOptions): void {
-  const onResponse = createUpstreamResponseHandler({ route, source, observer: options.observer, forward, referencePointer: options.referencePointer, tap: options.tap })
+  const onResponse = createUpstreamResponseHandler({
+    route,
+    source,
+    observer: options.observer,
+    forward,
+    referencePointer: options.referencePointer,
+    tap: options.tap,
+  })
 
   // Built once per route: a request only adds its held body, if any.
   const fromOptions = {
-    rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(headers, (req.proxy as ProxyContext).token, String(req.id)),
+    rewriteRequestHeaders: (req, headers) => buildUpstreamHeaders(
+      headers,
+      (req.proxy as ProxyContext).token,
+      String(req.id),
+    ),
     rewriteHeaders: (headers) => buildClientResponseHeaders(headers),
     // The client's query string byte for byte (http-proxy would re-encode it).
     queryString: (_search, _url, req) => (req.proxy as ProxyContext).query,
@@ -117,7 +128,10 @@ function forwardRequests (scope: FastifyInstance, route: RouteSpec, upstream: No
   // Written out rather than `{ ...fromOptions, body }`: Node 20's V8 spreads an object of closures
   // through its slow path, on every held request.
   // The return type requires every field of fromOptions, so a new one cannot be left out here.
-  function withHeldBody (body: Buffer, contentType: string): typeof fromOptions & { body: Buffer, contentType: string } {
+  function withHeldBody (body: Buffer, contentType: string): typeof fromOptions & {
+    body: Buffer
+    contentType: string
+  } {
     const { rewriteRequestHeaders, rewriteHeaders, queryString, retryDelay, onResponse, onError } = fromOptions
     return { rewriteRequestHeaders, rewriteHeaders, queryString, retryDelay, onResponse, onError, body, contentType }
   }

@@ -103,7 +103,13 @@ export function limitStream (payload: NodeJS.ReadableStream, limit: number): Tra
  * the held JSON body carries a reference (a non-empty string at `referencePointer`), the provider's
  * idempotency key: the provider then recognises a duplicate instead of paying twice.
  */
-export function isRetrySafe (method: string, body: ProxiedBody | null, json: HeldJson | null, contentEncoding: string | string[] | undefined, referencePointer: string): boolean {
+export function isRetrySafe (
+  method: string,
+  body: ProxiedBody | null,
+  json: HeldJson | null,
+  contentEncoding: string | string[] | undefined,
+  referencePointer: string,
+): boolean {
   if (body !== null && !Buffer.isBuffer(body)) return false
   if (IDEMPOTENT.has(method)) return true
   if (!KEYED.has(method) || body === null) return false

@@ -11,7 +11,10 @@ import type { RouteSpec } from './route-table.js'
 
 export interface RequestTarget {
   route: RouteSpec
-  /** Canonical path below the interface base as sent (`/V1/payouts/`, or '' for the base itself), without query: what is forwarded. */
+  /**
+   * Canonical path below the interface base as sent (`/V1/payouts/`, or '' for the base itself), without query: what is
+   * forwarded.
+   */
   path: CanonicalPath
   /** `path` folded for comparisons (SPEC §3): every rule, limit and key judges this. */
   folded: CanonicalPath
@@ -87,7 +90,11 @@ type ReadRequest = IncomingMessage & { [kReading]?: TargetReading }
  * `builtTarget` gives the target of a request a tool call built (SPEC §13), read here exactly as
  * built: the injected request's own URL went through a WHATWG parser, which resolves `..`.
  */
-export function createUrlRewriter (prefixes: readonly string[], options: PathOptions, builtTarget?: (req: IncomingMessage) => string | undefined): (req: IncomingMessage) => string {
+export function createUrlRewriter (
+  prefixes: readonly string[],
+  options: PathOptions,
+  builtTarget?: (req: IncomingMessage) => string | undefined,
+): (req: IncomingMessage) => string {
   return (req) => {
     const reading = readTarget(builtTarget?.(req) ?? req.url ?? '', prefixes, options)
     ;(req as ReadRequest)[kReading] = reading

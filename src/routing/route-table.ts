@@ -57,7 +57,14 @@ function route (config: Config, prefix: string, environment: EnvironmentName, if
   }
   const url = new URL(base)
   const basePath = url.pathname === '/' ? '' : url.pathname
-  return { prefix, environment, interface: iface, upstream: { origin: url.origin, basePath }, problem: null, foreignPaths: foreignPathsUnder(config, url, environment) }
+  return {
+    prefix,
+    environment,
+    interface: iface,
+    upstream: { origin: url.origin, basePath },
+    problem: null,
+    foreignPaths: foreignPathsUnder(config, url, environment),
+  }
 }
 
 /** Every other configured base (any environment, any interface) on the same origin that lies under `base`. */

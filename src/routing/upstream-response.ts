@@ -36,7 +36,11 @@ export interface UpstreamResponseObserver {
  * Sees the answer that goes to the client (after any 401 retry): the idempotency layer records it
  * (SPEC §8) through the recording it returns, or null when the answer is not recorded.
  */
-export type UpstreamResponseTap = (request: FastifyRequest, reply: FastifyReply, status: number) => ResponseRecording | null
+export type UpstreamResponseTap = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+) => ResponseRecording | null
 
 export interface ResponseRecording {
   /** A body held whole anyway (sendWhenWhole): resolves once recorded (or given up), before it is sent. */
@@ -107,7 +111,12 @@ export function createUpstreamResponseHandler (options: UpstreamResponseHandlerO
     streamThrough(reply, res, scan, onMarker)
   }
 
-  function handleUnauthorized (request: FastifyRequest, reply: FastifyReply, res: RawResponse, ctx: ProxyContext): void {
+  function handleUnauthorized (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    res: RawResponse,
+    ctx: ProxyContext,
+  ): void {
     const retry = ctx.attempt === 0 && isRetrySafe(request.method, ctx.body, heldJsonOf(request), request.headers['content-encoding'], referencePointer)
     const replacement = source.replaceRejected(ctx.token)
     if (!retry) {
@@ -173,7 +182,14 @@ function dropUpstreamHeaders (reply: FastifyReply, res: RawResponse): void {
  * 502/504 rather than a 200 cut short (BAD_INPUTS: reset mid-response). A client that leaves
  * meanwhile releases the upstream, unless the answer is being recorded for its retry.
  */
-function sendWhenWhole (reply: FastifyReply, res: RawResponse, length: number, scan: MarkerScan | null, onMarker: () => void, recording: ResponseRecording | null): void {
+function sendWhenWhole (
+  reply: FastifyReply,
+  res: RawResponse,
+  length: number,
+  scan: MarkerScan | null,
+  onMarker: () => void,
+  recording: ResponseRecording | null,
+): void {
   // Gone already (a request whose body was read in full does not count as aborted, so reply-from
   // still calls us): its 'close' has fired, so the hold would never hear of it. Fastify releases
   // the upstream of a stream sent to a closed response (a recording reads it to its end).

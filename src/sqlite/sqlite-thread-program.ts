@@ -22,11 +22,18 @@ import { failureOf, type Answer } from '../threads/thread-calls.js'
 import type { FromThread, Request, ToThread } from './sqlite-thread-messages.js'
 
 /** A synchronous operation of a program; its arguments and result are structured-cloned. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each program declares its own parameters; callers see them through SqliteThread's types
+/* eslint-disable-next-line @typescript-eslint/no-explicit-any -- each program declares its own parameters; callers see
+   them through SqliteThread's types */
 export type ProgramCall = (...args: any[]) => unknown
 
-export interface SqliteProgram<W = unknown, R = unknown, C extends Record<string, ProgramCall> = Record<string, ProgramCall>> {
-  /** The writes that arrived together, in order: one result each, all in one transaction, or a throw for all of them. */
+export interface SqliteProgram<
+  W = unknown,
+  R = unknown,
+  C extends Record<string, ProgramCall> = Record<string, ProgramCall>,
+> {
+  /**
+   * The writes that arrived together, in order: one result each, all in one transaction, or a throw for all of them.
+   */
   writeBatch: (writes: readonly W[]) => R[]
   calls: C
   close: () => void
@@ -42,7 +49,9 @@ export function isSqliteThread (program: string): boolean {
   return !isMainThread && (workerData as Partial<ThreadData> | null)?.program === program
 }
 
-export function serveSqliteThread<O, W, R, C extends Record<string, ProgramCall>> (open: (options: O) => Promise<SqliteProgram<W, R, C>> | SqliteProgram<W, R, C>): void {
+export function serveSqliteThread<O, W, R, C extends Record<string, ProgramCall>> (
+  open: (options: O) => Promise<SqliteProgram<W, R, C>> | SqliteProgram<W, R, C>,
+): void {
   const port = parentPort
   if (port === null) throw new Error('serveSqliteThread runs in a worker thread')
   const send = (message: FromThread): void => { port.postMessage(message) }

@@ -9,8 +9,8 @@
  *   together, in one transaction and one sync, every write that reached it while it was busy.
  * - Every request is answered within `deadlineMs` (judged once the answers already here are read),
  *   or rejected with SqliteThreadUnavailableError: a thread stuck in the sync of a dead disk holds no
- *   caller (an inbox's intake answers 503 within SPEC §10's 5 s). A write rejected so may still be committed when the thread comes back (a
- *   sender told 503 sends it again; at least once).
+ *   caller (an inbox's intake answers 503 within SPEC §10's 5 s). A write rejected so may still be committed
+ *   when the thread comes back (a sender told 503 sends it again; at least once).
  * - A thread that dies (an uncaught error, a crash of its program) fails what it had not answered,
  *   and is started again (threads/restarting-worker.ts), its program opening the database again.
  *   Requests made meanwhile fail at once.
@@ -45,7 +45,10 @@ type CallsOf<P> = Parts<P>['calls']
 export interface SqliteThread<P> {
   /** Committed with the other writes that reach the thread together; rejects with the batch's error. */
   write: (write: WriteOf<P>) => Promise<ResultOf<P>>
-  call: <K extends keyof CallsOf<P> & string>(name: K, ...args: Parameters<CallsOf<P>[K]>) => Promise<ReturnType<CallsOf<P>[K]>>
+  call: <K extends keyof CallsOf<P> & string>(
+    name: K,
+    ...args: Parameters<CallsOf<P>[K]>
+  ) => Promise<ReturnType<CallsOf<P>[K]>>
   /** Running and answering: false while it starts again, or while a request waits past its deadline. */
   ready: () => boolean
   close: () => Promise<void>
@@ -156,7 +159,9 @@ export async function startSqliteThread<P> (options: SqliteThreadOptions): Promi
     if (outgoing.length === 0) setImmediate(flush)
     outgoing.push({ id, ...request } as Request)
   })
-  const settled = (): Promise<void> => waiting.size === 0 ? Promise.resolve() : new Promise((resolve) => { idle.push(resolve) })
+  const settled = (): Promise<void> => waiting.size === 0
+    ? Promise.resolve()
+    : new Promise((resolve) => { idle.push(resolve) })
 
   return {
     write: async (write) => await send({ write }),

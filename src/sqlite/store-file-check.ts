@@ -10,8 +10,14 @@ import type Database from 'better-sqlite3'
 
 export interface StoreFileCheck { ok: boolean, line: string }
 
-/** `label` names the store in the line (`payments store`); `describe` says what the file holds, from an open connection. */
-export async function checkStoreFile (path: string, label: string, describe: (db: Database.Database) => string): Promise<StoreFileCheck> {
+/**
+ * `label` names the store in the line (`payments store`); `describe` says what the file holds, from an open connection.
+ */
+export async function checkStoreFile (
+  path: string,
+  label: string,
+  describe: (db: Database.Database) => string,
+): Promise<StoreFileCheck> {
   if (!existsSync(path)) {
     const dir = nearestExisting(dirname(path))
     if (!statSync(dir).isDirectory() || !writable(dir)) return { ok: false, line: `FAIL  ${label}: ${path} cannot be created: ${dir} is not a writable directory (PROXY_WEBHOOK_STORE_PATH)` }

@@ -5,7 +5,10 @@
  */
 import { OperatorError } from '../operator-error.js'
 
-/** Opens with `open`; a failure becomes an OperatorError naming `where` (e.g. `PROXY_WEBHOOK_STORE_PATH=/data/webhooks.db`). */
+/**
+ * Opens with `open`; a failure becomes an OperatorError naming `where` (e.g.
+ * `PROXY_WEBHOOK_STORE_PATH=/data/webhooks.db`).
+ */
 export async function openStoreFile<T> (what: string, where: string, open: () => Promise<T>): Promise<T> {
   try {
     return await open()

@@ -90,7 +90,11 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
   // Bounded by count through maxSize (each entry counts 1), not `max`: lru-cache allocates its
   // index arrays for `max` entries up front, which every start and every idle sidecar would pay
   // for caches most deployments barely use.
-  const counted = <V extends object | string | true>(bound: number): LRUCache.Options<string, V, unknown> => ({ maxSize: bound, sizeCalculation: () => 1, ...timing })
+  const counted = <V extends object | string | true>(bound: number): LRUCache.Options<string, V, unknown> => ({
+    maxSize: bound,
+    sizeCalculation: () => 1,
+    ...timing,
+  })
   // Marks apart from records: a transaction touches the large record cache twice (the lookup that
   // finds nothing, the record stored), the few marks in flight stay in a small one. A mark holds
   // its owner, a number no other claim of this store gets.

@@ -83,7 +83,9 @@ export interface RedisConnection {
   readonly keyPrefix: string
   /** ioredis' status: commands are sent only while it is `ready`. */
   readonly status: () => string
-  /** A store's commands on the shared connection, each failing after the store's deadline; its scripts defined by name. */
+  /**
+   * A store's commands on the shared connection, each failing after the store's deadline; its scripts defined by name.
+   */
   readonly commands: (deadline: Deadline, scripts?: Readonly<Record<string, ScriptDefinition>>) => Redis
   /** Resolves once the connection is ready, or false after `timeoutMs` (the store starts anyway). */
   readonly untilReady: (timeoutMs: number) => Promise<boolean>

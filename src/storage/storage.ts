@@ -12,7 +12,10 @@ import type { Config } from '../config/config.js'
 import type { RedisConnection } from './redis-connection.js'
 
 export interface Storage {
-  /** The process's Redis connection, the same for every store; null without PROXY_REDIS_URL (each store then has its file, or memory). */
+  /**
+   * The process's Redis connection, the same for every store; null without PROXY_REDIS_URL (each store then has its
+   * file, or memory).
+   */
   readonly redis: () => Promise<RedisConnection | null>
   /** Once every store opened with it is closed. */
   readonly close: () => Promise<void>

@@ -7,7 +7,9 @@
  * mistaken for one of ours. The person sees exactly what will be sent, spelled out.
  */
 
-/** C0 and C1 controls, DEL, format characters (bidi controls, zero-width), line/paragraph separators, lone surrogates. */
+/**
+ * C0 and C1 controls, DEL, format characters (bidi controls, zero-width), line/paragraph separators, lone surrogates.
+ */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\\]/gu
 /**
  * Within JSON.stringify's output: what it leaves raw that a terminal would act on. It escapes every

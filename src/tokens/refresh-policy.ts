@@ -45,7 +45,12 @@ export function refreshAtMs (grant: TokenGrant, settings: RefreshSettings, rando
  * handed out, at least `retryMin` later, and never after that point, so the switch to a new token
  * is tried while the old one still serves and costs a handful of requests per token life.
  */
-export function retrieveAgainInMs (grant: TokenGrant, settings: RefreshSettings, random: number, nowMs: number): number {
+export function retrieveAgainInMs (
+  grant: TokenGrant,
+  settings: RefreshSettings,
+  random: number,
+  nowMs: number,
+): number {
   const leftMs = Math.max(0, unusableAtMs(grant) - nowMs)
   const halfwayMs = (leftMs / 2) * (1 - random / 4)
   return Math.min(leftMs, Math.max(settings.retryMinMs, halfwayMs))
@@ -60,7 +65,13 @@ export function retrieveAgainInMs (grant: TokenGrant, settings: RefreshSettings,
  * instead of one long sleep overshooting it; but never falls below half of `retryMin` either, the
  * spacing an operator chose for a failing endpoint.
  */
-export function retryDelayMs (failingForMs: number, settings: RefreshSettings, random: number, nowMs: number, grant: TokenGrant | null): number {
+export function retryDelayMs (
+  failingForMs: number,
+  settings: RefreshSettings,
+  random: number,
+  nowMs: number,
+  grant: TokenGrant | null,
+): number {
   const ceiling = Math.min(settings.retryMaxMs, Math.max(settings.retryMinMs, 2 * failingForMs))
   let delay = ceiling / 2 + (ceiling / 2) * random
   if (grant !== null) {

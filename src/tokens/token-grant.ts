@@ -22,7 +22,12 @@ export class TokenRequestError extends Error {
   readonly reason: TokenFailureReason
   /** Safe facts about the response (status, content type, length), never its body. */
   readonly details: Readonly<Record<string, string | number | undefined>>
-  constructor (reason: TokenFailureReason, message: string, details: Record<string, string | number | undefined> = {}, cause?: unknown) {
+  constructor (
+    reason: TokenFailureReason,
+    message: string,
+    details: Record<string, string | number | undefined> = {},
+    cause?: unknown,
+  ) {
     super(message, { cause })
     this.name = 'TokenRequestError'
     this.reason = reason

@@ -125,7 +125,9 @@ export class TokenSource {
     const now = this.#clock.monotonicMs()
     const grant = this.#usable(now)
     if (grant === null) return null
-    if (now >= this.#refreshDueAtMs && this.#inflight === null && this.#retryAtMs === null) this.#refresh().catch(() => {})
+    if (now >= this.#refreshDueAtMs &&
+      this.#inflight === null &&
+      this.#retryAtMs === null) this.#refresh().catch(() => {})
     return grant.token
   }
 
@@ -152,7 +154,8 @@ export class TokenSource {
   async replaceRejected (token: string): Promise<boolean> {
     const now = this.#clock.monotonicMs()
     if (this.#grant?.token === token) {
-      if (this.#unconfirmedForced >= UNCONFIRMED_FORCED_REFRESHES && now - this.#lastForcedMs < FORCED_REFRESH_MIN_INTERVAL_MS) return false
+      if (this.#unconfirmedForced >= UNCONFIRMED_FORCED_REFRESHES &&
+        now - this.#lastForcedMs < FORCED_REFRESH_MIN_INTERVAL_MS) return false
       this.#lastForcedMs = now
       this.#unconfirmedForced++
       this.#log.warn('upstream rejected the token; requesting a new one')

@@ -67,7 +67,12 @@ async function checkFile (settings: WebhookConfig, storage: Storage, log: Logger
   return { ok: true, line: `ok    webhook store: ${path} opens, ${counted.text}` }
 }
 
-async function checkRedis (settings: WebhookConfig, storage: Storage, log: Logger, redis: Promise<RedisFinding>): Promise<Line> {
+async function checkRedis (
+  settings: WebhookConfig,
+  storage: Storage,
+  log: Logger,
+  redis: Promise<RedisFinding>,
+): Promise<Line> {
   const answer = await redis
   if (!answer.answers) return { ok: false, line: `FAIL  webhook store: ${answer.problem}` }
   const counted = await counts(settings, storage, log)
@@ -77,7 +82,11 @@ async function checkRedis (settings: WebhookConfig, storage: Storage, log: Logge
 }
 
 /** "N pending, M failed" from the store, opened as the commands open it; or why it could not be read. */
-async function counts (settings: WebhookConfig, storage: Storage, log: Logger): Promise<{ ok: true, text: string } | { ok: false, problem: string }> {
+async function counts (
+  settings: WebhookConfig,
+  storage: Storage,
+  log: Logger,
+): Promise<{ ok: true, text: string } | { ok: false, problem: string }> {
   let store: OutboxStore
   try {
     // Its client's warnings (a reconnect, appendonly) would repeat what the line says.

@@ -15,7 +15,11 @@ export interface EventKeys {
   orderKey: string | null
 }
 
-export interface EventKeySettings { eventIdPointer: string | null, eventIdHeader: string | null, orderKeyPointer: string | null }
+export interface EventKeySettings {
+  eventIdPointer: string | null
+  eventIdHeader: string | null
+  orderKeyPointer: string | null
+}
 
 /** Pure. `header` is the value of the event id header, if configured and present. */
 export function eventKeys (body: Buffer, header: string | string[] | undefined, settings: EventKeySettings): EventKeys {
@@ -23,12 +27,14 @@ export function eventKeys (body: Buffer, header: string | string[] | undefined, 
   let json: JsonValue | undefined
   const read = (pointer: string | null): string | null => {
     if (pointer === null) return null
-    // Stryker disable next-line ConditionalExpression: parsing again reads the same value; the test only saves a second parse
+    // Stryker disable next-line ConditionalExpression: parsing again reads the same value; the test only saves a second
+    // parse
     if (json === undefined) {
       const parsed = parseStrictJsonBytes(body)
       json = parsed.ok ? parsed.value : null
     }
-    // Stryker disable next-line ConditionalExpression: readPointer(null, pointer) is missing, or null for '', and idText(null) is null
+    // Stryker disable next-line ConditionalExpression: readPointer(null, pointer) is missing, or null for '', and
+    // idText(null) is null
     if (json === null) return null
     const found = readPointer(json, pointer)
     return found.kind === 'found' ? idText(found.value) : null

@@ -4,7 +4,9 @@ import { resolveWebhooks } from '../config/webhook-settings.js'
 
 export const inboxFeature: Feature = {
   name: 'inbox',
-  settings: ({ settings, variables, problems, warnings }) => ({ webhooks: resolveWebhooks(settings, variables, problems, warnings) }),
+  settings: ({ settings, variables, problems, warnings }) => ({
+    webhooks: resolveWebhooks(settings, variables, problems, warnings),
+  }),
   commands: {
     webhooks: {
       summary: 'list, show or replay the webhook inbox\'s events (payments-auth-proxy webhooks --help)',

@@ -9,7 +9,10 @@ import { BadRequestError, InternalError, ProxyError, WebhookBodyTooLargeError, W
 import { lingerAfterResponse, type LingerBounds } from '../http/lingering-close.js'
 import type { InboxObserver } from './inbox-metrics.js'
 
-export function inboxErrors (app: FastifyInstance, options: { bodyLimitBytes: number, linger: LingerBounds, observer: InboxObserver }): void {
+export function inboxErrors (
+  app: FastifyInstance,
+  options: { bodyLimitBytes: number, linger: LingerBounds, observer: InboxObserver },
+): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (reply.raw.destroyed) return
     const error = inboxErrorOf(err, options.bodyLimitBytes)

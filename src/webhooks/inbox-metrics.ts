@@ -23,7 +23,12 @@ export interface InboxObserver extends DeliveryObserver {
 
 export const noInboxObserver: InboxObserver = { ...noDeliveryObserver, received () {}, evicted () {}, held () {} }
 
-export function createInboxMetrics (registry: Registry, prefix: string, stats: () => Promise<OutboxStats>, nowMs: () => number): InboxObserver {
+export function createInboxMetrics (
+  registry: Registry,
+  prefix: string,
+  stats: () => Promise<OutboxStats>,
+  nowMs: () => number,
+): InboxObserver {
   const p = prefix
   const received = new Counter({ name: `${p}webhooks_received_total`, help: 'Webhook intake answers by outcome', labelNames: ['outcome'], registers: [registry] })
   const intake = new Histogram({
@@ -46,7 +51,9 @@ export function createInboxMetrics (registry: Registry, prefix: string, stats: (
   let last: OutboxStats = { pending: 0, failed: 0, oldestPendingReceivedAtMs: null, full: false }
   let snapshot: Promise<OutboxStats> | null = null
   const read = async (): Promise<OutboxStats> => {
-    snapshot ??= stats().then((s) => { last = s; return s }, () => last).finally(() => { setImmediate(() => { snapshot = null }) })
+    snapshot ??= stats().then((s) => { last = s; return s }, () => last).finally(
+      () => { setImmediate(() => { snapshot = null }) },
+    )
     return await snapshot
   }
   new Gauge({ name: `${p}webhooks_pending`, help: 'Events waiting for delivery', registers: [registry], async collect () { this.set((await read()).pending) } })

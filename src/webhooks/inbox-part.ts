@@ -38,10 +38,19 @@ export function inboxPart (context: SidecarContext, settings: WebhookConfig): Si
     async start (proxy) {
       const { startInboxThread } = await import('./inbox-thread.js')
       const started = await startInboxThread(settings, config.state, {
-        logger: log, logLevel: config.logLevel, lines: context.lines, registry: proxy.registry, onStored: () => { for (const listener of stored) listener() }, proxyActivity: activity.buffer,
+        logger: log,
+        logLevel: config.logLevel,
+        lines: context.lines,
+        registry: proxy.registry,
+        onStored: () => { for (const listener of stored) listener() },
+        proxyActivity: activity.buffer,
       })
       inbox = started
-      shared.inbox = { store: started.store, deliverer: started.deliverer, onStored: (listener) => { stored.push(listener) } }
+      shared.inbox = {
+        store: started.store,
+        deliverer: started.deliverer,
+        onStored: (listener) => { stored.push(listener) },
+      }
     },
     async listen () {
       if (inbox === null) return

@@ -90,7 +90,9 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   const log = deps.logger.child({ component: 'webhooks' })
   const storage = deps.storage ?? createStorage(state, 'inbox')
   const store = deps.store ?? await openStore(settings, { storage, log })
-  const observer = deps.observer ?? (deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs()))
+  const observer = deps.observer ?? (deps.registry === undefined
+    ? noInboxObserver
+    : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs()))
   const linger = deps.linger ?? DEFAULT_LINGER
   const loggerInstance: FastifyBaseLogger = log
   // Requests that sent `Expect: 100-continue`: Node leaves the interim answer to us (SPEC §5's rule).
@@ -100,7 +102,13 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     return503OnClosing: false,
-    serverFactory: (handler) => inboxNodeServer(handler, log, linger, deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS }, awaitingContinue),
+    serverFactory: (handler) => inboxNodeServer(
+      handler,
+      log,
+      linger,
+      deps.timeouts ?? { headersMs: HEADERS_TIMEOUT_MS, requestMs: REQUEST_TIMEOUT_MS },
+      awaitingContinue,
+    ),
     clientErrorHandler: createClientErrorHandler(log, linger, notAnIntake),
   })
   app.removeAllContentTypeParsers()
@@ -116,7 +124,16 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
   inboxErrors(app, { bodyLimitBytes: settings.bodyLimitBytes, linger, observer })
   app.get('/healthz', async () => ({ status: 'ok' }))
   const pacers = deps.pacers === undefined ? undefined : { intake: counted(deps.pacers.intake, 'intake', observer), delivery: counted(deps.pacers.delivery, 'delivery', observer) }
-  const deliverer = createDeliverer({ settings, store, log, clock, observer, dispatcher: deps.dispatcher, random: deps.random, pace: pacers?.delivery.waitMs })
+  const deliverer = createDeliverer({
+    settings,
+    store,
+    log,
+    clock,
+    observer,
+    dispatcher: deps.dispatcher,
+    random: deps.random,
+    pace: pacers?.delivery.waitMs,
+  })
   await app.register(intakeRoute, {
     settings,
     store,
@@ -140,9 +157,16 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
 
   const readiness = async (): Promise<WebhooksReadiness> => {
     const stats = await store.stats()
-    const age = stats.oldestPendingReceivedAtMs === null ? 0 : Math.max(0, Math.floor((clock.wallMs() - stats.oldestPendingReceivedAtMs) / 1000))
+    const age = stats.oldestPendingReceivedAtMs === null
+      ? 0
+      : Math.max(0, Math.floor((clock.wallMs() - stats.oldestPendingReceivedAtMs) / 1000))
     // Not ready while the store refuses events: down, or pending and failed events alone fill it.
-    return { ready: store.ready() && !stats.full, pending: stats.pending, failed: stats.failed, oldestPendingAgeSeconds: age }
+    return {
+      ready: store.ready() && !stats.full,
+      pending: stats.pending,
+      failed: stats.failed,
+      oldestPendingAgeSeconds: age,
+    }
   }
   return { app, store, deliverer, readiness }
 }
@@ -153,9 +177,18 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
  */
 function notAnIntake (): void {}
 
-function inboxNodeServer (handler: RequestListener, log: Logger, linger: LingerBounds, timeouts: { headersMs: number, requestMs: number }, awaitingContinue: WeakSet<IncomingMessage>): Server {
+function inboxNodeServer (
+  handler: RequestListener,
+  log: Logger,
+  linger: LingerBounds,
+  timeouts: { headersMs: number, requestMs: number },
+  awaitingContinue: WeakSet<IncomingMessage>,
+): Server {
   const server = createServer({
-    headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs), requireHostHeader: false,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    requireHostHeader: false,
   }, handler)
   // With a listener, Node sends no automatic 100 Continue: the intake route does, once its checks
   // passed and the declared length is within the limit; anything else is answered without it.

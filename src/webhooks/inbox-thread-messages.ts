@@ -37,7 +37,10 @@ export type FromInbox =
   | { buildFailed: Failure, operator: boolean }
   | { listening: number }
   | { listenFailed: Failure }
-  /** What the inbox produced since its last message (at most every 5 ms); any part may be empty. `stored`: at least one new event. */
+  /**
+   * What the inbox produced since its last message (at most every 5 ms); any part may be empty. `stored`: at least one
+   * new event.
+   */
   | { turn: { lines: string, observed: Observation[], stored: boolean, answers: Answer[] } }
 
 /** Replays observations on the metrics they were made for. */

@@ -33,7 +33,9 @@ export interface InboxThreadData {
   settings: WebhookConfig
   state: Config['state']
   logLevel: string
-  /** When the proxy last forwarded a request (ops/proxy-activity.ts): intake and deliveries are paced while it is busy. */
+  /**
+   * When the proxy last forwarded a request (ops/proxy-activity.ts): intake and deliveries are paced while it is busy.
+   */
   proxyActivity?: SharedArrayBuffer | undefined
 }
 
@@ -74,7 +76,12 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
 
   let inbox: Inbox
   try {
-    inbox = await buildInbox(data.settings, data.state, { logger: log, observer, pacers: pacersOf(data), onStored () { stored = true; later() } })
+    inbox = await buildInbox(data.settings, data.state, {
+      logger: log,
+      observer,
+      pacers: pacersOf(data),
+      onStored () { stored = true; later() },
+    })
   } catch (err) {
     flush()
     send({ buildFailed: failureOf(err), operator: err instanceof OperatorError })
@@ -82,7 +89,10 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
     return
   }
   const answer = (call: StoreCall): void => {
-    read(inbox, call).then((value) => { answers.push({ id: call.id, value }) }, (err: unknown) => { answers.push({ id: call.id, failure: failureOf(err) }) })
+    read(inbox, call).then(
+      (value) => { answers.push({ id: call.id, value }) },
+      (err: unknown) => { answers.push({ id: call.id, failure: failureOf(err) }) },
+    )
       .finally(later).catch(() => {})
   }
   port.on('message', (message: ToInbox) => {
@@ -107,7 +117,9 @@ async function serveInbox (port: MessagePort, data: InboxThreadData): Promise<vo
 }
 
 /** Intake and deliveries paced apart, at the same rate each, while the proxy is busy. */
-function pacersOf ({ proxyActivity, settings }: InboxThreadData): { intake: IntakePacer, delivery: IntakePacer } | undefined {
+function pacersOf (
+  { proxyActivity, settings }: InboxThreadData,
+): { intake: IntakePacer, delivery: IntakePacer } | undefined {
   if (proxyActivity === undefined || settings.rateWhileProxying === 0) return undefined
   const policy = pacingPolicy(settings.rateWhileProxying)
   const idleMs = proxyIdleMs(proxyActivity, systemClock)
@@ -128,4 +140,8 @@ async function read (inbox: Inbox, { call, args }: StoreCall): Promise<unknown> 
   }
 }
 
-if (!isMainThread && parentPort !== null && (workerData as Partial<InboxThreadData> | null)?.thread === INBOX_THREAD) await serveInbox(parentPort, workerData as InboxThreadData)
+if (
+  !isMainThread &&
+  parentPort !== null &&
+  (workerData as Partial<InboxThreadData> | null)?.thread === INBOX_THREAD
+) await serveInbox(parentPort, workerData as InboxThreadData)

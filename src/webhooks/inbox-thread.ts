@@ -44,7 +44,10 @@ export interface InboxThreadDeps {
   registry?: Registry
   /** Told when events were stored (payments then read the store). */
   onStored?: (() => void) | undefined
-  /** The proxy's ProxyActivity buffer (ops/proxy-activity.ts): the thread paces intake and deliveries while the proxy is busy. */
+  /**
+   * The proxy's ProxyActivity buffer (ops/proxy-activity.ts): the thread paces intake and deliveries while the proxy is
+   * busy.
+   */
   proxyActivity?: SharedArrayBuffer | undefined
 }
 
@@ -60,7 +63,9 @@ export interface ThreadedInbox {
   close: () => Promise<void>
 }
 
-/** Resolves once the thread's store is open and its listener built; rejects as that failed (an OperatorError stays one). */
+/**
+ * Resolves once the thread's store is open and its listener built; rejects as that failed (an OperatorError stays one).
+ */
 export async function startInboxThread (settings: WebhookConfig, state: Config['state'], deps: InboxThreadDeps): Promise<ThreadedInbox> {
   const log = deps.logger.child({ component: 'webhooks' })
   const waiting = new WaitingCalls()
@@ -87,7 +92,9 @@ export async function startInboxThread (settings: WebhookConfig, state: Config['
     calls.push({ id, call: name, args })
   })
   const store = storeView(call)
-  const observer = deps.registry === undefined ? noInboxObserver : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => systemClock.wallMs())
+  const observer = deps.registry === undefined
+    ? noInboxObserver
+    : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => systemClock.wallMs())
   const onTurn = (turn: Extract<FromInbox, { turn: unknown }>['turn']): void => {
     if (turn.lines !== '') deps.lines.write(turn.lines)
     replay(observer, turn.observed)
@@ -99,7 +106,11 @@ export async function startInboxThread (settings: WebhookConfig, state: Config['
   thread = await startRestartingWorker({
     name: THREAD_NAME,
     log,
-    start: () => spawnInbox({ thread: INBOX_THREAD, settings, state, logLevel: deps.logLevel, proxyActivity: deps.proxyActivity }, onTurn, log),
+    start: () => spawnInbox(
+      { thread: INBOX_THREAD, settings, state, logLevel: deps.logLevel, proxyActivity: deps.proxyActivity },
+      onTurn,
+      log,
+    ),
     onStopped: failWaiting,
     onRestarted: async (worker) => {
       if (listenAt !== null) log.info({ port: await openListener(worker, listenAt.host, listenAt.port), path: '/webhooks/<redacted>' }, 'webhook inbox ready to accept events')

@@ -31,7 +31,12 @@ export const PACING_BUSY_WINDOW_MS = 1_000
 export const PACING_HOLD_MAX_MS = 800
 
 export function pacingPolicy (ratePerS: number): PacingPolicy {
-  return { ratePerS, burst: Math.max(1, Math.ceil(ratePerS / 10)), busyWindowMs: PACING_BUSY_WINDOW_MS, holdMaxMs: PACING_HOLD_MAX_MS }
+  return {
+    ratePerS,
+    burst: Math.max(1, Math.ceil(ratePerS / 10)),
+    busyWindowMs: PACING_BUSY_WINDOW_MS,
+    holdMaxMs: PACING_HOLD_MAX_MS,
+  }
 }
 
 /** The time from which the next event's slot is counted. */
@@ -43,7 +48,12 @@ export const FRESH_PACING: PacingState = { nextSlotMs: -Infinity }
  * How long the event arriving at `nowMs` waits, the proxy having last forwarded `proxyIdleMs` ago
  * (negative: the wall clock stepped back, read as idle).
  */
-export function paceIntake (state: PacingState, nowMs: number, proxyIdleMs: number, policy: PacingPolicy): { waitMs: number, state: PacingState } {
+export function paceIntake (
+  state: PacingState,
+  nowMs: number,
+  proxyIdleMs: number,
+  policy: PacingPolicy,
+): { waitMs: number, state: PacingState } {
   const busy = policy.ratePerS > 0 && proxyIdleMs >= 0 && proxyIdleMs < policy.busyWindowMs
   if (!busy) return { waitMs: 0, state }
   const interval = 1000 / policy.ratePerS

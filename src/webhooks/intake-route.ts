@@ -11,7 +11,12 @@ import type { Clock } from '../clock.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
 import { peerIn } from '../config/network-lists.js'
 import {
-  ProxyError, WebhookMethodNotAllowedError, WebhookRouteNotFoundError, WebhookSignatureInvalidError, WebhookSourceNotAllowedError, WebhookStoreUnavailableError,
+  ProxyError,
+  WebhookMethodNotAllowedError,
+  WebhookRouteNotFoundError,
+  WebhookSignatureInvalidError,
+  WebhookSourceNotAllowedError,
+  WebhookStoreUnavailableError,
 } from '../errors.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
 import { eventKeys } from './event-key.js'
@@ -56,7 +61,8 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
     if (outcome !== null) observer.received(outcome, elapsedS(request))
     return error
   }
-  const elapsedS = (request: FastifyRequest): number => (clock.monotonicMs() - (started.get(request) ?? clock.monotonicMs())) / 1000
+  const elapsedS = (request: FastifyRequest): number =>
+    (clock.monotonicMs() - (started.get(request) ?? clock.monotonicMs())) / 1000
 
   app.route({
     method: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
@@ -68,7 +74,11 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
       request.webhookSource = sourceAddress(request.raw.socket.remoteAddress ?? '', request.headers['x-forwarded-for'], options.trusted)
       // The raw segment, as sent: the decoded parameter would accept other spellings of the token.
       const raw = (request.raw.url ?? '').split('?', 1)[0] ?? ''
-      if (!options.matchesToken(raw.slice(INTAKE_PATH_PREFIX.length))) throw refuse(request, new WebhookRouteNotFoundError(), null)
+      if (!options.matchesToken(raw.slice(INTAKE_PATH_PREFIX.length))) throw refuse(
+        request,
+        new WebhookRouteNotFoundError(),
+        null,
+      )
       if (options.allowed !== null && !peerIn(options.allowed, request.webhookSource)) throw refuse(request, new WebhookSourceNotAllowedError(), 'not_allowed')
       if (request.method !== 'POST') throw refuse(request, new WebhookMethodNotAllowedError(), null)
       // Held before its body is read: the sender's bytes wait in the socket, not in this heap.
@@ -90,17 +100,31 @@ export async function intakeRoute (app: FastifyInstance, options: IntakeRouteOpt
     if (verify !== null && !isValidSignature(verify, request.headers[verify.header], body)) {
       throw refuse(request, new WebhookSignatureInvalidError(), 'unauthorized')
     }
-    const keys = eventKeys(body, settings.eventIdHeader === null ? undefined : request.headers[settings.eventIdHeader], settings)
+    const keys = eventKeys(
+      body,
+      settings.eventIdHeader === null ? undefined : request.headers[settings.eventIdHeader],
+      settings,
+    )
     let outcome
     try {
       outcome = await store.intake({
-        ...keys, body, headers: headersToStore(request.raw.rawHeaders, settings.verificationHeader), source: request.webhookSource, receivedAtMs: clock.wallMs(),
+        ...keys,
+        body,
+        headers: headersToStore(request.raw.rawHeaders, settings.verificationHeader),
+        source: request.webhookSource,
+        receivedAtMs: clock.wallMs(),
       })
     } catch (err) {
       request.log.error({ err, source: request.webhookSource }, 'webhook not stored')
       throw refuse(request, err instanceof ProxyError ? err : new WebhookStoreUnavailableError('the store failed', err), 'unavailable')
     }
-    const log = { id: outcome.id, key: keys.key, orderKey: keys.orderKey, source: request.webhookSource, bytes: body.length }
+    const log = {
+      id: outcome.id,
+      key: keys.key,
+      orderKey: keys.orderKey,
+      source: request.webhookSource,
+      bytes: body.length,
+    }
     if (outcome.kind === 'duplicate') {
       request.log.info(log, 'webhook duplicate')
       observer.received('duplicate', elapsedS(request))

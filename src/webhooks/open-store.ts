@@ -16,7 +16,12 @@ export interface OpenStoreOptions {
 
 /** Redis when PROXY_REDIS_URL is set, else the embedded SQLite file at PROXY_WEBHOOK_STORE_PATH. */
 export async function openStore (settings: WebhookConfig, options: OpenStoreOptions): Promise<OutboxStore> {
-  const bounds = { retentionMs: settings.retentionS * 1000, maxEvents: settings.storeMaxEvents, maxBytes: settings.storeMaxBytes, orderMaxWaitMs: settings.orderMaxWaitS * 1000 }
+  const bounds = {
+    retentionMs: settings.retentionS * 1000,
+    maxEvents: settings.storeMaxEvents,
+    maxBytes: settings.storeMaxBytes,
+    orderMaxWaitMs: settings.orderMaxWaitS * 1000,
+  }
   return await openConfiguredStore<OutboxStore>(options.storage, {
     inRedis: async (redis) => {
       const store = await openOutboxStore({ redis, keys: '', log: options.log }, bounds)

@@ -7,7 +7,11 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { ProviderVerification } from '../config/webhook-config.js'
 
 /** Pure: whether `headerValue` is a right signature of `body`. */
-export function isValidSignature (verify: ProviderVerification, headerValue: string | string[] | undefined, body: Buffer): boolean {
+export function isValidSignature (
+  verify: ProviderVerification,
+  headerValue: string | string[] | undefined,
+  body: Buffer,
+): boolean {
   if (typeof headerValue !== 'string') return false
   if (verify.scheme === 'header-secret') return sameText(headerValue, verify.secret)
   const mac = createHmac(verify.algorithm, Buffer.from(verify.secret, 'utf8')).update(body).digest(verify.encoding)

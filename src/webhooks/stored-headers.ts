@@ -15,7 +15,10 @@ const DROPPED = new Set([
 const RENAMED = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature'])
 const RENAMED_PREFIX = 'x-provider-'
 
-/** Pure: Node's `rawHeaders` -> the lower-cased list to store, in the order received. `verificationHeader` is lower case. */
+/**
+ * Pure: Node's `rawHeaders` -> the lower-cased list to store, in the order received. `verificationHeader` is lower
+ * case.
+ */
 export function headersToStore (rawHeaders: readonly string[], verificationHeader: string): HeaderList {
   const pairs = pairsOf(rawHeaders)
   const connectionListed = new Set<string>()
@@ -31,7 +34,8 @@ export function headersToStore (rawHeaders: readonly string[], verificationHeade
 /** Node's `rawHeaders` is name, value, name, value…: the pairs, names lower-cased. */
 function pairsOf (rawHeaders: readonly string[]): HeaderList {
   const pairs: HeaderList = []
-  // Stryker disable next-line EqualityOperator,StringLiteral: the list always holds whole pairs (even length), so `<=` reads no other pair and the fallbacks are never taken
+  // Stryker disable next-line EqualityOperator,StringLiteral: the list always holds whole pairs (even length), so `<=`
+  // reads no other pair and the fallbacks are never taken
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) pairs.push([(rawHeaders[i] ?? '').toLowerCase(), rawHeaders[i + 1] ?? ''])
   return pairs
 }

@@ -22,7 +22,12 @@ export interface CommandIo { out: (text: string) => void, err: (text: string) =>
 const STATUSES: readonly string[] = ['pending', 'delivered', 'failed']
 
 /** Returns the exit code: 0 done, 1 something asked for was not found, 2 usage. */
-export async function runWebhooksCommand (args: readonly string[], settings: WebhookConfig, options: OpenStoreOptions, io: CommandIo): Promise<number> {
+export async function runWebhooksCommand (
+  args: readonly string[],
+  settings: WebhookConfig,
+  options: OpenStoreOptions,
+  io: CommandIo,
+): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: { status: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' }, failed: { type: 'boolean' } } })
@@ -48,7 +53,13 @@ export async function runWebhooksCommand (args: readonly string[], settings: Web
   }
 }
 
-async function list (store: OutboxStore, query: { status: EventStatus | undefined, sinceMs: number, limit: number }, json: boolean, orderMaxWaitMs: number, io: CommandIo): Promise<number> {
+async function list (
+  store: OutboxStore,
+  query: { status: EventStatus | undefined, sinceMs: number, limit: number },
+  json: boolean,
+  orderMaxWaitMs: number,
+  io: CommandIo,
+): Promise<number> {
   const events = await store.list(query.status === undefined ? { sinceMs: query.sinceMs, limit: query.limit } : query)
   const nowMs = io.nowMs()
   if (json) {
@@ -58,13 +69,27 @@ async function list (store: OutboxStore, query: { status: EventStatus | undefine
   io.out('id\tstatus\tattempts\tthis round\treceived\tnext attempt\tkey\tbytes\n')
   for (const e of events) {
     const v = eventView(e, nowMs, orderMaxWaitMs)
-    const cells = [v.id, v.status, String(v.attempts), String(v.attemptsThisRound), v.receivedAt, nextAttemptCell(v), v.key, String(v.bytes)]
+    const cells = [
+      v.id,
+      v.status,
+      String(v.attempts),
+      String(v.attemptsThisRound),
+      v.receivedAt,
+      nextAttemptCell(v),
+      v.key,
+      String(v.bytes),
+    ]
     io.out(`${cells.map(terminalText).join('\t')}\n`)
   }
   return 0
 }
 
-async function show (store: OutboxStore, ids: readonly string[], orderMaxWaitMs: number, io: CommandIo): Promise<number> {
+async function show (
+  store: OutboxStore,
+  ids: readonly string[],
+  orderMaxWaitMs: number,
+  io: CommandIo,
+): Promise<number> {
   if (ids.length !== 1) {
     io.err(`${WEBHOOKS_USAGE}\n`)
     return 2
@@ -75,14 +100,28 @@ async function show (store: OutboxStore, ids: readonly string[], orderMaxWaitMs:
     return 1
   }
   const { event, waitingBehind } = found
-  const view = eventView({ ...event, bytes: event.body.length, attemptsTotal: found.attempts.length, waitingBehind }, io.nowMs(), orderMaxWaitMs)
+  const view = eventView(
+    { ...event, bytes: event.body.length, attemptsTotal: found.attempts.length, waitingBehind },
+    io.nowMs(),
+    orderMaxWaitMs,
+  )
   // `attempts` lists every attempt recorded: as many as a listing counts.
-  const attempts = found.attempts.map((a) => ({ at: new Date(a.atMs).toISOString(), status: a.status, error: a.error, durationMs: a.durationMs }))
+  const attempts = found.attempts.map((a) => ({
+    at: new Date(a.atMs).toISOString(),
+    status: a.status,
+    error: a.error,
+    durationMs: a.durationMs,
+  }))
   io.out(`${terminalJson({ ...view, headers: event.headers, attempts }, 2)}\n`)
   return 0
 }
 
-async function replay (store: OutboxStore, ids: readonly string[], failedSinceMs: number | null, io: CommandIo): Promise<number> {
+async function replay (
+  store: OutboxStore,
+  ids: readonly string[],
+  failedSinceMs: number | null,
+  io: CommandIo,
+): Promise<number> {
   if ((failedSinceMs === null) === (ids.length === 0)) {
     io.err(`${WEBHOOKS_USAGE}\n`)
     return 2
