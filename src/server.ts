@@ -4,84 +4,41 @@
  * (features/index.ts), naming none; the decisions are the pipeline's steps, in pipeline/steps.ts's order, then the
  * route (body, token) -> upstream.
  */
-import type { FastifyInstance } from 'fastify'
-import type { Logger } from 'pino'
 import { createClientAccess } from './access/client-access.js'
 import { ANONYMOUS_CALLER_ID } from './callers/caller.js'
-import type { CallersHolder } from './callers/callers-holder.js'
 import { createCallerRefusals } from './callers/caller-refusals.js'
-import { systemClock, type Clock } from './clock.js'
+import { systemClock } from './clock.js'
 import type { Config, EnvironmentName } from './config/config.js'
-import type { EgressReporter } from './egress/egress-reporter.js'
 import { createIpNotAllowedDiagnosis } from './egress/ip-not-allowed.js'
 import type { ProxyError } from './errors.js'
 import type { ProxyPart, SharedParts } from './feature/feature.js'
 import { FEATURES } from './features/index.js'
 import { errorReply } from './http/error-reply.js'
-import { DEFAULT_HTTP_EDGES, type HttpEdgeSettings } from './http/node-server.js'
-import type { CredentialRotation } from './ops/credential-rotation.js'
-import { healthRoutes, type ReadinessSection } from './ops/health-routes.js'
-import { createRestartNotice, type RestartNotice } from './ops/restart-required.js'
-import { createMetrics, METRIC_PREFIX, type ProxyMetrics } from './ops/metrics.js'
+import { DEFAULT_HTTP_EDGES } from './http/node-server.js'
+import { healthRoutes } from './ops/health-routes.js'
+import { createRestartNotice } from './ops/restart-required.js'
+import { createMetrics, METRIC_PREFIX } from './ops/metrics.js'
 import { metricsRoute } from './ops/metrics-route.js'
-import type { ProxyActivity } from './ops/proxy-activity.js'
-import { createOutbound, type Outbound } from './outbound/outbound-agents.js'
+import { createOutbound } from './outbound/outbound-agents.js'
 import { coreSteps } from './pipeline/core-steps.js'
 import { orderSteps } from './pipeline/steps.js'
 import { createCoreServices } from './proxy/core-services.js'
 import { createApp } from './proxy/create-app.js'
 import { firstAnswer } from './proxy/first-answer.js'
 import { addLifecycle, featureControls } from './proxy/lifecycle.js'
+import type { ProxyServer, ServerDeps } from './proxy/proxy-server.js'
 import { openCallers } from './proxy/open-callers.js'
 import { proxyRoutes } from './routing/proxy-routes.js'
 import { buildRouteTable } from './routing/route-table.js'
 import { createStore } from './state/create-store.js'
-import type { StateStore } from './state/state-store.js'
 import { createStoreMetrics } from './state/store-metrics.js'
-import { createStorage, type Storage } from './storage/storage.js'
-import { createTokenClient, type FetchToken } from './tokens/token-client.js'
+import { createStorage } from './storage/storage.js'
+import { createTokenClient } from './tokens/token-client.js'
 import type { TokenSource } from './tokens/token-source.js'
 
 export { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './http/node-server.js'
 
-export interface ServerDeps {
-  logger: Logger
-  clock?: Clock
-  outbound?: Outbound
-  fetchToken?: FetchToken
-  random?: () => number
-  /** The shared state store (SPEC §9); built from config.state when absent. */
-  store?: StateStore
-  /** The process's storage (its one Redis connection), shared with the listeners beside the proxy; one of its own,
-   * closed with it, when absent. */
-  storage?: Storage
-  /** Slow-client timeouts and lingering-close bounds; tests shorten them. */
-  httpEdges?: HttpEdgeSettings
-  /** `/readyz` sections of parts the process runs beside the proxy (the inbox's, SPEC §10), before the features'. */
-  readiness?: readonly ReadinessSection[]
-  /** Told of every forwarded request: the inbox paces its intake while the proxy is busy (ops/proxy-activity.ts). */
-  activity?: ProxyActivity | undefined
-}
-
-export interface ProxyServer {
-  app: FastifyInstance
-  sources: ReadonlyMap<EnvironmentName, TokenSource>
-  outbound: Outbound
-  egress: EgressReporter
-  metrics: ProxyMetrics
-  rotation: CredentialRotation
-  store: StateStore
-  /** The callers file in force (SPEC §7), null without one; process/serve.ts reloads it. */
-  callers: CallersHolder | null
-  /** Changed variables a reload could not apply (compared at SIGHUP, process/reload.ts); shown in /readyz. */
-  restart: RestartNotice
-  /** What the features on provided (feature/feature.ts SharedParts): the console decides with them. */
-  shared: Readonly<Partial<SharedParts>>
-  /** SIGHUP for the features: each re-reads its files (the MCP tools file). */
-  reloadFeatures: (trigger: string) => void
-  /** Watches the features' files; returns the stop. */
-  watchFeatures: () => () => void
-}
+export type { ProxyServer, ServerDeps } from './proxy/proxy-server.js'
 
 export async function buildServer (config: Config, deps: ServerDeps): Promise<ProxyServer> {
   const clock = deps.clock ?? systemClock

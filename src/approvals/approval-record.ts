@@ -57,6 +57,19 @@ export interface Decision {
   seal: string
 }
 
+/** The record once `decision` is taken on it: what both stores write. */
+export function decidedRecord (current: ApprovalRecord, decision: Decision): ApprovalRecord {
+  return {
+    ...current,
+    status: decision.status,
+    decidedBy: decision.by,
+    decidedByCaller: decision.byCaller,
+    reason: decision.reason,
+    decidedAtMs: decision.atMs,
+    decisionSeal: decision.seal,
+  }
+}
+
 export type DecideOutcome =
   | { kind: 'decided', approval: ApprovalRecord }
   | { kind: 'already', approval: ApprovalRecord }

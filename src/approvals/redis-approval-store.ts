@@ -17,7 +17,7 @@
 import type { Logger } from 'pino'
 import { reportErrors, type RedisConnection } from '../storage/redis-connection.js'
 import type { ApprovalStatus } from '../objects/approval-object.js'
-import type { ApprovalRecord, DecideOutcome, ForwardState } from './approval-record.js'
+import { decidedRecord, type ApprovalRecord, type DecideOutcome, type ForwardState } from './approval-record.js'
 import type { ApprovalPage, ApprovalStore, PageQuery } from './approval-store.js'
 
 const COMMAND_TIMEOUT_MS = 2000
@@ -241,15 +241,7 @@ export async function createRedisApprovalStore (options: RedisApprovalOptions): 
     async decide (id, decision, nowMs): Promise<DecideOutcome> {
       const current = await read(id)
       if (current === null) return { kind: 'missing' }
-      const decided: ApprovalRecord = {
-        ...current,
-        status: decision.status,
-        decidedBy: decision.by,
-        decidedByCaller: decision.byCaller,
-        reason: decision.reason,
-        decidedAtMs: decision.atMs,
-        decisionSeal: decision.seal,
-      }
+      const decided = decidedRecord(current, decision)
       const outcome = String(await script('aprDecide')(P, id, decision.status, json(decided), nowMs))
       if (outcome === 'decided') return { kind: 'decided', approval: decided }
       if (outcome === 'missing') return { kind: 'missing' }

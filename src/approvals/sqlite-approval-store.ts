@@ -7,7 +7,7 @@
 import { migrate, type Migration } from '../sqlite/migrations.js'
 import { openDatabase } from '../sqlite/open-database.js'
 import type { ApprovalStatus } from '../objects/approval-object.js'
-import type { ApprovalRecord, DecideOutcome, Decision, ForwardState } from './approval-record.js'
+import { decidedRecord, type ApprovalRecord, type DecideOutcome, type Decision, type ForwardState } from './approval-record.js'
 import type { ApprovalStore } from './approval-store.js'
 
 const SCHEMA = `
@@ -92,15 +92,7 @@ export async function createSqliteApprovalStore (path: string): Promise<Approval
     if (current.status !== 'pending' || (decision.status !== 'expired' && current.expiresAtMs <= nowMs)) {
       return { kind: 'already', approval: current.status === 'pending' ? { ...current, status: 'expired' } : current }
     }
-    const decided: ApprovalRecord = {
-      ...current,
-      status: decision.status,
-      decidedBy: decision.by,
-      decidedByCaller: decision.byCaller,
-      reason: decision.reason,
-      decidedAtMs: decision.atMs,
-      decisionSeal: decision.seal,
-    }
+    const decided = decidedRecord(current, decision)
     const row = toRow(decided)
     const changed = decide.run({ id, status: row.status, record: row.record }).changes
     return changed === 1 ? { kind: 'decided', approval: decided } : { kind: 'already', approval: current }

@@ -12,7 +12,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
@@ -21,6 +21,7 @@ import type { Config } from '../config/config.js'
 import type { ConsoleConfig } from '../config/console-settings.js'
 import { blockListOf, peerIn } from '../config/network-lists.js'
 import { ClientNotAllowedError } from '../errors.js'
+import { appOptions } from '../http/app-options.js'
 import { createClientErrorHandler } from '../http/client-errors.js'
 import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
 import { createListenerServer, LISTENER_TIMEOUTS, type ListenerTimeouts } from '../http/listener-server.js'
@@ -76,13 +77,9 @@ export async function buildConsole (settings: ConsoleConfig, state: Config['stat
   const storage = deps.storage ?? createStorage(state, 'sidecar')
   const signins = deps.signins ?? await openSigninStore(settings, storage, log)
   const linger = deps.linger ?? DEFAULT_LINGER
-  const loggerInstance: FastifyBaseLogger = log
+  // Sign-ins, decisions and refusals have lines of their own; request lines would carry paths with ids only.
   const app = Fastify({
-    loggerInstance,
-    // Sign-ins, decisions and refusals have lines of their own; request lines would carry paths with ids only.
-    logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: false,
-    return503OnClosing: false,
+    ...appOptions(log),
     bodyLimit: BODY_LIMIT_BYTES,
     serverFactory: (handler) => createListenerServer(handler, log, linger, deps.timeouts ?? LISTENER_TIMEOUTS),
     clientErrorHandler: createClientErrorHandler(log, linger, () => {}),

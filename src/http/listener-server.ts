@@ -4,7 +4,7 @@
  * contract's shape. Such a listener never waits for a body before deciding, so it sends no
  * `100 Continue` logic of its own: Node's automatic one is right.
  */
-import { createServer, type RequestListener, type Server } from 'node:http'
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http'
 import type { Logger } from 'pino'
 import { createExpectationHandler, type AnswerObserver } from './client-errors.js'
 import type { LingerBounds } from './lingering-close.js'
@@ -14,6 +14,16 @@ export interface ListenerTimeouts { headersMs: number, requestMs: number }
 /** Slow clients: headers within 10 s, the whole request within 30 s (as the proxy's listener). */
 export const LISTENER_TIMEOUTS: ListenerTimeouts = { headersMs: 10_000, requestMs: 30_000 }
 
+/** A listener's node:http options: the slow-client timeouts, checked at least once a second; no Host required. */
+export function listenerServerOptions (timeouts: ListenerTimeouts): ServerOptions {
+  return {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    requireHostHeader: false,
+  }
+}
+
 export function createListenerServer (
   handler: RequestListener,
   log: Logger,
@@ -21,12 +31,7 @@ export function createListenerServer (
   timeouts: ListenerTimeouts,
   answered: AnswerObserver = () => {},
 ): Server {
-  const server = createServer({
-    headersTimeout: timeouts.headersMs,
-    requestTimeout: timeouts.requestMs,
-    connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
-    requireHostHeader: false,
-  }, handler)
+  const server = createServer(listenerServerOptions(timeouts), handler)
   server.on('checkExpectation', createExpectationHandler(log, linger, answered))
   return server
 }

@@ -3,10 +3,11 @@
  * writes one), Node's server with the slow-client bounds, and the one reading of every target
  * (SPEC §3), which the router and every later hook use.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
+import { appOptions } from '../http/app-options.js'
 import { createClientErrorHandler, type AnswerObserver } from '../http/client-errors.js'
 import { createNodeServer, type HttpEdgeSettings } from '../http/node-server.js'
 import { requestIdFor } from '../routing/request-id.js'
@@ -26,14 +27,9 @@ export interface AppSettings {
 }
 
 export function createApp ({ config, log, httpEdges, routes, answered, target }: AppSettings): FastifyInstance {
-  // Fastify infers its logger type from this option; pino's own type would leak into every route.
-  const loggerInstance: FastifyBaseLogger = log
   const app = Fastify({
-    loggerInstance,
-    logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: false,
+    ...appOptions(log),
     genReqId: requestIdFor,
-    return503OnClosing: false,
     bodyLimit: config.bodyLimitBytes,
     serverFactory: (handler) => createNodeServer(handler, log, httpEdges, answered),
     clientErrorHandler: createClientErrorHandler(log, httpEdges.linger, answered),

@@ -4,7 +4,7 @@
  * `GET /healthz`, nothing else, and owns an outbox (outbox/: its store and its deliverer). It
  * imports nothing of the proxy's plugins, and they nothing of it.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
@@ -13,8 +13,10 @@ import { systemClock, type Clock } from '../clock.js'
 import type { Config } from '../config/config.js'
 import type { WebhookConfig } from '../config/webhook-config.js'
 import { blockListOf } from '../config/network-lists.js'
+import { appOptions } from '../http/app-options.js'
 import { createClientErrorHandler, createExpectationHandler } from '../http/client-errors.js'
 import { DEFAULT_LINGER, type LingerBounds } from '../http/lingering-close.js'
+import { listenerServerOptions } from '../http/listener-server.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import { createDeliverer, type Deliverer } from '../outbox/deliverer.js'
 import type { OutboxStore } from '../outbox/outbox-store.js'
@@ -94,14 +96,10 @@ export async function buildInbox (settings: WebhookConfig, state: Config['state'
     ? noInboxObserver
     : createInboxMetrics(deps.registry, METRIC_PREFIX, () => store.stats(), () => clock.wallMs()))
   const linger = deps.linger ?? DEFAULT_LINGER
-  const loggerInstance: FastifyBaseLogger = log
   // Requests that sent `Expect: 100-continue`: Node leaves the interim answer to us (SPEC §5's rule).
   const awaitingContinue = new WeakSet<IncomingMessage>()
   const app = Fastify({
-    loggerInstance,
-    logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: false,
-    return503OnClosing: false,
+    ...appOptions(log),
     serverFactory: (handler) => inboxNodeServer(
       handler,
       log,
@@ -184,12 +182,7 @@ function inboxNodeServer (
   timeouts: { headersMs: number, requestMs: number },
   awaitingContinue: WeakSet<IncomingMessage>,
 ): Server {
-  const server = createServer({
-    headersTimeout: timeouts.headersMs,
-    requestTimeout: timeouts.requestMs,
-    connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
-    requireHostHeader: false,
-  }, handler)
+  const server = createServer(listenerServerOptions(timeouts), handler)
   // With a listener, Node sends no automatic 100 Continue: the intake route does, once its checks
   // passed and the declared length is within the limit; anything else is answered without it.
   server.on('checkContinue', (req: IncomingMessage, res) => {
