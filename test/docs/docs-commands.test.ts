@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { freePort } from '../helpers/ports.js'
+import { freePorts } from '../helpers/ports.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const MARK = '<!-- docs-check: run -->'
@@ -54,7 +54,8 @@ for (const block of blocks) {
     for (const built of ['dist', 'dist-bundle']) symlinkSync(join(ROOT, built), join(dir, built))
     writeFileSync(join(dir, 'payments-auth-proxy'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'dist-bundle', 'cli.mjs')}" "$@"\n`)
     chmodSync(join(dir, 'payments-auth-proxy'), 0o755)
-    const ports = { fiat: await freePort(), crypto: await freePort(), ip: await freePort(), proxy: await freePort() }
+    const [fiat, crypto, ip, proxy] = await freePorts(4) as [number, number, number, number]
+    const ports = { fiat, crypto, ip, proxy }
     const text = block.text
       .replace(/\b4010\b/g, String(ports.fiat)).replace(/\b4020\b/g, String(ports.crypto))
       .replace(/\b4030\b/g, String(ports.ip)).replace(/\b8080\b/g, String(ports.proxy))

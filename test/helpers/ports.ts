@@ -31,6 +31,13 @@ export async function freePort (): Promise<number> {
   throw new Error('no free port below the ephemeral range')
 }
 
+/** `count` ports free a moment ago and distinct from one another: two freePort calls can pick the same one. */
+export async function freePorts (count: number): Promise<number[]> {
+  const ports = new Set<number>()
+  while (ports.size < count) ports.add(await freePort())
+  return [...ports]
+}
+
 /** `server` (a bare TCP listener by default) listening on a fresh port until the test ends. */
 export async function holdPort (t: Test, server: Server | HttpServer = createServer()): Promise<number> {
   server.listen(0, '127.0.0.1')
