@@ -8,12 +8,24 @@ set -euo pipefail
 
 # command package
 TOOLS=("redis-server redis-server" "strace strace" "chromium chromium")
-missing=()
-for tool in "${TOOLS[@]}"; do
-  read -r command package <<<"$tool"
-  command -v "$command" >/dev/null 2>&1 || missing+=("$package")
-done
+find_missing () {
+  missing=()
+  for tool in "${TOOLS[@]}"; do
+    read -r command package <<<"$tool"
+    command -v "$command" >/dev/null 2>&1 || missing+=("$package")
+  done
+}
+find_missing
 [ "${#missing[@]}" -eq 0 ] && exit 0
+
+# Two test runs on one fresh machine (two checkouts, or CI beside a person) would both install, and the second
+# apt-get would fail on the first one's lock: the runs take turns, and the second finds the packages there.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${TMPDIR:-/tmp}/payments-auth-proxy-test-tools.lock"
+  flock 9
+  find_missing
+  [ "${#missing[@]}" -eq 0 ] && exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   sudo=""
@@ -31,7 +43,10 @@ if ! command -v apt-get >/dev/null 2>&1; then
 fi
 
 echo "ensure-test-tools: installing the Debian packages ${missing[*]}" >&2
-if ! { $sudo apt-get update && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"; }; then
+# Another program's apt-get (an unattended upgrade) holds the same locks for a while: waited for, not failed on.
+wait_locks=(-o DPkg::Lock::Timeout=300)
+if ! { $sudo apt-get "${wait_locks[@]}" update &&
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get "${wait_locks[@]}" install -y --no-install-recommends "${missing[@]}"; }; then
   echo "ensure-test-tools: installing ${missing[*]} failed; the tests need them (apt-get install -y ${missing[*]})." >&2
   exit 1
 fi
