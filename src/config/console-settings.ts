@@ -3,6 +3,7 @@
  * console is off). Every problem names its variable and rule.
  */
 import { isIP } from 'node:net'
+import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 import { parseCidrs, parseHostPort, splitList, type Cidr } from './network-lists.js'
 import type { RawSettings } from './schema.js'
 
@@ -21,10 +22,13 @@ export interface ConsoleConfig {
   approvers: readonly string[]
   /** Cookies carry `Secure` unless the listener is loopback and the public URL is plain http. */
   secureCookies: boolean
+  /** The request body's members an approval's card shows as labelled lines above the body (JSON Pointers). */
+  detailPointers: readonly string[]
   /** Sign-in links and sessions live beside approvals: this SQLite file, or Redis with PROXY_REDIS_URL. */
   storePath: string
 }
 
+const JSON_POINTER = new RegExp(JSON_POINTER_PATTERN)
 const EMAIL = /^[^\s@,*]+@[^\s@,*]+$/
 const DOMAIN_PATTERN = /^\*@[^\s@,*]+$/
 
@@ -45,6 +49,12 @@ export function resolveConsole (settings: RawSettings, problems: string[], warni
   for (const entry of approvers) {
     if (!EMAIL.test(entry) && !DOMAIN_PATTERN.test(entry)) problems.push(`PROXY_CONSOLE_APPROVERS: "${entry}" is neither an email address nor *@<domain>`)
   }
+  const detailPointers = splitList(settings.PROXY_CONSOLE_DETAIL_POINTERS)
+  for (const pointer of detailPointers) {
+    if (!JSON_POINTER.test(pointer)) {
+      problems.push(`PROXY_CONSOLE_DETAIL_POINTERS: "${pointer}" is not a JSON Pointer (RFC 6901), such as /payoutMethod/accountName`)
+    }
+  }
   if (approvers.length === 0) warnings.push('PROXY_CONSOLE_APPROVERS is empty: everyone who signs in to the console sees it read-only')
   const loopback = isLoopback(address.host)
   return {
@@ -54,6 +64,7 @@ export function resolveConsole (settings: RawSettings, problems: string[], warni
     trustedProxies,
     userHeader: settings.PROXY_CONSOLE_USER_HEADER.toLowerCase(),
     approvers,
+    detailPointers,
     secureCookies: !loopback || publicUrl.startsWith('https:'),
     storePath: settings.PROXY_WEBHOOK_STORE_PATH,
   }

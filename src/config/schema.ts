@@ -43,6 +43,8 @@ export const DEFAULT_APPROVAL_TTL_S = 86400
 // The console (SPEC §14).
 export const DEFAULT_CONSOLE_ALLOWED_CLIENTS = DEFAULT_ALLOWED_CLIENTS
 export const DEFAULT_CONSOLE_USER_HEADER = 'x-forwarded-email'
+export const DEFAULT_CONSOLE_DETAIL_POINTERS =
+  '/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country'
 // Payments followed to their final state (SPEC §12).
 export const DEFAULT_PAYMENTS_PATHS = '/**'
 export const DEFAULT_PAYMENTS_TRANSACTION_ID_POINTER = '/data/transactionId'
@@ -178,6 +180,7 @@ const featureProperties = {
   PROXY_CONSOLE_TRUSTED_PROXIES: Type.String({ default: '' }),
   PROXY_CONSOLE_USER_HEADER: Type.String({ pattern: '^[A-Za-z0-9-]+$', default: DEFAULT_CONSOLE_USER_HEADER }),
   PROXY_CONSOLE_APPROVERS: Type.String({ default: '' }),
+  PROXY_CONSOLE_DETAIL_POINTERS: Type.String({ default: DEFAULT_CONSOLE_DETAIL_POINTERS }),
   // Agents over MCP (SPEC §13).
   PROXY_MCP: stringEnum(['on', 'off'], { default: 'off' }),
   PROXY_MCP_TOOLS_FILE: optionalString,

@@ -3,7 +3,7 @@
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
 
 export const validateSettings = validate10;
-const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
+const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_CONSOLE_DETAIL_POINTERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_CONSOLE_DETAIL_POINTERS":{"default":"/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ucs2length.default;
 const pattern0 = new RegExp("^[A-Za-z0-9:._-]{0,64}$", "u");
@@ -151,6 +151,9 @@ data.PROXY_CONSOLE_USER_HEADER = "x-forwarded-email";
 }
 if(data.PROXY_CONSOLE_APPROVERS === undefined){
 data.PROXY_CONSOLE_APPROVERS = "";
+}
+if(data.PROXY_CONSOLE_DETAIL_POINTERS === undefined){
+data.PROXY_CONSOLE_DETAIL_POINTERS = "/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country";
 }
 if(data.PROXY_MCP === undefined){
 data.PROXY_MCP = "off";
@@ -663,8 +666,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data.PROXY_MCP === undefined){
-const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_MCP"},message:"must have required property '"+"PROXY_MCP"+"'"};
+if(data.PROXY_CONSOLE_DETAIL_POINTERS === undefined){
+const err46 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_CONSOLE_DETAIL_POINTERS"},message:"must have required property '"+"PROXY_CONSOLE_DETAIL_POINTERS"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -673,8 +676,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS === undefined){
-const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS"},message:"must have required property '"+"PROXY_PAYMENTS"+"'"};
+if(data.PROXY_MCP === undefined){
+const err47 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_MCP"},message:"must have required property '"+"PROXY_MCP"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -683,8 +686,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_PATHS === undefined){
-const err48 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_PATHS"},message:"must have required property '"+"PROXY_PAYMENTS_PATHS"+"'"};
+if(data.PROXY_PAYMENTS === undefined){
+const err48 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS"},message:"must have required property '"+"PROXY_PAYMENTS"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -693,8 +696,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER === undefined){
-const err49 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_TRANSACTION_ID_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_PATHS === undefined){
+const err49 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_PATHS"},message:"must have required property '"+"PROXY_PAYMENTS_PATHS"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -703,8 +706,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_STATUS_POINTER === undefined){
-const err50 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_STATUS_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_STATUS_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER === undefined){
+const err50 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_TRANSACTION_ID_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -713,8 +716,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_SUCCEEDED_STATUSES === undefined){
-const err51 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_SUCCEEDED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_SUCCEEDED_STATUSES"+"'"};
+if(data.PROXY_PAYMENTS_STATUS_POINTER === undefined){
+const err51 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_STATUS_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_STATUS_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -723,8 +726,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_FAILED_STATUSES === undefined){
-const err52 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_FAILED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_FAILED_STATUSES"+"'"};
+if(data.PROXY_PAYMENTS_SUCCEEDED_STATUSES === undefined){
+const err52 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_SUCCEEDED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_SUCCEEDED_STATUSES"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -733,8 +736,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_AMOUNT_POINTER === undefined){
-const err53 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_AMOUNT_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_AMOUNT_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_FAILED_STATUSES === undefined){
+const err53 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_FAILED_STATUSES"},message:"must have required property '"+"PROXY_PAYMENTS_FAILED_STATUSES"+"'"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -743,8 +746,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_CURRENCY_POINTER === undefined){
-const err54 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CURRENCY_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_CURRENCY_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_AMOUNT_POINTER === undefined){
+const err54 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_AMOUNT_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_AMOUNT_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -753,8 +756,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER === undefined){
-const err55 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_CURRENCY_POINTER === undefined){
+const err55 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CURRENCY_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_CURRENCY_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -763,8 +766,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER === undefined){
-const err56 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"+"'"};
+if(data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER === undefined){
+const err56 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -773,8 +776,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_CONFIRM === undefined){
-const err57 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CONFIRM"},message:"must have required property '"+"PROXY_PAYMENTS_CONFIRM"+"'"};
+if(data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER === undefined){
+const err57 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"},message:"must have required property '"+"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -783,8 +786,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUP_PATH === undefined){
-const err58 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_PATH"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_PATH"+"'"};
+if(data.PROXY_PAYMENTS_CONFIRM === undefined){
+const err58 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_CONFIRM"},message:"must have required property '"+"PROXY_PAYMENTS_CONFIRM"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -793,8 +796,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUP_SCHEDULE === undefined){
-const err59 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_SCHEDULE"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_SCHEDULE"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUP_PATH === undefined){
+const err59 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_PATH"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_PATH"+"'"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -803,8 +806,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY === undefined){
-const err60 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_CONCURRENCY"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_CONCURRENCY"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUP_SCHEDULE === undefined){
+const err60 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_SCHEDULE"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_SCHEDULE"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -813,8 +816,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND === undefined){
-const err61 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUPS_PER_SECOND"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUPS_PER_SECOND"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY === undefined){
+const err61 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUP_CONCURRENCY"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUP_CONCURRENCY"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -823,13 +826,23 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data.PROXY_PAYMENTS_RETENTION_SECONDS === undefined){
-const err62 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_RETENTION_SECONDS"},message:"must have required property '"+"PROXY_PAYMENTS_RETENTION_SECONDS"+"'"};
+if(data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND === undefined){
+const err62 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_LOOKUPS_PER_SECOND"},message:"must have required property '"+"PROXY_PAYMENTS_LOOKUPS_PER_SECOND"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
 else {
 vErrors.push(err62);
+}
+errors++;
+}
+if(data.PROXY_PAYMENTS_RETENTION_SECONDS === undefined){
+const err63 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_PAYMENTS_RETENTION_SECONDS"},message:"must have required property '"+"PROXY_PAYMENTS_RETENTION_SECONDS"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
 }
 errors++;
 }
@@ -851,12 +864,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err63 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err64 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err63];
+vErrors = [err64];
 }
 else {
-vErrors.push(err63);
+vErrors.push(err64);
 }
 errors++;
 }
@@ -870,12 +883,12 @@ data["PAYMENTS_FIAT_BASE_URL"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(func3(data0) < 1){
-const err64 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err65 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err65];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err65);
 }
 errors++;
 }
@@ -894,12 +907,12 @@ else if(data1 === null){
 coerced1 = "";
 }
 else {
-const err65 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err66 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err66];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err66);
 }
 errors++;
 }
@@ -913,12 +926,12 @@ data["PAYMENTS_FIAT_SANDBOX_BASE_URL"] = coerced1;
 }
 if(typeof data1 === "string"){
 if(func3(data1) < 1){
-const err66 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err67 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err67];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err67);
 }
 errors++;
 }
@@ -937,12 +950,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err67 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err68 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err68];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -956,12 +969,12 @@ data["PAYMENTS_CRYPTO_BASE_URL"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err68 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err69 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err69];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -980,12 +993,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err69 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err70 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err70];
 }
 else {
-vErrors.push(err69);
+vErrors.push(err70);
 }
 errors++;
 }
@@ -999,12 +1012,12 @@ data["PAYMENTS_CRYPTO_SANDBOX_BASE_URL"] = coerced3;
 }
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err70 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err71 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err70];
+vErrors = [err71];
 }
 else {
-vErrors.push(err70);
+vErrors.push(err71);
 }
 errors++;
 }
@@ -1023,12 +1036,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err71 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err72 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err72];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err72);
 }
 errors++;
 }
@@ -1042,12 +1055,12 @@ data["PAYMENTS_PRODUCTION_API_KEY"] = coerced4;
 }
 if(typeof data4 === "string"){
 if(func3(data4) < 1){
-const err72 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err73 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err73];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err73);
 }
 errors++;
 }
@@ -1066,12 +1079,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err73 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err74 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err74];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err74);
 }
 errors++;
 }
@@ -1085,12 +1098,12 @@ data["PAYMENTS_PRODUCTION_API_KEY_FILE"] = coerced5;
 }
 if(typeof data5 === "string"){
 if(func3(data5) < 1){
-const err74 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err75 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err75];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err75);
 }
 errors++;
 }
@@ -1109,12 +1122,12 @@ else if(data6 === null){
 coerced6 = "";
 }
 else {
-const err75 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err76 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err75];
+vErrors = [err76];
 }
 else {
-vErrors.push(err75);
+vErrors.push(err76);
 }
 errors++;
 }
@@ -1128,12 +1141,12 @@ data["PAYMENTS_PRODUCTION_PUBLIC_KEY"] = coerced6;
 }
 if(typeof data6 === "string"){
 if(func3(data6) < 1){
-const err76 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err77 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err76];
+vErrors = [err77];
 }
 else {
-vErrors.push(err76);
+vErrors.push(err77);
 }
 errors++;
 }
@@ -1152,12 +1165,12 @@ else if(data7 === null){
 coerced7 = "";
 }
 else {
-const err77 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err78 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err77];
+vErrors = [err78];
 }
 else {
-vErrors.push(err77);
+vErrors.push(err78);
 }
 errors++;
 }
@@ -1171,12 +1184,12 @@ data["PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE"] = coerced7;
 }
 if(typeof data7 === "string"){
 if(func3(data7) < 1){
-const err78 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err79 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err78];
+vErrors = [err79];
 }
 else {
-vErrors.push(err78);
+vErrors.push(err79);
 }
 errors++;
 }
@@ -1195,12 +1208,12 @@ else if(data8 === null){
 coerced8 = "";
 }
 else {
-const err79 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err80 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err80];
 }
 else {
-vErrors.push(err79);
+vErrors.push(err80);
 }
 errors++;
 }
@@ -1214,12 +1227,12 @@ data["PAYMENTS_SANDBOX_API_KEY"] = coerced8;
 }
 if(typeof data8 === "string"){
 if(func3(data8) < 1){
-const err80 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err81 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err80];
+vErrors = [err81];
 }
 else {
-vErrors.push(err80);
+vErrors.push(err81);
 }
 errors++;
 }
@@ -1238,12 +1251,12 @@ else if(data9 === null){
 coerced9 = "";
 }
 else {
-const err81 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err82 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err82];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err82);
 }
 errors++;
 }
@@ -1257,12 +1270,12 @@ data["PAYMENTS_SANDBOX_API_KEY_FILE"] = coerced9;
 }
 if(typeof data9 === "string"){
 if(func3(data9) < 1){
-const err82 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err83 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err83];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err83);
 }
 errors++;
 }
@@ -1281,12 +1294,12 @@ else if(data10 === null){
 coerced10 = "";
 }
 else {
-const err83 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err84 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err84];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err84);
 }
 errors++;
 }
@@ -1300,12 +1313,12 @@ data["PAYMENTS_SANDBOX_PUBLIC_KEY"] = coerced10;
 }
 if(typeof data10 === "string"){
 if(func3(data10) < 1){
-const err84 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err85 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err85];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err85);
 }
 errors++;
 }
@@ -1324,12 +1337,12 @@ else if(data11 === null){
 coerced11 = "";
 }
 else {
-const err85 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err86 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err86];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err86);
 }
 errors++;
 }
@@ -1343,12 +1356,12 @@ data["PAYMENTS_SANDBOX_PUBLIC_KEY_FILE"] = coerced11;
 }
 if(typeof data11 === "string"){
 if(func3(data11) < 1){
-const err86 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err87 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err87];
 }
 else {
-vErrors.push(err86);
+vErrors.push(err87);
 }
 errors++;
 }
@@ -1367,12 +1380,12 @@ else if(data12 === null){
 coerced12 = "";
 }
 else {
-const err87 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err88 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err87];
+vErrors = [err88];
 }
 else {
-vErrors.push(err87);
+vErrors.push(err88);
 }
 errors++;
 }
@@ -1385,12 +1398,12 @@ data["PROXY_DEFAULT_ENVIRONMENT"] = coerced12;
 }
 }
 if(!((data12 === "production") || (data12 === "sandbox"))){
-const err88 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_DEFAULT_ENVIRONMENT.enum},message:"must be equal to one of the allowed values"};
+const err89 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_DEFAULT_ENVIRONMENT.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err88];
+vErrors = [err89];
 }
 else {
-vErrors.push(err88);
+vErrors.push(err89);
 }
 errors++;
 }
@@ -1407,12 +1420,12 @@ else if(data13 === null){
 coerced13 = "";
 }
 else {
-const err89 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err90 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err90];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err90);
 }
 errors++;
 }
@@ -1426,12 +1439,12 @@ data["PROXY_HOST"] = coerced13;
 }
 if(typeof data13 === "string"){
 if(func3(data13) < 1){
-const err90 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err91 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err91];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err91);
 }
 errors++;
 }
@@ -1446,12 +1459,12 @@ if(dataType14 === "boolean" || data14 === null
 coerced14 = +data14;
 }
 else {
-const err91 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err92 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err92];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err92);
 }
 errors++;
 }
@@ -1465,22 +1478,22 @@ data["PROXY_PORT"] = coerced14;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 65535 || isNaN(data14)){
-const err92 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-if(data14 < 0 || isNaN(data14)){
-const err93 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err93 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err93];
 }
 else {
 vErrors.push(err93);
+}
+errors++;
+}
+if(data14 < 0 || isNaN(data14)){
+const err94 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
 }
 errors++;
 }
@@ -1495,12 +1508,12 @@ if(dataType15 === "boolean" || data15 === null
 coerced15 = +data15;
 }
 else {
-const err94 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err95 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err94];
+vErrors = [err95];
 }
 else {
-vErrors.push(err94);
+vErrors.push(err95);
 }
 errors++;
 }
@@ -1514,22 +1527,22 @@ data["PROXY_TOKEN_REFRESH_MARGIN_SECONDS"] = coerced15;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 86400 || isNaN(data15)){
-const err95 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
-}
-errors++;
-}
-if(data15 < 0 || isNaN(data15)){
-const err96 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err96 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
 if(vErrors === null){
 vErrors = [err96];
 }
 else {
 vErrors.push(err96);
+}
+errors++;
+}
+if(data15 < 0 || isNaN(data15)){
+const err97 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
 }
 errors++;
 }
@@ -1544,12 +1557,12 @@ if(dataType16 === "boolean" || data16 === null
 coerced16 = +data16;
 }
 else {
-const err97 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err98 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err98];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err98);
 }
 errors++;
 }
@@ -1563,22 +1576,22 @@ data["PROXY_TOKEN_TIMEOUT_SECONDS"] = coerced16;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 120 || isNaN(data16)){
-const err98 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
-}
-if(data16 < 1 || isNaN(data16)){
-const err99 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err99 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err99];
 }
 else {
 vErrors.push(err99);
+}
+errors++;
+}
+if(data16 < 1 || isNaN(data16)){
+const err100 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
@@ -1593,12 +1606,12 @@ if(dataType17 === "boolean" || data17 === null
 coerced17 = +data17;
 }
 else {
-const err100 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err101 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err100];
+vErrors = [err101];
 }
 else {
-vErrors.push(err100);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -1612,22 +1625,22 @@ data["PROXY_TOKEN_MAX_LIFETIME_SECONDS"] = coerced17;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 604800 || isNaN(data17)){
-const err101 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-if(data17 < 60 || isNaN(data17)){
-const err102 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err102 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
 if(vErrors === null){
 vErrors = [err102];
 }
 else {
 vErrors.push(err102);
+}
+errors++;
+}
+if(data17 < 60 || isNaN(data17)){
+const err103 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
 }
 errors++;
 }
@@ -1642,12 +1655,12 @@ if(dataType18 === "boolean" || data18 === null
 coerced18 = +data18;
 }
 else {
-const err103 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err104 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err104];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err104);
 }
 errors++;
 }
@@ -1661,22 +1674,22 @@ data["PROXY_TOKEN_RETRY_MIN_SECONDS"] = coerced18;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 3600 || isNaN(data18)){
-const err104 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
-}
-errors++;
-}
-if(data18 < 1 || isNaN(data18)){
-const err105 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err105 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err105];
 }
 else {
 vErrors.push(err105);
+}
+errors++;
+}
+if(data18 < 1 || isNaN(data18)){
+const err106 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
 }
 errors++;
 }
@@ -1691,12 +1704,12 @@ if(dataType19 === "boolean" || data19 === null
 coerced19 = +data19;
 }
 else {
-const err106 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err107 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err106];
+vErrors = [err107];
 }
 else {
-vErrors.push(err106);
+vErrors.push(err107);
 }
 errors++;
 }
@@ -1710,22 +1723,22 @@ data["PROXY_TOKEN_RETRY_MAX_SECONDS"] = coerced19;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 3600 || isNaN(data19)){
-const err107 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err107];
-}
-else {
-vErrors.push(err107);
-}
-errors++;
-}
-if(data19 < 1 || isNaN(data19)){
-const err108 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err108 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err108];
 }
 else {
 vErrors.push(err108);
+}
+errors++;
+}
+if(data19 < 1 || isNaN(data19)){
+const err109 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
 }
 errors++;
 }
@@ -1742,12 +1755,12 @@ else if(data20 === null){
 coerced20 = "";
 }
 else {
-const err109 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err110 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err110];
 }
 else {
-vErrors.push(err109);
+vErrors.push(err110);
 }
 errors++;
 }
@@ -1761,12 +1774,12 @@ data["PROXY_EGRESS_IP_URL"] = coerced20;
 }
 if(typeof data20 === "string"){
 if(func3(data20) < 1){
-const err110 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err111 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err111];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err111);
 }
 errors++;
 }
@@ -1781,12 +1794,12 @@ if(dataType21 === "boolean" || data21 === null
 coerced21 = +data21;
 }
 else {
-const err111 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err112 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err111];
+vErrors = [err112];
 }
 else {
-vErrors.push(err111);
+vErrors.push(err112);
 }
 errors++;
 }
@@ -1800,22 +1813,22 @@ data["PROXY_EGRESS_IP_INTERVAL_SECONDS"] = coerced21;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 86400 || isNaN(data21)){
-const err112 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
-if(vErrors === null){
-vErrors = [err112];
-}
-else {
-vErrors.push(err112);
-}
-errors++;
-}
-if(data21 < 1 || isNaN(data21)){
-const err113 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err113 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
 if(vErrors === null){
 vErrors = [err113];
 }
 else {
 vErrors.push(err113);
+}
+errors++;
+}
+if(data21 < 1 || isNaN(data21)){
+const err114 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
 }
 errors++;
 }
@@ -1832,12 +1845,12 @@ else if(data22 === null){
 coerced22 = "";
 }
 else {
-const err114 = {instancePath:instancePath+"/PROXY_EXPECTED_EGRESS_IPS",schemaPath:"#/properties/PROXY_EXPECTED_EGRESS_IPS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err115 = {instancePath:instancePath+"/PROXY_EXPECTED_EGRESS_IPS",schemaPath:"#/properties/PROXY_EXPECTED_EGRESS_IPS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err114];
+vErrors = [err115];
 }
 else {
-vErrors.push(err114);
+vErrors.push(err115);
 }
 errors++;
 }
@@ -1861,12 +1874,12 @@ else if(data23 === null){
 coerced23 = "";
 }
 else {
-const err115 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err116 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err115];
+vErrors = [err116];
 }
 else {
-vErrors.push(err115);
+vErrors.push(err116);
 }
 errors++;
 }
@@ -1879,12 +1892,12 @@ data["PROXY_OUTBOUND_IP_FAMILY"] = coerced23;
 }
 }
 if(!((data23 === "ipv4") || (data23 === "any"))){
-const err116 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_OUTBOUND_IP_FAMILY.enum},message:"must be equal to one of the allowed values"};
+const err117 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_OUTBOUND_IP_FAMILY.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err117];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err117);
 }
 errors++;
 }
@@ -1898,12 +1911,12 @@ if(dataType24 === "boolean" || data24 === null
 coerced24 = +data24;
 }
 else {
-const err117 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err118 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err117];
+vErrors = [err118];
 }
 else {
-vErrors.push(err117);
+vErrors.push(err118);
 }
 errors++;
 }
@@ -1917,22 +1930,22 @@ data["PROXY_UPSTREAM_TIMEOUT_SECONDS"] = coerced24;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 3600 || isNaN(data24)){
-const err118 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err118];
-}
-else {
-vErrors.push(err118);
-}
-errors++;
-}
-if(data24 < 1 || isNaN(data24)){
-const err119 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err119 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err119];
 }
 else {
 vErrors.push(err119);
+}
+errors++;
+}
+if(data24 < 1 || isNaN(data24)){
+const err120 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
 }
 errors++;
 }
@@ -1947,12 +1960,12 @@ if(dataType25 === "boolean" || data25 === null
 coerced25 = +data25;
 }
 else {
-const err120 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err121 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err120];
+vErrors = [err121];
 }
 else {
-vErrors.push(err120);
+vErrors.push(err121);
 }
 errors++;
 }
@@ -1966,22 +1979,22 @@ data["PROXY_UPSTREAM_CONNECTIONS"] = coerced25;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 4096 || isNaN(data25)){
-const err121 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-if(data25 < 1 || isNaN(data25)){
-const err122 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err122 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
 vErrors = [err122];
 }
 else {
 vErrors.push(err122);
+}
+errors++;
+}
+if(data25 < 1 || isNaN(data25)){
+const err123 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
 }
 errors++;
 }
@@ -1996,12 +2009,12 @@ if(dataType26 === "boolean" || data26 === null
 coerced26 = +data26;
 }
 else {
-const err123 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err124 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err123];
+vErrors = [err124];
 }
 else {
-vErrors.push(err123);
+vErrors.push(err124);
 }
 errors++;
 }
@@ -2015,22 +2028,22 @@ data["PROXY_BODY_LIMIT_BYTES"] = coerced26;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 67108864 || isNaN(data26)){
-const err124 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-if(data26 < 1024 || isNaN(data26)){
-const err125 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+const err125 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
 if(vErrors === null){
 vErrors = [err125];
 }
 else {
 vErrors.push(err125);
+}
+errors++;
+}
+if(data26 < 1024 || isNaN(data26)){
+const err126 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
 }
 errors++;
 }
@@ -2047,12 +2060,12 @@ else if(data27 === null){
 coerced27 = "";
 }
 else {
-const err126 = {instancePath:instancePath+"/PROXY_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err127 = {instancePath:instancePath+"/PROXY_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err126];
+vErrors = [err127];
 }
 else {
-vErrors.push(err126);
+vErrors.push(err127);
 }
 errors++;
 }
@@ -2076,12 +2089,12 @@ else if(data28 === null){
 coerced28 = "";
 }
 else {
-const err127 = {instancePath:instancePath+"/PROXY_ALLOWED_HOSTS",schemaPath:"#/properties/PROXY_ALLOWED_HOSTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err128 = {instancePath:instancePath+"/PROXY_ALLOWED_HOSTS",schemaPath:"#/properties/PROXY_ALLOWED_HOSTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err127];
+vErrors = [err128];
 }
 else {
-vErrors.push(err127);
+vErrors.push(err128);
 }
 errors++;
 }
@@ -2103,12 +2116,12 @@ if(dataType29 === "boolean" || data29 === null
 coerced29 = +data29;
 }
 else {
-const err128 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err129 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err128];
+vErrors = [err129];
 }
 else {
-vErrors.push(err128);
+vErrors.push(err129);
 }
 errors++;
 }
@@ -2122,22 +2135,22 @@ data["PROXY_SHUTDOWN_GRACE_SECONDS"] = coerced29;
 }
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 3600 || isNaN(data29)){
-const err129 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-if(data29 < 0 || isNaN(data29)){
-const err130 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err130 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err130];
 }
 else {
 vErrors.push(err130);
+}
+errors++;
+}
+if(data29 < 0 || isNaN(data29)){
+const err131 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
 }
 errors++;
 }
@@ -2155,12 +2168,12 @@ else if(data30 === null){
 coerced30 = "";
 }
 else {
-const err131 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err132 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err131];
+vErrors = [err132];
 }
 else {
-vErrors.push(err131);
+vErrors.push(err132);
 }
 errors++;
 }
@@ -2174,12 +2187,12 @@ data["PROXY_CALLERS_FILE"] = coerced30;
 }
 if(typeof data30 === "string"){
 if(func3(data30) < 1){
-const err132 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err133 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err132];
+vErrors = [err133];
 }
 else {
-vErrors.push(err132);
+vErrors.push(err133);
 }
 errors++;
 }
@@ -2197,12 +2210,12 @@ else if(data31 === null){
 coerced31 = "";
 }
 else {
-const err133 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err134 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err133];
+vErrors = [err134];
 }
 else {
-vErrors.push(err133);
+vErrors.push(err134);
 }
 errors++;
 }
@@ -2215,12 +2228,12 @@ data["PROXY_IDEMPOTENCY"] = coerced31;
 }
 }
 if(!((data31 === "on") || (data31 === "off"))){
-const err134 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_IDEMPOTENCY.enum},message:"must be equal to one of the allowed values"};
+const err135 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_IDEMPOTENCY.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err134];
+vErrors = [err135];
 }
 else {
-vErrors.push(err134);
+vErrors.push(err135);
 }
 errors++;
 }
@@ -2236,12 +2249,12 @@ else if(data32 === null){
 coerced32 = "";
 }
 else {
-const err135 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_KEY_POINTER",schemaPath:"#/properties/PROXY_IDEMPOTENCY_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err136 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_KEY_POINTER",schemaPath:"#/properties/PROXY_IDEMPOTENCY_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err135];
+vErrors = [err136];
 }
 else {
-vErrors.push(err135);
+vErrors.push(err136);
 }
 errors++;
 }
@@ -2263,12 +2276,12 @@ if(dataType33 === "boolean" || data33 === null
 coerced33 = +data33;
 }
 else {
-const err136 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err137 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err136];
+vErrors = [err137];
 }
 else {
-vErrors.push(err136);
+vErrors.push(err137);
 }
 errors++;
 }
@@ -2282,22 +2295,22 @@ data["PROXY_IDEMPOTENCY_TTL_SECONDS"] = coerced33;
 }
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 2592000 || isNaN(data33)){
-const err137 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-}
-if(data33 < 60 || isNaN(data33)){
-const err138 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err138 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
 if(vErrors === null){
 vErrors = [err138];
 }
 else {
 vErrors.push(err138);
+}
+errors++;
+}
+if(data33 < 60 || isNaN(data33)){
+const err139 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
 }
 errors++;
 }
@@ -2314,12 +2327,12 @@ else if(data34 === null){
 coerced34 = "";
 }
 else {
-const err139 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err140 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err139];
+vErrors = [err140];
 }
 else {
-vErrors.push(err139);
+vErrors.push(err140);
 }
 errors++;
 }
@@ -2332,12 +2345,12 @@ data["PROXY_PATH_ALLOW_DOTS"] = coerced34;
 }
 }
 if(!((data34 === "true") || (data34 === "false"))){
-const err140 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PATH_ALLOW_DOTS.enum},message:"must be equal to one of the allowed values"};
+const err141 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PATH_ALLOW_DOTS.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err140];
+vErrors = [err141];
 }
 else {
-vErrors.push(err140);
+vErrors.push(err141);
 }
 errors++;
 }
@@ -2354,12 +2367,12 @@ else if(data35 === null){
 coerced35 = "";
 }
 else {
-const err141 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err142 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err141];
+vErrors = [err142];
 }
 else {
-vErrors.push(err141);
+vErrors.push(err142);
 }
 errors++;
 }
@@ -2373,12 +2386,12 @@ data["PROXY_REDIS_URL"] = coerced35;
 }
 if(typeof data35 === "string"){
 if(func3(data35) < 1){
-const err142 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err143 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err142];
+vErrors = [err143];
 }
 else {
-vErrors.push(err142);
+vErrors.push(err143);
 }
 errors++;
 }
@@ -2397,12 +2410,12 @@ else if(data36 === null){
 coerced36 = "";
 }
 else {
-const err143 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err144 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err143];
+vErrors = [err144];
 }
 else {
-vErrors.push(err143);
+vErrors.push(err144);
 }
 errors++;
 }
@@ -2416,12 +2429,12 @@ data["PROXY_REDIS_URL_FILE"] = coerced36;
 }
 if(typeof data36 === "string"){
 if(func3(data36) < 1){
-const err144 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err145 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err144];
+vErrors = [err145];
 }
 else {
-vErrors.push(err144);
+vErrors.push(err145);
 }
 errors++;
 }
@@ -2439,12 +2452,12 @@ else if(data37 === null){
 coerced37 = "";
 }
 else {
-const err145 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err146 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err145];
+vErrors = [err146];
 }
 else {
-vErrors.push(err145);
+vErrors.push(err146);
 }
 errors++;
 }
@@ -2458,12 +2471,12 @@ data["PROXY_REDIS_KEY_PREFIX"] = coerced37;
 }
 if(typeof data37 === "string"){
 if(!pattern0.test(data37)){
-const err146 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:._-]{0,64}$"},message:"must match pattern \""+"^[A-Za-z0-9:._-]{0,64}$"+"\""};
+const err147 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:._-]{0,64}$"},message:"must match pattern \""+"^[A-Za-z0-9:._-]{0,64}$"+"\""};
 if(vErrors === null){
-vErrors = [err146];
+vErrors = [err147];
 }
 else {
-vErrors.push(err146);
+vErrors.push(err147);
 }
 errors++;
 }
@@ -2480,12 +2493,12 @@ else if(data38 === null){
 coerced38 = "";
 }
 else {
-const err147 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err148 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err147];
+vErrors = [err148];
 }
 else {
-vErrors.push(err147);
+vErrors.push(err148);
 }
 errors++;
 }
@@ -2498,12 +2511,12 @@ data["PROXY_ALLOW_UNKNOWN_VARIABLES"] = coerced38;
 }
 }
 if(!((data38 === "true") || (data38 === "false"))){
-const err148 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_ALLOW_UNKNOWN_VARIABLES.enum},message:"must be equal to one of the allowed values"};
+const err149 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_ALLOW_UNKNOWN_VARIABLES.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err148];
+vErrors = [err149];
 }
 else {
-vErrors.push(err148);
+vErrors.push(err149);
 }
 errors++;
 }
@@ -2519,12 +2532,12 @@ else if(data39 === null){
 coerced39 = "";
 }
 else {
-const err149 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err150 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err149];
+vErrors = [err150];
 }
 else {
-vErrors.push(err149);
+vErrors.push(err150);
 }
 errors++;
 }
@@ -2537,12 +2550,12 @@ data["LOG_LEVEL"] = coerced39;
 }
 }
 if(!(((((((data39 === "fatal") || (data39 === "error")) || (data39 === "warn")) || (data39 === "info")) || (data39 === "debug")) || (data39 === "trace")) || (data39 === "silent"))){
-const err150 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
+const err151 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err150];
+vErrors = [err151];
 }
 else {
-vErrors.push(err150);
+vErrors.push(err151);
 }
 errors++;
 }
@@ -2559,12 +2572,12 @@ else if(data40 === null){
 coerced40 = "";
 }
 else {
-const err151 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err152 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err151];
+vErrors = [err152];
 }
 else {
-vErrors.push(err151);
+vErrors.push(err152);
 }
 errors++;
 }
@@ -2578,12 +2591,12 @@ data["PROXY_WEBHOOK_LISTEN"] = coerced40;
 }
 if(typeof data40 === "string"){
 if(func3(data40) < 1){
-const err152 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err153 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err152];
+vErrors = [err153];
 }
 else {
-vErrors.push(err152);
+vErrors.push(err153);
 }
 errors++;
 }
@@ -2602,12 +2615,12 @@ else if(data41 === null){
 coerced41 = "";
 }
 else {
-const err153 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err154 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err153];
+vErrors = [err154];
 }
 else {
-vErrors.push(err153);
+vErrors.push(err154);
 }
 errors++;
 }
@@ -2621,12 +2634,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN"] = coerced41;
 }
 if(typeof data41 === "string"){
 if(func3(data41) < 1){
-const err154 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err155 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err154];
+vErrors = [err155];
 }
 else {
-vErrors.push(err154);
+vErrors.push(err155);
 }
 errors++;
 }
@@ -2645,12 +2658,12 @@ else if(data42 === null){
 coerced42 = "";
 }
 else {
-const err155 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err156 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err155];
+vErrors = [err156];
 }
 else {
-vErrors.push(err155);
+vErrors.push(err156);
 }
 errors++;
 }
@@ -2664,12 +2677,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN_FILE"] = coerced42;
 }
 if(typeof data42 === "string"){
 if(func3(data42) < 1){
-const err156 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err157 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err156];
+vErrors = [err157];
 }
 else {
-vErrors.push(err156);
+vErrors.push(err157);
 }
 errors++;
 }
@@ -2688,12 +2701,12 @@ else if(data43 === null){
 coerced43 = "";
 }
 else {
-const err157 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err158 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err157];
+vErrors = [err158];
 }
 else {
-vErrors.push(err157);
+vErrors.push(err158);
 }
 errors++;
 }
@@ -2707,12 +2720,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS"] = coerced43;
 }
 if(typeof data43 === "string"){
 if(func3(data43) < 1){
-const err158 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err159 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err158];
+vErrors = [err159];
 }
 else {
-vErrors.push(err158);
+vErrors.push(err159);
 }
 errors++;
 }
@@ -2730,12 +2743,12 @@ else if(data44 === null){
 coerced44 = "";
 }
 else {
-const err159 = {instancePath:instancePath+"/PROXY_WEBHOOK_ALLOWED_SOURCES",schemaPath:"#/properties/PROXY_WEBHOOK_ALLOWED_SOURCES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err160 = {instancePath:instancePath+"/PROXY_WEBHOOK_ALLOWED_SOURCES",schemaPath:"#/properties/PROXY_WEBHOOK_ALLOWED_SOURCES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err159];
+vErrors = [err160];
 }
 else {
-vErrors.push(err159);
+vErrors.push(err160);
 }
 errors++;
 }
@@ -2759,12 +2772,12 @@ else if(data45 === null){
 coerced45 = "";
 }
 else {
-const err160 = {instancePath:instancePath+"/PROXY_WEBHOOK_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_WEBHOOK_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err161 = {instancePath:instancePath+"/PROXY_WEBHOOK_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_WEBHOOK_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err160];
+vErrors = [err161];
 }
 else {
-vErrors.push(err160);
+vErrors.push(err161);
 }
 errors++;
 }
@@ -2789,12 +2802,12 @@ else if(data46 === null){
 coerced46 = "";
 }
 else {
-const err161 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err162 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err161];
+vErrors = [err162];
 }
 else {
-vErrors.push(err161);
+vErrors.push(err162);
 }
 errors++;
 }
@@ -2808,12 +2821,12 @@ data["PROXY_WEBHOOK_VERIFY_SECRET"] = coerced46;
 }
 if(typeof data46 === "string"){
 if(func3(data46) < 1){
-const err162 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err163 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err162];
+vErrors = [err163];
 }
 else {
-vErrors.push(err162);
+vErrors.push(err163);
 }
 errors++;
 }
@@ -2832,12 +2845,12 @@ else if(data47 === null){
 coerced47 = "";
 }
 else {
-const err163 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err164 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err163];
+vErrors = [err164];
 }
 else {
-vErrors.push(err163);
+vErrors.push(err164);
 }
 errors++;
 }
@@ -2851,12 +2864,12 @@ data["PROXY_WEBHOOK_VERIFY_SECRET_FILE"] = coerced47;
 }
 if(typeof data47 === "string"){
 if(func3(data47) < 1){
-const err164 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err165 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err164];
+vErrors = [err165];
 }
 else {
-vErrors.push(err164);
+vErrors.push(err165);
 }
 errors++;
 }
@@ -2874,12 +2887,12 @@ else if(data48 === null){
 coerced48 = "";
 }
 else {
-const err165 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err166 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err165];
+vErrors = [err166];
 }
 else {
-vErrors.push(err165);
+vErrors.push(err166);
 }
 errors++;
 }
@@ -2892,12 +2905,12 @@ data["PROXY_WEBHOOK_VERIFY_SCHEME"] = coerced48;
 }
 }
 if(!((data48 === "header-secret") || (data48 === "hmac"))){
-const err166 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_SCHEME.enum},message:"must be equal to one of the allowed values"};
+const err167 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_SCHEME.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err166];
+vErrors = [err167];
 }
 else {
-vErrors.push(err166);
+vErrors.push(err167);
 }
 errors++;
 }
@@ -2913,12 +2926,12 @@ else if(data49 === null){
 coerced49 = "";
 }
 else {
-const err167 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err168 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err167];
+vErrors = [err168];
 }
 else {
-vErrors.push(err167);
+vErrors.push(err168);
 }
 errors++;
 }
@@ -2932,12 +2945,12 @@ data["PROXY_WEBHOOK_VERIFY_HEADER"] = coerced49;
 }
 if(typeof data49 === "string"){
 if(!pattern1.test(data49)){
-const err168 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err169 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err168];
+vErrors = [err169];
 }
 else {
-vErrors.push(err168);
+vErrors.push(err169);
 }
 errors++;
 }
@@ -2954,12 +2967,12 @@ else if(data50 === null){
 coerced50 = "";
 }
 else {
-const err169 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err170 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err169];
+vErrors = [err170];
 }
 else {
-vErrors.push(err169);
+vErrors.push(err170);
 }
 errors++;
 }
@@ -2972,12 +2985,12 @@ data["PROXY_WEBHOOK_VERIFY_ALGORITHM"] = coerced50;
 }
 }
 if(!((data50 === "sha256") || (data50 === "sha512"))){
-const err170 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
+const err171 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err170];
+vErrors = [err171];
 }
 else {
-vErrors.push(err170);
+vErrors.push(err171);
 }
 errors++;
 }
@@ -2993,12 +3006,12 @@ else if(data51 === null){
 coerced51 = "";
 }
 else {
-const err171 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err172 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err171];
+vErrors = [err172];
 }
 else {
-vErrors.push(err171);
+vErrors.push(err172);
 }
 errors++;
 }
@@ -3011,12 +3024,12 @@ data["PROXY_WEBHOOK_VERIFY_ENCODING"] = coerced51;
 }
 }
 if(!((data51 === "hex") || (data51 === "base64"))){
-const err172 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ENCODING.enum},message:"must be equal to one of the allowed values"};
+const err173 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ENCODING.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err172];
+vErrors = [err173];
 }
 else {
-vErrors.push(err172);
+vErrors.push(err173);
 }
 errors++;
 }
@@ -3032,12 +3045,12 @@ else if(data52 === null){
 coerced52 = "";
 }
 else {
-const err173 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_PREFIX",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err174 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_PREFIX",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err173];
+vErrors = [err174];
 }
 else {
-vErrors.push(err173);
+vErrors.push(err174);
 }
 errors++;
 }
@@ -3059,12 +3072,12 @@ if(dataType53 === "boolean" || data53 === null
 coerced53 = +data53;
 }
 else {
-const err174 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err175 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err174];
+vErrors = [err175];
 }
 else {
-vErrors.push(err174);
+vErrors.push(err175);
 }
 errors++;
 }
@@ -3078,22 +3091,22 @@ data["PROXY_WEBHOOK_BODY_LIMIT_BYTES"] = coerced53;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 > 67108864 || isNaN(data53)){
-const err175 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
-if(vErrors === null){
-vErrors = [err175];
-}
-else {
-vErrors.push(err175);
-}
-errors++;
-}
-if(data53 < 1024 || isNaN(data53)){
-const err176 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+const err176 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
 if(vErrors === null){
 vErrors = [err176];
 }
 else {
 vErrors.push(err176);
+}
+errors++;
+}
+if(data53 < 1024 || isNaN(data53)){
+const err177 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
 }
 errors++;
 }
@@ -3111,12 +3124,12 @@ else if(data54 === null){
 coerced54 = "";
 }
 else {
-const err177 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err178 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err177];
+vErrors = [err178];
 }
 else {
-vErrors.push(err177);
+vErrors.push(err178);
 }
 errors++;
 }
@@ -3130,12 +3143,12 @@ data["PROXY_WEBHOOK_EVENT_ID_POINTER"] = coerced54;
 }
 if(typeof data54 === "string"){
 if(func3(data54) < 1){
-const err178 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err179 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err178];
+vErrors = [err179];
 }
 else {
-vErrors.push(err178);
+vErrors.push(err179);
 }
 errors++;
 }
@@ -3154,12 +3167,12 @@ else if(data55 === null){
 coerced55 = "";
 }
 else {
-const err179 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err180 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err179];
+vErrors = [err180];
 }
 else {
-vErrors.push(err179);
+vErrors.push(err180);
 }
 errors++;
 }
@@ -3173,12 +3186,12 @@ data["PROXY_WEBHOOK_EVENT_ID_HEADER"] = coerced55;
 }
 if(typeof data55 === "string"){
 if(!pattern1.test(data55)){
-const err180 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err181 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err180];
+vErrors = [err181];
 }
 else {
-vErrors.push(err180);
+vErrors.push(err181);
 }
 errors++;
 }
@@ -3194,12 +3207,12 @@ if(dataType56 === "boolean" || data56 === null
 coerced56 = +data56;
 }
 else {
-const err181 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err182 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err181];
+vErrors = [err182];
 }
 else {
-vErrors.push(err181);
+vErrors.push(err182);
 }
 errors++;
 }
@@ -3213,22 +3226,22 @@ data["PROXY_WEBHOOK_RETENTION_SECONDS"] = coerced56;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 > 31536000 || isNaN(data56)){
-const err182 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
-if(vErrors === null){
-vErrors = [err182];
-}
-else {
-vErrors.push(err182);
-}
-errors++;
-}
-if(data56 < 3600 || isNaN(data56)){
-const err183 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+const err183 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err183];
 }
 else {
 vErrors.push(err183);
+}
+errors++;
+}
+if(data56 < 3600 || isNaN(data56)){
+const err184 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
 }
 errors++;
 }
@@ -3246,12 +3259,12 @@ else if(data57 === null){
 coerced57 = "";
 }
 else {
-const err184 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err185 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err184];
+vErrors = [err185];
 }
 else {
-vErrors.push(err184);
+vErrors.push(err185);
 }
 errors++;
 }
@@ -3265,12 +3278,12 @@ data["PROXY_WEBHOOK_DELIVER_TO"] = coerced57;
 }
 if(typeof data57 === "string"){
 if(func3(data57) < 1){
-const err185 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err186 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err185];
+vErrors = [err186];
 }
 else {
-vErrors.push(err185);
+vErrors.push(err186);
 }
 errors++;
 }
@@ -3289,12 +3302,12 @@ else if(data58 === null){
 coerced58 = "";
 }
 else {
-const err186 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err187 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err186];
+vErrors = [err187];
 }
 else {
-vErrors.push(err186);
+vErrors.push(err187);
 }
 errors++;
 }
@@ -3308,12 +3321,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET"] = coerced58;
 }
 if(typeof data58 === "string"){
 if(func3(data58) < 1){
-const err187 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err188 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err187];
+vErrors = [err188];
 }
 else {
-vErrors.push(err187);
+vErrors.push(err188);
 }
 errors++;
 }
@@ -3332,12 +3345,12 @@ else if(data59 === null){
 coerced59 = "";
 }
 else {
-const err188 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err189 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err188];
+vErrors = [err189];
 }
 else {
-vErrors.push(err188);
+vErrors.push(err189);
 }
 errors++;
 }
@@ -3351,12 +3364,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET_FILE"] = coerced59;
 }
 if(typeof data59 === "string"){
 if(func3(data59) < 1){
-const err189 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err190 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err189];
+vErrors = [err190];
 }
 else {
-vErrors.push(err189);
+vErrors.push(err190);
 }
 errors++;
 }
@@ -3375,12 +3388,12 @@ else if(data60 === null){
 coerced60 = "";
 }
 else {
-const err190 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err191 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err190];
+vErrors = [err191];
 }
 else {
-vErrors.push(err190);
+vErrors.push(err191);
 }
 errors++;
 }
@@ -3394,12 +3407,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS"] = coerced60;
 }
 if(typeof data60 === "string"){
 if(func3(data60) < 1){
-const err191 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err192 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err191];
+vErrors = [err192];
 }
 else {
-vErrors.push(err191);
+vErrors.push(err192);
 }
 errors++;
 }
@@ -3415,12 +3428,12 @@ if(dataType61 === "boolean" || data61 === null
 coerced61 = +data61;
 }
 else {
-const err192 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err193 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err192];
+vErrors = [err193];
 }
 else {
-vErrors.push(err192);
+vErrors.push(err193);
 }
 errors++;
 }
@@ -3434,22 +3447,22 @@ data["PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS"] = coerced61;
 }
 if((typeof data61 == "number") && (isFinite(data61))){
 if(data61 > 300 || isNaN(data61)){
-const err193 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300},message:"must be <= 300"};
-if(vErrors === null){
-vErrors = [err193];
-}
-else {
-vErrors.push(err193);
-}
-errors++;
-}
-if(data61 < 1 || isNaN(data61)){
-const err194 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err194 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300},message:"must be <= 300"};
 if(vErrors === null){
 vErrors = [err194];
 }
 else {
 vErrors.push(err194);
+}
+errors++;
+}
+if(data61 < 1 || isNaN(data61)){
+const err195 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
 }
 errors++;
 }
@@ -3466,12 +3479,12 @@ else if(data62 === null){
 coerced62 = "";
 }
 else {
-const err195 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETRY_SCHEDULE",schemaPath:"#/properties/PROXY_WEBHOOK_RETRY_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err196 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETRY_SCHEDULE",schemaPath:"#/properties/PROXY_WEBHOOK_RETRY_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err195];
+vErrors = [err196];
 }
 else {
-vErrors.push(err195);
+vErrors.push(err196);
 }
 errors++;
 }
@@ -3496,12 +3509,12 @@ else if(data63 === null){
 coerced63 = "";
 }
 else {
-const err196 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err197 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err196];
+vErrors = [err197];
 }
 else {
-vErrors.push(err196);
+vErrors.push(err197);
 }
 errors++;
 }
@@ -3515,12 +3528,12 @@ data["PROXY_WEBHOOK_ORDER_KEY_POINTER"] = coerced63;
 }
 if(typeof data63 === "string"){
 if(func3(data63) < 1){
-const err197 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err198 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err197];
+vErrors = [err198];
 }
 else {
-vErrors.push(err197);
+vErrors.push(err198);
 }
 errors++;
 }
@@ -3536,12 +3549,12 @@ if(dataType64 === "boolean" || data64 === null
 coerced64 = +data64;
 }
 else {
-const err198 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err199 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err198];
+vErrors = [err199];
 }
 else {
-vErrors.push(err198);
+vErrors.push(err199);
 }
 errors++;
 }
@@ -3555,22 +3568,22 @@ data["PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS"] = coerced64;
 }
 if((typeof data64 == "number") && (isFinite(data64))){
 if(data64 > 31536000 || isNaN(data64)){
-const err199 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-if(data64 < 1 || isNaN(data64)){
-const err200 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err200 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err200];
 }
 else {
 vErrors.push(err200);
+}
+errors++;
+}
+if(data64 < 1 || isNaN(data64)){
+const err201 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
 }
 errors++;
 }
@@ -3585,12 +3598,12 @@ if(dataType65 === "boolean" || data65 === null
 coerced65 = +data65;
 }
 else {
-const err201 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err202 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err201];
+vErrors = [err202];
 }
 else {
-vErrors.push(err201);
+vErrors.push(err202);
 }
 errors++;
 }
@@ -3604,22 +3617,22 @@ data["PROXY_WEBHOOK_CONCURRENCY"] = coerced65;
 }
 if((typeof data65 == "number") && (isFinite(data65))){
 if(data65 > 256 || isNaN(data65)){
-const err202 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"};
-if(vErrors === null){
-vErrors = [err202];
-}
-else {
-vErrors.push(err202);
-}
-errors++;
-}
-if(data65 < 1 || isNaN(data65)){
-const err203 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err203 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"};
 if(vErrors === null){
 vErrors = [err203];
 }
 else {
 vErrors.push(err203);
+}
+errors++;
+}
+if(data65 < 1 || isNaN(data65)){
+const err204 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
 }
 errors++;
 }
@@ -3634,12 +3647,12 @@ if(dataType66 === "boolean" || data66 === null
 coerced66 = +data66;
 }
 else {
-const err204 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err205 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err204];
+vErrors = [err205];
 }
 else {
-vErrors.push(err204);
+vErrors.push(err205);
 }
 errors++;
 }
@@ -3653,22 +3666,22 @@ data["PROXY_WEBHOOK_RATE_WHILE_PROXYING"] = coerced66;
 }
 if((typeof data66 == "number") && (isFinite(data66))){
 if(data66 > 1000000 || isNaN(data66)){
-const err205 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
-if(vErrors === null){
-vErrors = [err205];
-}
-else {
-vErrors.push(err205);
-}
-errors++;
-}
-if(data66 < 0 || isNaN(data66)){
-const err206 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err206 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err206];
 }
 else {
 vErrors.push(err206);
+}
+errors++;
+}
+if(data66 < 0 || isNaN(data66)){
+const err207 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
 }
 errors++;
 }
@@ -3685,12 +3698,12 @@ else if(data67 === null){
 coerced67 = "";
 }
 else {
-const err207 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err208 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err207];
+vErrors = [err208];
 }
 else {
-vErrors.push(err207);
+vErrors.push(err208);
 }
 errors++;
 }
@@ -3704,12 +3717,12 @@ data["PROXY_WEBHOOK_STORE_PATH"] = coerced67;
 }
 if(typeof data67 === "string"){
 if(func3(data67) < 1){
-const err208 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err209 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err208];
+vErrors = [err209];
 }
 else {
-vErrors.push(err208);
+vErrors.push(err209);
 }
 errors++;
 }
@@ -3724,12 +3737,12 @@ if(dataType68 === "boolean" || data68 === null
 coerced68 = +data68;
 }
 else {
-const err209 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err210 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err209];
+vErrors = [err210];
 }
 else {
-vErrors.push(err209);
+vErrors.push(err210);
 }
 errors++;
 }
@@ -3743,12 +3756,12 @@ data["PROXY_WEBHOOK_STORE_MAX_EVENTS"] = coerced68;
 }
 if((typeof data68 == "number") && (isFinite(data68))){
 if(data68 < 1 || isNaN(data68)){
-const err210 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err211 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err210];
+vErrors = [err211];
 }
 else {
-vErrors.push(err210);
+vErrors.push(err211);
 }
 errors++;
 }
@@ -3763,12 +3776,12 @@ if(dataType69 === "boolean" || data69 === null
 coerced69 = +data69;
 }
 else {
-const err211 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err212 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err211];
+vErrors = [err212];
 }
 else {
-vErrors.push(err211);
+vErrors.push(err212);
 }
 errors++;
 }
@@ -3782,12 +3795,12 @@ data["PROXY_WEBHOOK_STORE_MAX_BYTES"] = coerced69;
 }
 if((typeof data69 == "number") && (isFinite(data69))){
 if(data69 < 1048576 || isNaN(data69)){
-const err212 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"};
+const err213 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"};
 if(vErrors === null){
-vErrors = [err212];
+vErrors = [err213];
 }
 else {
-vErrors.push(err212);
+vErrors.push(err213);
 }
 errors++;
 }
@@ -3802,12 +3815,12 @@ if(dataType70 === "boolean" || data70 === null
 coerced70 = +data70;
 }
 else {
-const err213 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err214 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err213];
+vErrors = [err214];
 }
 else {
-vErrors.push(err213);
+vErrors.push(err214);
 }
 errors++;
 }
@@ -3821,22 +3834,22 @@ data["PROXY_APPROVAL_TTL_SECONDS"] = coerced70;
 }
 if((typeof data70 == "number") && (isFinite(data70))){
 if(data70 > 2592000 || isNaN(data70)){
-const err214 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
-if(vErrors === null){
-vErrors = [err214];
-}
-else {
-vErrors.push(err214);
-}
-errors++;
-}
-if(data70 < 60 || isNaN(data70)){
-const err215 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err215 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
 if(vErrors === null){
 vErrors = [err215];
 }
 else {
 vErrors.push(err215);
+}
+errors++;
+}
+if(data70 < 60 || isNaN(data70)){
+const err216 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
 }
 errors++;
 }
@@ -3854,12 +3867,12 @@ else if(data71 === null){
 coerced71 = "";
 }
 else {
-const err216 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err217 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err216];
+vErrors = [err217];
 }
 else {
-vErrors.push(err216);
+vErrors.push(err217);
 }
 errors++;
 }
@@ -3873,12 +3886,12 @@ data["PROXY_APPROVAL_NOTIFY_URL"] = coerced71;
 }
 if(typeof data71 === "string"){
 if(func3(data71) < 1){
-const err217 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err218 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err217];
+vErrors = [err218];
 }
 else {
-vErrors.push(err217);
+vErrors.push(err218);
 }
 errors++;
 }
@@ -3897,12 +3910,12 @@ else if(data72 === null){
 coerced72 = "";
 }
 else {
-const err218 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err219 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err218];
+vErrors = [err219];
 }
 else {
-vErrors.push(err218);
+vErrors.push(err219);
 }
 errors++;
 }
@@ -3916,12 +3929,12 @@ data["PROXY_APPROVAL_SIGNING_SECRET"] = coerced72;
 }
 if(typeof data72 === "string"){
 if(func3(data72) < 1){
-const err219 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err220 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err219];
+vErrors = [err220];
 }
 else {
-vErrors.push(err219);
+vErrors.push(err220);
 }
 errors++;
 }
@@ -3940,12 +3953,12 @@ else if(data73 === null){
 coerced73 = "";
 }
 else {
-const err220 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err221 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err220];
+vErrors = [err221];
 }
 else {
-vErrors.push(err220);
+vErrors.push(err221);
 }
 errors++;
 }
@@ -3959,12 +3972,12 @@ data["PROXY_APPROVAL_SIGNING_SECRET_FILE"] = coerced73;
 }
 if(typeof data73 === "string"){
 if(func3(data73) < 1){
-const err221 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err222 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err221];
+vErrors = [err222];
 }
 else {
-vErrors.push(err221);
+vErrors.push(err222);
 }
 errors++;
 }
@@ -3983,12 +3996,12 @@ else if(data74 === null){
 coerced74 = "";
 }
 else {
-const err222 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err223 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err222];
+vErrors = [err223];
 }
 else {
-vErrors.push(err222);
+vErrors.push(err223);
 }
 errors++;
 }
@@ -4002,12 +4015,12 @@ data["PROXY_APPROVAL_SEALING_SECRET"] = coerced74;
 }
 if(typeof data74 === "string"){
 if(func3(data74) < 1){
-const err223 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err224 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err223];
+vErrors = [err224];
 }
 else {
-vErrors.push(err223);
+vErrors.push(err224);
 }
 errors++;
 }
@@ -4026,12 +4039,12 @@ else if(data75 === null){
 coerced75 = "";
 }
 else {
-const err224 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err225 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err224];
+vErrors = [err225];
 }
 else {
-vErrors.push(err224);
+vErrors.push(err225);
 }
 errors++;
 }
@@ -4045,12 +4058,12 @@ data["PROXY_APPROVAL_SEALING_SECRET_FILE"] = coerced75;
 }
 if(typeof data75 === "string"){
 if(func3(data75) < 1){
-const err225 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err226 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err225];
+vErrors = [err226];
 }
 else {
-vErrors.push(err225);
+vErrors.push(err226);
 }
 errors++;
 }
@@ -4069,12 +4082,12 @@ else if(data76 === null){
 coerced76 = "";
 }
 else {
-const err226 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err227 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err226];
+vErrors = [err227];
 }
 else {
-vErrors.push(err226);
+vErrors.push(err227);
 }
 errors++;
 }
@@ -4088,12 +4101,12 @@ data["PROXY_SEALING_SECRET"] = coerced76;
 }
 if(typeof data76 === "string"){
 if(func3(data76) < 1){
-const err227 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err228 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err227];
+vErrors = [err228];
 }
 else {
-vErrors.push(err227);
+vErrors.push(err228);
 }
 errors++;
 }
@@ -4112,12 +4125,12 @@ else if(data77 === null){
 coerced77 = "";
 }
 else {
-const err228 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err229 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err228];
+vErrors = [err229];
 }
 else {
-vErrors.push(err228);
+vErrors.push(err229);
 }
 errors++;
 }
@@ -4131,12 +4144,12 @@ data["PROXY_SEALING_SECRET_FILE"] = coerced77;
 }
 if(typeof data77 === "string"){
 if(func3(data77) < 1){
-const err229 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err230 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err229];
+vErrors = [err230];
 }
 else {
-vErrors.push(err229);
+vErrors.push(err230);
 }
 errors++;
 }
@@ -4155,12 +4168,12 @@ else if(data78 === null){
 coerced78 = "";
 }
 else {
-const err230 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err231 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err230];
+vErrors = [err231];
 }
 else {
-vErrors.push(err230);
+vErrors.push(err231);
 }
 errors++;
 }
@@ -4174,12 +4187,12 @@ data["PROXY_CONSOLE_LISTEN"] = coerced78;
 }
 if(typeof data78 === "string"){
 if(func3(data78) < 1){
-const err231 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err232 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err231];
+vErrors = [err232];
 }
 else {
-vErrors.push(err231);
+vErrors.push(err232);
 }
 errors++;
 }
@@ -4198,12 +4211,12 @@ else if(data79 === null){
 coerced79 = "";
 }
 else {
-const err232 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err232];
+vErrors = [err233];
 }
 else {
-vErrors.push(err232);
+vErrors.push(err233);
 }
 errors++;
 }
@@ -4217,12 +4230,12 @@ data["PROXY_CONSOLE_PUBLIC_URL"] = coerced79;
 }
 if(typeof data79 === "string"){
 if(func3(data79) < 1){
-const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err233];
+vErrors = [err234];
 }
 else {
-vErrors.push(err233);
+vErrors.push(err234);
 }
 errors++;
 }
@@ -4240,12 +4253,12 @@ else if(data80 === null){
 coerced80 = "";
 }
 else {
-const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err235 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err234];
+vErrors = [err235];
 }
 else {
-vErrors.push(err234);
+vErrors.push(err235);
 }
 errors++;
 }
@@ -4269,12 +4282,12 @@ else if(data81 === null){
 coerced81 = "";
 }
 else {
-const err235 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err236 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err235];
+vErrors = [err236];
 }
 else {
-vErrors.push(err235);
+vErrors.push(err236);
 }
 errors++;
 }
@@ -4298,12 +4311,12 @@ else if(data82 === null){
 coerced82 = "";
 }
 else {
-const err236 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err237 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err236];
+vErrors = [err237];
 }
 else {
-vErrors.push(err236);
+vErrors.push(err237);
 }
 errors++;
 }
@@ -4317,12 +4330,12 @@ data["PROXY_CONSOLE_USER_HEADER"] = coerced82;
 }
 if(typeof data82 === "string"){
 if(!pattern1.test(data82)){
-const err237 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err238 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err237];
+vErrors = [err238];
 }
 else {
-vErrors.push(err237);
+vErrors.push(err238);
 }
 errors++;
 }
@@ -4339,12 +4352,12 @@ else if(data83 === null){
 coerced83 = "";
 }
 else {
-const err238 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err239 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err238];
+vErrors = [err239];
 }
 else {
-vErrors.push(err238);
+vErrors.push(err239);
 }
 errors++;
 }
@@ -4356,7 +4369,7 @@ data["PROXY_CONSOLE_APPROVERS"] = coerced83;
 }
 }
 }
-let data84 = data.PROXY_MCP;
+let data84 = data.PROXY_CONSOLE_DETAIL_POINTERS;
 if(typeof data84 !== "string"){
 let dataType84 = typeof data84;
 let coerced84 = undefined;
@@ -4368,25 +4381,7 @@ else if(data84 === null){
 coerced84 = "";
 }
 else {
-const err239 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err239];
-}
-else {
-vErrors.push(err239);
-}
-errors++;
-}
-}
-if(coerced84 !== undefined){
-data84 = coerced84;
-if(data !== undefined){
-data["PROXY_MCP"] = coerced84;
-}
-}
-}
-if(!((data84 === "on") || (data84 === "off"))){
-const err240 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
+const err240 = {instancePath:instancePath+"/PROXY_CONSOLE_DETAIL_POINTERS",schemaPath:"#/properties/PROXY_CONSOLE_DETAIL_POINTERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -4395,8 +4390,15 @@ vErrors.push(err240);
 }
 errors++;
 }
-if(data.PROXY_MCP_TOOLS_FILE !== undefined){
-let data85 = data.PROXY_MCP_TOOLS_FILE;
+}
+if(coerced84 !== undefined){
+data84 = coerced84;
+if(data !== undefined){
+data["PROXY_CONSOLE_DETAIL_POINTERS"] = coerced84;
+}
+}
+}
+let data85 = data.PROXY_MCP;
 if(typeof data85 !== "string"){
 let dataType85 = typeof data85;
 let coerced85 = undefined;
@@ -4408,7 +4410,7 @@ else if(data85 === null){
 coerced85 = "";
 }
 else {
-const err241 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err241 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -4421,13 +4423,12 @@ errors++;
 if(coerced85 !== undefined){
 data85 = coerced85;
 if(data !== undefined){
-data["PROXY_MCP_TOOLS_FILE"] = coerced85;
+data["PROXY_MCP"] = coerced85;
 }
 }
 }
-if(typeof data85 === "string"){
-if(func3(data85) < 1){
-const err242 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data85 === "on") || (data85 === "off"))){
+const err242 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -4436,9 +4437,8 @@ vErrors.push(err242);
 }
 errors++;
 }
-}
-}
-let data86 = data.PROXY_PAYMENTS;
+if(data.PROXY_MCP_TOOLS_FILE !== undefined){
+let data86 = data.PROXY_MCP_TOOLS_FILE;
 if(typeof data86 !== "string"){
 let dataType86 = typeof data86;
 let coerced86 = undefined;
@@ -4450,7 +4450,7 @@ else if(data86 === null){
 coerced86 = "";
 }
 else {
-const err243 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err243 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -4463,12 +4463,13 @@ errors++;
 if(coerced86 !== undefined){
 data86 = coerced86;
 if(data !== undefined){
-data["PROXY_PAYMENTS"] = coerced86;
+data["PROXY_MCP_TOOLS_FILE"] = coerced86;
 }
 }
 }
-if(!((data86 === "on") || (data86 === "off"))){
-const err244 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(typeof data86 === "string"){
+if(func3(data86) < 1){
+const err244 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -4477,7 +4478,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-let data87 = data.PROXY_PAYMENTS_PATHS;
+}
+}
+let data87 = data.PROXY_PAYMENTS;
 if(typeof data87 !== "string"){
 let dataType87 = typeof data87;
 let coerced87 = undefined;
@@ -4489,7 +4492,7 @@ else if(data87 === null){
 coerced87 = "";
 }
 else {
-const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -4502,11 +4505,21 @@ errors++;
 if(coerced87 !== undefined){
 data87 = coerced87;
 if(data !== undefined){
-data["PROXY_PAYMENTS_PATHS"] = coerced87;
+data["PROXY_PAYMENTS"] = coerced87;
 }
 }
 }
-let data88 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
+if(!((data87 === "on") || (data87 === "off"))){
+const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+let data88 = data.PROXY_PAYMENTS_PATHS;
 if(typeof data88 !== "string"){
 let dataType88 = typeof data88;
 let coerced88 = undefined;
@@ -4518,12 +4531,12 @@ else if(data88 === null){
 coerced88 = "";
 }
 else {
-const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err246];
+vErrors = [err247];
 }
 else {
-vErrors.push(err246);
+vErrors.push(err247);
 }
 errors++;
 }
@@ -4531,11 +4544,11 @@ errors++;
 if(coerced88 !== undefined){
 data88 = coerced88;
 if(data !== undefined){
-data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced88;
+data["PROXY_PAYMENTS_PATHS"] = coerced88;
 }
 }
 }
-let data89 = data.PROXY_PAYMENTS_STATUS_POINTER;
+let data89 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
 if(typeof data89 !== "string"){
 let dataType89 = typeof data89;
 let coerced89 = undefined;
@@ -4547,12 +4560,12 @@ else if(data89 === null){
 coerced89 = "";
 }
 else {
-const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err248];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err248);
 }
 errors++;
 }
@@ -4560,11 +4573,11 @@ errors++;
 if(coerced89 !== undefined){
 data89 = coerced89;
 if(data !== undefined){
-data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced89;
+data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced89;
 }
 }
 }
-let data90 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
+let data90 = data.PROXY_PAYMENTS_STATUS_POINTER;
 if(typeof data90 !== "string"){
 let dataType90 = typeof data90;
 let coerced90 = undefined;
@@ -4576,12 +4589,12 @@ else if(data90 === null){
 coerced90 = "";
 }
 else {
-const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err248];
+vErrors = [err249];
 }
 else {
-vErrors.push(err248);
+vErrors.push(err249);
 }
 errors++;
 }
@@ -4589,11 +4602,11 @@ errors++;
 if(coerced90 !== undefined){
 data90 = coerced90;
 if(data !== undefined){
-data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced90;
+data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced90;
 }
 }
 }
-let data91 = data.PROXY_PAYMENTS_FAILED_STATUSES;
+let data91 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
 if(typeof data91 !== "string"){
 let dataType91 = typeof data91;
 let coerced91 = undefined;
@@ -4605,12 +4618,12 @@ else if(data91 === null){
 coerced91 = "";
 }
 else {
-const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err250];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err250);
 }
 errors++;
 }
@@ -4618,11 +4631,11 @@ errors++;
 if(coerced91 !== undefined){
 data91 = coerced91;
 if(data !== undefined){
-data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced91;
+data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced91;
 }
 }
 }
-let data92 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
+let data92 = data.PROXY_PAYMENTS_FAILED_STATUSES;
 if(typeof data92 !== "string"){
 let dataType92 = typeof data92;
 let coerced92 = undefined;
@@ -4634,12 +4647,12 @@ else if(data92 === null){
 coerced92 = "";
 }
 else {
-const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err250];
+vErrors = [err251];
 }
 else {
-vErrors.push(err250);
+vErrors.push(err251);
 }
 errors++;
 }
@@ -4647,11 +4660,11 @@ errors++;
 if(coerced92 !== undefined){
 data92 = coerced92;
 if(data !== undefined){
-data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced92;
+data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced92;
 }
 }
 }
-let data93 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
+let data93 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
 if(typeof data93 !== "string"){
 let dataType93 = typeof data93;
 let coerced93 = undefined;
@@ -4663,12 +4676,12 @@ else if(data93 === null){
 coerced93 = "";
 }
 else {
-const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err251];
+vErrors = [err252];
 }
 else {
-vErrors.push(err251);
+vErrors.push(err252);
 }
 errors++;
 }
@@ -4676,11 +4689,11 @@ errors++;
 if(coerced93 !== undefined){
 data93 = coerced93;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced93;
+data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced93;
 }
 }
 }
-let data94 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
+let data94 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
 if(typeof data94 !== "string"){
 let dataType94 = typeof data94;
 let coerced94 = undefined;
@@ -4692,12 +4705,12 @@ else if(data94 === null){
 coerced94 = "";
 }
 else {
-const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err252];
+vErrors = [err253];
 }
 else {
-vErrors.push(err252);
+vErrors.push(err253);
 }
 errors++;
 }
@@ -4705,11 +4718,11 @@ errors++;
 if(coerced94 !== undefined){
 data94 = coerced94;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced94;
+data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced94;
 }
 }
 }
-let data95 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
+let data95 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
 if(typeof data95 !== "string"){
 let dataType95 = typeof data95;
 let coerced95 = undefined;
@@ -4721,12 +4734,12 @@ else if(data95 === null){
 coerced95 = "";
 }
 else {
-const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err253];
+vErrors = [err254];
 }
 else {
-vErrors.push(err253);
+vErrors.push(err254);
 }
 errors++;
 }
@@ -4734,11 +4747,11 @@ errors++;
 if(coerced95 !== undefined){
 data95 = coerced95;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced95;
+data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced95;
 }
 }
 }
-let data96 = data.PROXY_PAYMENTS_CONFIRM;
+let data96 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
 if(typeof data96 !== "string"){
 let dataType96 = typeof data96;
 let coerced96 = undefined;
@@ -4750,25 +4763,7 @@ else if(data96 === null){
 coerced96 = "";
 }
 else {
-const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err254];
-}
-else {
-vErrors.push(err254);
-}
-errors++;
-}
-}
-if(coerced96 !== undefined){
-data96 = coerced96;
-if(data !== undefined){
-data["PROXY_PAYMENTS_CONFIRM"] = coerced96;
-}
-}
-}
-if(!((data96 === "lookup") || (data96 === "event"))){
-const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
+const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -4777,7 +4772,15 @@ vErrors.push(err255);
 }
 errors++;
 }
-let data97 = data.PROXY_PAYMENTS_LOOKUP_PATH;
+}
+if(coerced96 !== undefined){
+data96 = coerced96;
+if(data !== undefined){
+data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced96;
+}
+}
+}
+let data97 = data.PROXY_PAYMENTS_CONFIRM;
 if(typeof data97 !== "string"){
 let dataType97 = typeof data97;
 let coerced97 = undefined;
@@ -4789,7 +4792,7 @@ else if(data97 === null){
 coerced97 = "";
 }
 else {
-const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -4802,13 +4805,12 @@ errors++;
 if(coerced97 !== undefined){
 data97 = coerced97;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced97;
+data["PROXY_PAYMENTS_CONFIRM"] = coerced97;
 }
 }
 }
-if(typeof data97 === "string"){
-if(func3(data97) < 1){
-const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data97 === "lookup") || (data97 === "event"))){
+const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -4817,9 +4819,7 @@ vErrors.push(err257);
 }
 errors++;
 }
-}
-if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
-let data98 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
+let data98 = data.PROXY_PAYMENTS_LOOKUP_PATH;
 if(typeof data98 !== "string"){
 let dataType98 = typeof data98;
 let coerced98 = undefined;
@@ -4831,7 +4831,7 @@ else if(data98 === null){
 coerced98 = "";
 }
 else {
-const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -4844,13 +4844,13 @@ errors++;
 if(coerced98 !== undefined){
 data98 = coerced98;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced98;
+data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced98;
 }
 }
 }
 if(typeof data98 === "string"){
 if(func3(data98) < 1){
-const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -4860,8 +4860,8 @@ vErrors.push(err259);
 errors++;
 }
 }
-}
-let data99 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
+let data99 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
 if(typeof data99 !== "string"){
 let dataType99 = typeof data99;
 let coerced99 = undefined;
@@ -4873,7 +4873,7 @@ else if(data99 === null){
 coerced99 = "";
 }
 else {
-const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -4886,21 +4886,13 @@ errors++;
 if(coerced99 !== undefined){
 data99 = coerced99;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced99;
+data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced99;
 }
 }
 }
-let data100 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
-let dataType100 = typeof data100;
-let coerced100 = undefined;
-if(!(coerced100 !== undefined)){
-if(dataType100 === "boolean" || data100 === null
-              || (dataType100 === "string" && data100 && data100 == +data100 && !(data100 % 1))){
-coerced100 = +data100;
-}
-else {
-const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data99 === "string"){
+if(func3(data99) < 1){
+const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -4910,16 +4902,20 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(coerced100 !== undefined){
-data100 = coerced100;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced100;
 }
+let data100 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+if(typeof data100 !== "string"){
+let dataType100 = typeof data100;
+let coerced100 = undefined;
+if(!(coerced100 !== undefined)){
+if(dataType100 == "number" || dataType100 == "boolean"){
+coerced100 = "" + data100;
 }
+else if(data100 === null){
+coerced100 = "";
 }
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 > 64 || isNaN(data100)){
-const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+else {
+const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -4928,18 +4924,15 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(data100 < 1 || isNaN(data100)){
-const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err263];
 }
-else {
-vErrors.push(err263);
-}
-errors++;
+if(coerced100 !== undefined){
+data100 = coerced100;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced100;
 }
 }
-let data101 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
+}
+let data101 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
 if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
 let dataType101 = typeof data101;
 let coerced101 = undefined;
@@ -4949,7 +4942,26 @@ if(dataType101 === "boolean" || data101 === null
 coerced101 = +data101;
 }
 else {
-const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+}
+if(coerced101 !== undefined){
+data101 = coerced101;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced101;
+}
+}
+}
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 > 64 || isNaN(data101)){
+const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -4958,17 +4970,8 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-if(coerced101 !== undefined){
-data101 = coerced101;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced101;
-}
-}
-}
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 > 1000 || isNaN(data101)){
-const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(data101 < 1 || isNaN(data101)){
+const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -4977,8 +4980,18 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(data101 < 1 || isNaN(data101)){
-const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+let data102 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+let dataType102 = typeof data102;
+let coerced102 = undefined;
+if(!(coerced102 !== undefined)){
+if(dataType102 === "boolean" || data102 === null
+              || (dataType102 === "string" && data102 && data102 == +data102 && !(data102 % 1))){
+coerced102 = +data102;
+}
+else {
+const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -4988,20 +5001,16 @@ vErrors.push(err266);
 errors++;
 }
 }
-if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
-let data102 = data.PROXY_PAYMENTS_NOTIFY_URL;
-if(typeof data102 !== "string"){
-let dataType102 = typeof data102;
-let coerced102 = undefined;
-if(!(coerced102 !== undefined)){
-if(dataType102 == "number" || dataType102 == "boolean"){
-coerced102 = "" + data102;
+if(coerced102 !== undefined){
+data102 = coerced102;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced102;
 }
-else if(data102 === null){
-coerced102 = "";
 }
-else {
-const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 1000 || isNaN(data102)){
+const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -5010,17 +5019,8 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-if(coerced102 !== undefined){
-data102 = coerced102;
-if(data !== undefined){
-data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced102;
-}
-}
-}
-if(typeof data102 === "string"){
-if(func3(data102) < 1){
-const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data102 < 1 || isNaN(data102)){
+const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -5030,18 +5030,20 @@ vErrors.push(err268);
 errors++;
 }
 }
-}
-let data103 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
-if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
+let data103 = data.PROXY_PAYMENTS_NOTIFY_URL;
+if(typeof data103 !== "string"){
 let dataType103 = typeof data103;
 let coerced103 = undefined;
 if(!(coerced103 !== undefined)){
-if(dataType103 === "boolean" || data103 === null
-              || (dataType103 === "string" && data103 && data103 == +data103 && !(data103 % 1))){
-coerced103 = +data103;
+if(dataType103 == "number" || dataType103 == "boolean"){
+coerced103 = "" + data103;
+}
+else if(data103 === null){
+coerced103 = "";
 }
 else {
-const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -5054,13 +5056,13 @@ errors++;
 if(coerced103 !== undefined){
 data103 = coerced103;
 if(data !== undefined){
-data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced103;
+data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced103;
 }
 }
 }
-if((typeof data103 == "number") && (isFinite(data103))){
-if(data103 > 31536000 || isNaN(data103)){
-const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(typeof data103 === "string"){
+if(func3(data103) < 1){
+const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -5069,8 +5071,19 @@ vErrors.push(err270);
 }
 errors++;
 }
-if(data103 < 3600 || isNaN(data103)){
-const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+}
+}
+let data104 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
+if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+let dataType104 = typeof data104;
+let coerced104 = undefined;
+if(!(coerced104 !== undefined)){
+if(dataType104 === "boolean" || data104 === null
+              || (dataType104 === "string" && data104 && data104 == +data104 && !(data104 % 1))){
+coerced104 = +data104;
+}
+else {
+const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -5080,14 +5093,43 @@ vErrors.push(err271);
 errors++;
 }
 }
+if(coerced104 !== undefined){
+data104 = coerced104;
+if(data !== undefined){
+data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced104;
 }
-else {
-const err272 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if((typeof data104 == "number") && (isFinite(data104))){
+if(data104 > 31536000 || isNaN(data104)){
+const err272 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err272];
 }
 else {
 vErrors.push(err272);
+}
+errors++;
+}
+if(data104 < 3600 || isNaN(data104)){
+const err273 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+}
+}
+else {
+const err274 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
 }
 errors++;
 }

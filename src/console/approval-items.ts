@@ -2,6 +2,7 @@
  * What a person is shown of an approval (SPEC §14): always the object the record verifier gives
  * (a record whose seals do not verify is rejected, never pending), spelled for a page. Pure.
  */
+import { parseStrictJson, readPointer } from '../json/strict-json.js'
 import type { ApprovalView } from '../objects/approval-object.js'
 import type { ConsoleApproval } from './console-deps.js'
 import { groupedAmount, shownBody, shownText, shownTime, span, type ShownBody, type ShownText, type ShownTime } from './display.js'
@@ -11,6 +12,9 @@ export interface ApprovalItem {
   status: ApprovalView['status']
   pending: boolean
   caller: ShownText
+  environment: string
+  /** The body's members at PROXY_CONSOLE_DETAIL_POINTERS that are present, labelled by the pointer's last name. */
+  details: Array<{ label: string, value: ShownText }>
   target: ShownText
   amount: string
   currency: ShownText
@@ -28,14 +32,36 @@ export interface ApprovalItem {
   forward: 'waiting' | 'sending' | 'answered' | null
 }
 
+/**
+ * The members at `pointers` a person reads first (a recipient, a narration): strings and numbers as sent, never an
+ * object; a body that is not one strict JSON value shows none.
+ */
+export function detailLines (body: string, pointers: readonly string[]): ApprovalItem['details'] {
+  const read = parseStrictJson(body, { numbers: 'text' })
+  if (!read.ok || read.hasDuplicates) return []
+  return pointers.flatMap((pointer) => {
+    const found = readPointer(read.value, pointer)
+    if (found.kind !== 'found' || (typeof found.value !== 'string' && typeof found.value !== 'number')) return []
+    const label = (pointer.split('/').at(-1) ?? '').replace(/~1/g, '/').replace(/~0/g, '~')
+    return [{ label: shownText(label, 64).text, value: shownText(String(found.value), 200) }]
+  })
+}
+
 /** `detail`: the approval's own page shows more of what callers chose than a list does. */
-export function approvalItem ({ record, view }: ConsoleApproval, nowMs: number, detail: boolean): ApprovalItem {
+export function approvalItem (
+  { record, view }: ConsoleApproval,
+  nowMs: number,
+  detail: boolean,
+  pointers: readonly string[] = [],
+): ApprovalItem {
   const cut = detail ? 400 : 64
   return {
     id: view.id,
     status: view.status,
     pending: view.status === 'pending',
     caller: shownText(view.caller, 64),
+    environment: view.environment,
+    details: detailLines(view.request, pointers),
     // The query too: it is sent, so it is shown (it is under the record's seal like the rest).
     target: shownText(`${view.method} /${view.environment}/${view.interface}${view.path}${record.query === '' ? '' : `?${record.query}`}`, detail ? 600 : 160),
     amount: groupedAmount(view.amount),

@@ -33,9 +33,9 @@ function decisionOf (body: unknown): { status: 'approved' | 'rejected', reason: 
 
 export async function approvalPages (
   app: FastifyInstance,
-  options: { approvals: ConsoleApprovals | null, clock: Clock, origin: string },
+  options: { approvals: ConsoleApprovals | null, clock: Clock, origin: string, detailPointers: readonly string[] },
 ): Promise<void> {
-  const { approvals, clock, origin } = options
+  const { approvals, clock, origin, detailPointers } = options
 
   app.get('/', async (_request, reply) => await reply.redirect('/approvals', 303))
 
@@ -45,7 +45,7 @@ export async function approvalPages (
       const page = pageNumber(request.query.page)
       const nowMs = clock.wallMs()
       const found = await approvals.page({ status, offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }, nowMs)
-      const items = found.approvals.map((shown) => approvalItem(shown, nowMs, false))
+      const items = found.approvals.map((shown) => approvalItem(shown, nowMs, false, detailPointers))
       return await renderPage(request, reply, 'approvals', { title, nav, status, off: false, items, pager: pager(url, page, found.total) })
     })
   }
@@ -70,7 +70,7 @@ export async function approvalPages (
     status = 200,
   ): Promise<string> {
     const nowMs = clock.wallMs()
-    const item = approvalItem(await one(id, nowMs), nowMs, true)
+    const item = approvalItem(await one(id, nowMs), nowMs, true, detailPointers)
     return await renderPage(request, reply, 'approval', { title: `Approval ${item.id}`, nav: item.pending ? 'pending' : 'decided', item, notice }, status)
   }
 
@@ -80,7 +80,7 @@ export async function approvalPages (
     const id = (request.params as { id: string }).id
     const decision = decisionOf(request.body)
     const nowMs = clock.wallMs()
-    const item = approvalItem(await one(id, nowMs), nowMs, true)
+    const item = approvalItem(await one(id, nowMs), nowMs, true, detailPointers)
     if (!item.pending) return await show(request, reply, id, 'This approval is decided already: a decision is final.', 409)
     return await renderPage(request, reply, 'confirm', { title: `Confirm: ${decision.status === 'approved' ? 'approve' : 'reject'}`, nav: 'pending', item, decision: decision.status === 'approved' ? 'approve' : 'reject', reason: decision.reason ?? '' })
   })

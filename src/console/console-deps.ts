@@ -89,16 +89,32 @@ export interface ConsolePayment {
   currency: string | null
   createdAt: number | null
   lookups: { count: number, lastAt: number | null, lastOutcome: string | null, nextAt: number | null } | null
+  settledAt?: number | null
+  settledBy?: string | null
+  /** Final by the provider's own answer or look-up (SPEC §12 "Settled by an event alone"). */
+  confirmed?: boolean
+  events?: Array<{ id: string, status: string | null, receivedAt: number, disputed: boolean }> | null
 }
 
+/** SPEC §12's states, which a person filters the list of payments by. */
+export const PAYMENT_STATE_NAMES = ['sending', 'unknown', 'pending', 'succeeded', 'failed', 'stale', 'unverified'] as const
+export type PaymentStateName = typeof PAYMENT_STATE_NAMES[number]
+
 /**
- * What the payments capability (SPEC §12) must offer for the console's page: a page of payments in
- * the given states, newest first, with the total, and `payments recheck`'s action for one id (the
- * payment as it stands after the recheck was scheduled, or null when there is none).
+ * What the payments capability (SPEC §12) must offer for the console's pages: a page of payments in
+ * the chased states, newest first, with the total; a page of every payment or of one state, with
+ * whether another follows; the payments a search names (id, reference or transaction id); one
+ * payment; and `payments recheck`'s action for one id (the payment as it stands after the recheck
+ * was scheduled, or null when there is none).
  */
 export interface ConsolePayments {
   list: (
     query: { states: readonly ChasedState[], offset: number, limit: number },
   ) => Promise<{ payments: ConsolePayment[], total: number }>
+  browse: (
+    query: { state: PaymentStateName | null, offset: number, limit: number },
+  ) => Promise<{ payments: ConsolePayment[], more: boolean }>
+  find: (text: string) => Promise<ConsolePayment[]>
+  get: (id: string) => Promise<ConsolePayment | null>
   recheck: (id: string) => Promise<ConsolePayment | null>
 }

@@ -130,7 +130,8 @@ export async function buildConsole (settings: ConsoleConfig, state: Config['stat
     if (open || request.person !== null || request.method === 'POST') return
     await reply.redirect('/signin', 303)
   })
-  await app.register(approvalPages, { approvals: deps.approvals, clock, origin })
+  const { detailPointers } = settings
+  await app.register(approvalPages, { approvals: deps.approvals, clock, origin, detailPointers })
   await app.register(eventPages, { inbox: deps.inbox, clock, origin })
   await app.register(statusPage, { status: deps.status, clock })
   if (deps.payments !== undefined && deps.payments !== null) {

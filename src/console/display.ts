@@ -66,3 +66,18 @@ function numbersKept (value: JsonValue, spelled: JsonValue): boolean {
   if (value !== null && typeof value === 'object') return Object.keys(value).every((name) => numbersKept(value[name] ?? null, (spelled as Record<string, JsonValue>)[name] ?? null))
   return true
 }
+
+const STATE_WORDS: Readonly<Record<string, string>> = {
+  sending: 'being sent to the provider',
+  unknown: 'unknown: the provider\'s answer never came',
+  pending: 'waiting for the provider',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  stale: 'stale: the provider has not said',
+  unverified: 'unverified: its record failed verification',
+}
+
+/** A payment's state (SPEC §12) as a person reads it on its page (SPEC §14 "A payment's page"). */
+export function stateInWords (state: string): string {
+  return STATE_WORDS[state] ?? state
+}

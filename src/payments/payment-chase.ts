@@ -8,7 +8,7 @@
  * `offset + limit` of the states asked for, in the store's own order (its sequence, not the replicas'
  * clocks, so a page neither skips nor repeats a payment): no store needs a cursor for it.
  */
-import { isFinal } from './payment-record.js'
+import { isFinal, PAYMENT_ID, type PaymentRecord, type PaymentState } from './payment-record.js'
 import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
 import { paymentView, type PaymentView } from './payment-view.js'
@@ -19,6 +19,16 @@ export interface PaymentChase {
   list: (
     query: { states: readonly ChasedState[], offset: number, limit: number },
   ) => Promise<{ payments: PaymentView[], total: number }>
+  /**
+   * A page of every payment, or of those in one state, newest first; `more` when another page follows. No total: the
+   * store counts only the states a person chases, and a page is read as the newest `offset + limit + 1`.
+   */
+  browse: (
+    query: { state: PaymentState | null, offset: number, limit: number },
+  ) => Promise<{ payments: PaymentView[], more: boolean }>
+  /** The payments a person's search names: by payment id, by reference (the newest with it) or by transaction id. */
+  find: (text: string) => Promise<PaymentView[]>
+  get: (id: string) => Promise<PaymentView | null>
   /** The payment as it stands once its recheck is scheduled (a final one, unchanged); null when there is none. */
   recheck: (id: string) => Promise<PaymentView | null>
 }
@@ -31,6 +41,24 @@ export function createPaymentChase (store: PaymentStore, apply: ApplyInput, wake
       const counts = await store.counts()
       const payments = newest.slice(offset, offset + limit).map(paymentView)
       return { payments, total: states.reduce((sum, state) => sum + counts[state], 0) }
+    },
+    async browse ({ state, offset, limit }) {
+      const newest = await store.list({ ...(state === null ? {} : { state }), limit: offset + limit + 1, rescan: true })
+      return { payments: newest.slice(offset, offset + limit).map(paymentView), more: newest.length > offset + limit }
+    },
+    async find (text) {
+      const found = await Promise.all([
+        PAYMENT_ID.test(text) ? store.get(text) : null,
+        store.byReference(text, {}),
+        store.byTransactionId(text),
+      ])
+      const unique = new Map<string, PaymentRecord>()
+      for (const record of found) if (record !== null) unique.set(record.id, record)
+      return [...unique.values()].map(paymentView)
+    },
+    async get (id) {
+      const record = PAYMENT_ID.test(id) ? await store.get(id) : null
+      return record === null ? null : paymentView(record)
     },
     async recheck (id) {
       const payment = await store.get(id)

@@ -155,6 +155,9 @@ t.test('the payments page and recheck exist only when the payments capability is
   const rechecked: string[] = []
   const payments: ConsolePayments = {
     list: async (query) => { asked.push(query); return { payments: [payment], total: 1 } },
+    browse: async () => ({ payments: [payment], more: false }),
+    find: async () => [],
+    get: async () => null,
     recheck: async (id) => { rechecked.push(id); return id === 'pay_1' ? payment : null },
   }
   const rig = await startConsoleRig(t, { payments })
@@ -168,6 +171,66 @@ t.test('the payments page and recheck exist only when the payments capability is
   t.equal((await person.post('/payments/pay_1/recheck', { _csrf: csrfOf(page.text) })).status, 303)
   t.equal((await person.post('/payments/pay_2/recheck', { _csrf: csrfOf(page.text) })).status, 404)
   t.same(rechecked, ['pay_1', 'pay_2'])
+})
+
+t.test('a search by reference, payment id or transaction id opens the payment\'s page; several matches are a list, none a 404', async (t) => {
+  const base: ConsolePayment = {
+    id: 'pay_ord1003', state: 'succeeded', providerStatus: 'successful', caller: 'payout-agent', environment: 'production', interface: 'fiat', method: 'POST', path: '/v1/payouts',
+    externalReference: 'ord-1003', transactionId: 'tx-1003', amount: '1500', currency: 'KES', createdAt: 1_700_000_000, settledAt: 1_700_000_060, settledBy: 'lookup', confirmed: true,
+    events: [{ id: 'msg_e1', status: '<b>successful</b>', receivedAt: 1_700_000_050, disputed: false }],
+    lookups: { count: 2, lastAt: 1_700_000_060, lastOutcome: 'final', nextAt: null },
+  }
+  const other: ConsolePayment = { ...base, id: 'pay_other', externalReference: 'tx-1003', state: 'pending', transactionId: null, settledAt: null, confirmed: false, events: [] }
+  const searched: string[] = []
+  const browsed: Array<{ state: string | null, offset: number }> = []
+  const payments: ConsolePayments = {
+    list: async () => ({ payments: [], total: 0 }),
+    browse: async (query) => { browsed.push({ state: query.state, offset: query.offset }); return { payments: [base], more: true } },
+    find: async (text) => {
+      searched.push(text)
+      if (text === 'tx-1003') return [base, other]
+      return ['ord-1003', 'pay_ord1003'].includes(text) ? [base] : []
+    },
+    get: async (id) => [base, other].find((p) => p.id === id) ?? null,
+    recheck: async (id) => [base, other].find((p) => p.id === id) ?? null,
+  }
+  const rig = await startConsoleRig(t, { payments })
+  const person = new ConsoleClient(rig.url)
+  await person.signIn(rig.signins, APPROVER)
+  const start = await person.get('/approvals')
+  t.match(start.text, /<form class="search" role="search" method="get" action="\/payments\/find">/, 'the search box on every page')
+  for (const q of ['ord-1003', ' pay_ord1003 ']) {
+    const found = await person.get(`/payments/find?q=${encodeURIComponent(q)}`)
+    t.equal(found.status, 303, q)
+    t.equal(found.headers.get('location'), '/payments/pay_ord1003', `${q} opens its page`)
+  }
+  const several = await person.get('/payments/find?q=tx-1003')
+  t.equal(several.status, 200)
+  t.match(several.text, '2 payments match')
+  t.match(several.text, 'href="/payments/pay_other"')
+  const none = await person.get('/payments/find?q=%3Cscript%3Eord-9%3C%2Fscript%3E')
+  t.equal(none.status, 404)
+  t.match(none.text, '&lt;script&gt;ord-9&lt;/script&gt;', 'what was typed, escaped')
+  t.same(searched, ['ord-1003', 'pay_ord1003', 'tx-1003', '<script>ord-9</script>'])
+
+  const page = await person.get('/payments/pay_ord1003')
+  t.equal(page.status, 200)
+  for (const shown of ['1,500', 'succeeded', 'confirmed by the provider', 'env-production', 'ord-1003', 'tx-1003', 'by a look-up', 'href="/events/msg_e1"', '&lt;b&gt;successful&lt;/b&gt;']) {
+    t.match(page.text, shown, `the payment's page shows ${shown}`)
+  }
+  t.notMatch(page.text, 'action="/payments/pay_ord1003/recheck"', 'no recheck of a final payment')
+  const pending = await person.get('/payments/pay_other')
+  t.match(pending.text, 'waiting for the provider')
+  t.match(pending.text, 'action="/payments/pay_other/recheck"')
+  t.equal((await person.post('/payments/pay_other/recheck', { _csrf: csrfOf(pending.text) })).headers.get('location'), '/payments/pay_other')
+  t.equal((await person.get('/payments/pay_none')).status, 404)
+  t.equal((await person.get('/payments/not-an-id')).status, 404)
+
+  const all = await person.get('/payments?state=all&page=2')
+  t.match(all.text, 'Every payment')
+  t.match(all.text, 'href="/payments?state=all&amp;page=3"', 'older ones on the next page')
+  t.match((await person.get('/payments?state=failed')).text, 'Payments failed')
+  t.same(browsed, [{ state: null, offset: 25 }, { state: 'failed', offset: 0 }])
 })
 
 t.test('no page or log line shows a key, a token, a secret or a session cookie; signing out ends the session', async (t) => {

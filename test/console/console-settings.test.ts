@@ -21,6 +21,7 @@ t.test('the defaults: loopback clients, no trusted proxy, x-forwarded-email, the
   const { config, warnings } = loadConfig({ ...base, PROXY_CONSOLE_LISTEN: '127.0.0.1:8090' })
   t.match(config.console, {
     listen: { host: '127.0.0.1', port: 8090 }, publicUrl: 'http://127.0.0.1:8090', trustedProxies: [], userHeader: DEFAULT_CONSOLE_USER_HEADER, approvers: [], secureCookies: false, storePath: './data/webhooks.db',
+    detailPointers: ['/payoutMethod/accountName', '/payoutMethod/accountNumber', '/payoutMethod/code', '/recipient', '/narration', '/description', '/country'],
   })
   t.same(config.console?.allowedClients.map((c) => `${c.address}/${c.prefix}`), ['127.0.0.0/8', '::1/128'])
   t.match(warnings.join('\n'), /PROXY_CONSOLE_APPROVERS is empty: everyone who signs in to the console sees it read-only/)
@@ -52,6 +53,8 @@ t.test('every problem names its variable', async (t) => {
     [{ PROXY_CONSOLE_LISTEN: '127.0.0.1:8090', PROXY_CONSOLE_ALLOWED_CLIENTS: '10.0.0.0/33' }, /PROXY_CONSOLE_ALLOWED_CLIENTS: "10.0.0.0\/33" is not a CIDR/],
     [{ PROXY_CONSOLE_LISTEN: '127.0.0.1:8090', PROXY_CONSOLE_TRUSTED_PROXIES: 'proxy' }, /PROXY_CONSOLE_TRUSTED_PROXIES: "proxy" is not a CIDR/],
     [{ PROXY_CONSOLE_LISTEN: '127.0.0.1:8090', PROXY_CONSOLE_USER_HEADER: 'x email' }, /PROXY_CONSOLE_USER_HEADER/],
+    [{ PROXY_CONSOLE_LISTEN: '127.0.0.1:8090', PROXY_CONSOLE_DETAIL_POINTERS: '/recipient,narration' }, /PROXY_CONSOLE_DETAIL_POINTERS: "narration" is not a JSON Pointer/],
+    [{ PROXY_CONSOLE_LISTEN: '127.0.0.1:8090', PROXY_CONSOLE_DETAIL_POINTERS: '/a~2' }, /PROXY_CONSOLE_DETAIL_POINTERS: "\/a~2" is not a JSON Pointer/],
   ]
   for (const [env, problem] of table) t.match(problemsOf({ ...base, ...env }).join('\n'), problem, JSON.stringify(env))
 })

@@ -5,7 +5,8 @@
  */
 import t from 'tap'
 import { emailAddress, isApprover } from '../../src/console/approvers.js'
-import { groupedAmount, shownBody, shownText, shownTime, span } from '../../src/console/display.js'
+import { detailLines } from '../../src/console/approval-items.js'
+import { groupedAmount, shownBody, shownText, shownTime, span, stateInWords } from '../../src/console/display.js'
 
 t.test('amounts are grouped by their digits, never read as a number', async (t) => {
   const table: Array<[string, string]> = [
@@ -59,4 +60,24 @@ t.test('an email address is one address, lower case; anything else is none', asy
     ['a b@example.com', null], ['"><script>@x', null], [`${'a'.repeat(250)}@example.com`, null], ['*@example.com', null],
   ]
   for (const [text, email] of table) t.equal(emailAddress(text), email, text)
+})
+
+t.test('a payment\'s state in words a person reads, every state of SPEC §12', async (t) => {
+  const table: Array<[string, string]> = [
+    ['succeeded', 'succeeded'], ['failed', 'failed'], ['pending', 'waiting for the provider'],
+    ['stale', 'stale: the provider has not said'], ['unverified', 'unverified: its record failed verification'],
+    ['unknown', 'unknown: the provider\'s answer never came'], ['sending', 'being sent to the provider'],
+  ]
+  for (const [state, words] of table) t.equal(stateInWords(state), words, state)
+})
+
+t.test('an approval card\'s detail lines: members present at the pointers, labelled by their last name, as sent', async (t) => {
+  const pointers = ['/payoutMethod/accountName', '/payoutMethod/accountNumber', '/narration', '/a~1b', '/missing', '/nested']
+  const body = '{"payoutMethod":{"accountName":"Ann\\u202eO","accountNumber":254700000001},"narration":"rent","a/b":"x","nested":{"k":1}}'
+  t.same(detailLines(body, pointers).map((d) => [d.label, d.value.text]), [
+    ['accountName', 'Ann\\u202eO'], ['accountNumber', '254700000001'], ['narration', 'rent'], ['a/b', 'x'],
+  ], 'a number as spelled, a bidi control spelled out, an object and a missing member left out')
+  t.same(detailLines('{"narration":"a","narration":"b"}', ['/narration']), [], 'a body with a repeated name shows none: which one is sent is not clear')
+  t.same(detailLines('not json', ['/narration']), [])
+  t.same(detailLines('{"amount":1e3}', ['/amount']).map((d) => d.value.text), ['1e3'], 'numbers as spelled in the body')
 })

@@ -42,6 +42,8 @@ t.test('followed: pending with the provider\'s transaction id and Payment-Id; th
   await eventually(() => notifications(app).length === 1, { what: 'the notification' })
   const [note] = notifications(app)
   t.match(note, { type: 'payment.succeeded', payment: { id: paymentId, state: 'succeeded', settledBy: 'event', transactionId: answer.data.transactionId } })
+  // The raw event and the notification come from two outboxes: neither is promised to arrive first.
+  await eventually(() => app.deliveries.some((d) => d.headers['webhook-id'] === event?.id), { what: 'the raw event' })
   const raw = app.deliveries.find((d) => d.headers['webhook-id'] === event?.id)
   t.match(JSON.parse(raw?.body.toString() ?? '{}'), { event: 'payout.status.updated', data: { transactionId: answer.data.transactionId, status: 'successful' } }, 'the raw event delivered as §10 says')
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payments_tracked_total\{outcome="followed"\}/), 1)
