@@ -3,6 +3,7 @@
  * where a code becomes an HTTP status. Applications tell these apart from the provider's answers by
  * the `x-proxy-error` header, so messages say what to do and never carry addresses or library text.
  */
+import type { ProbableDuplicate } from './objects/probable-duplicate.js'
 
 export const ERROR_STATUS = {
   ROUTE_NOT_FOUND: 404,
@@ -50,6 +51,8 @@ export const ERROR_STATUS = {
   MCP_INVALID_ARGUMENTS: 400,
   // Payments followed to their final state (SPEC §12).
   PAYMENT_NOT_FOUND: 404,
+  // Payouts that cannot double (SPEC §16).
+  PAYMENT_PROBABLE_DUPLICATE: 409,
 } as const
 
 export type ProxyErrorCode = keyof typeof ERROR_STATUS
@@ -300,6 +303,26 @@ export class PaymentNotFoundError extends ProxyError {
 }
 
 /** The webhook listener's 404: it names nothing, since it faces the internet (SPEC §10). */
+/**
+ * SPEC §16: the same payout as an earlier one under another reference, refused with nothing sent and
+ * no amount counted. The message is what an agent reads as its tool error: what the earlier payment
+ * is, and that a retry must reuse its reference.
+ */
+export class PaymentProbableDuplicateError extends ProxyError {
+  readonly duplicateOf: ProbableDuplicate
+
+  constructor (callerId: string, duplicateOf: ProbableDuplicate) {
+    super('PAYMENT_PROBABLE_DUPLICATE', `Caller ${callerId}: probably a duplicate of payment ${duplicateOf.id} (state ${duplicateOf.state}, created at ${new Date(duplicateOf.createdAt * 1000).toISOString()}), the same amount, currency and recipient under another reference; nothing was sent. ` +
+      `A retry of that payout must reuse its externalReference ${JSON.stringify(duplicateOf.externalReference)}, which is answered from the earlier payment and never pays twice. ` +
+      'If it is truly a new payout, ask a person to send it, or wait until the earlier one has failed')
+    this.duplicateOf = duplicateOf
+  }
+
+  override toJSON (): { error: { code: ProxyErrorCode, message: string, duplicateOf: ProbableDuplicate } } {
+    return { error: { ...super.toJSON().error, duplicateOf: this.duplicateOf } }
+  }
+}
+
 export class WebhookRouteNotFoundError extends ProxyError {
   constructor () {
     super('ROUTE_NOT_FOUND', 'Not found')

@@ -5,7 +5,7 @@
  * for a worker to give its amount back (give-back.ts: whoever holds the desk holds no state store).
  */
 import type { ApprovalMetrics } from './approval-metrics.js'
-import type { ApprovalRecord } from './approval-record.js'
+import type { ApprovalRecord, HeldReservation } from './approval-record.js'
 import type { ApprovalStore, PageQuery } from './approval-store.js'
 import type { ApprovalView } from '../objects/approval-object.js'
 import { decideApproval, type DecisionRequest } from './decide-approval.js'
@@ -25,6 +25,8 @@ export interface ApprovalDesk {
   givenBack: (id: string) => Promise<boolean>
   /** The worker looks now rather than at its next interval: a decision is acted on at once. */
   nudge: () => void
+  /** What the caller's pending approvals reserve against its day totals (SPEC §16's `heldForApproval`). */
+  heldFor: (callerId: string) => Promise<HeldReservation[]>
 }
 
 export function createApprovalDesk (
@@ -52,5 +54,9 @@ export function createApprovalDesk (
     },
     givenBack: async (id) => await waitGivenBack(store, id, GIVE_BACK_WAIT_MS),
     nudge,
+    async heldFor (callerId) {
+      const pending = await store.list('pending')
+      return pending.filter((record) => record.caller === callerId).flatMap((record) => record.reservations)
+    },
   }
 }

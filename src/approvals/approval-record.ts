@@ -7,6 +7,7 @@
  * three steps (held, decided, forwarding stage) carries its seal (approval-seal.ts).
  */
 import type { ApprovalStatus } from '../objects/approval-object.js'
+import type { ProbableDuplicate } from '../objects/probable-duplicate.js'
 
 export type ForwardState = 'none' | 'sending' | 'answered'
 
@@ -34,6 +35,8 @@ export interface ApprovalRecord {
   createdAtMs: number
   expiresAtMs: number
   reservations: HeldReservation[]
+  /** SPEC §16: held as a probable duplicate of this earlier payment; absent otherwise. */
+  duplicateOf?: ProbableDuplicate
   decidedBy: string | null
   decidedByCaller: string | null
   reason: string | null

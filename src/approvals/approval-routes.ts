@@ -9,16 +9,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ClientAccess } from '../access/client-access.js'
 import type { CallerSpec } from '../callers/callers-file.js'
-import { authorizationsOf } from '../callers/callers-plugin.js'
-import { identify, type CallerIndex } from '../callers/judge-caller.js'
+import type { CallerIndex } from '../callers/judge-caller.js'
+import { routeCaller } from '../callers/route-caller.js'
 import type { Clock } from '../clock.js'
 import {
   ApprovalNotFoundError,
   ApprovalNotPermittedError,
   ApprovalSelfDecisionError,
   BadRequestError,
-  CallerUnauthenticatedError,
-  ClientNotAllowedError,
   StateUnavailableError,
 } from '../errors.js'
 import { parseStrictJsonBytes } from '../json/strict-json.js'
@@ -69,13 +67,7 @@ export async function approvalRoutes (app: FastifyInstance, options: ApprovalRou
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer' }, (_request, body, done) => { done(null, body) })
 
-  function callerOf (request: FastifyRequest): CallerSpec {
-    const access = options.access.check(request.raw.socket.remoteAddress, request.headers)
-    if (!access.ok) throw new ClientNotAllowedError(`Refused: ${access.reason}`)
-    const caller = identify(options.callers(), { authorizations: authorizationsOf(request), peer: request.raw.socket.remoteAddress ?? '' })
-    if (typeof caller === 'string') throw new CallerUnauthenticatedError(caller)
-    return caller
-  }
+  const callerOf = (request: FastifyRequest): CallerSpec => routeCaller(options.access, options.callers(), request)
 
   async function approvalFor (caller: CallerSpec, id: string): Promise<NonNullable<Awaited<ReturnType<ApprovalStore['get']>>>> {
     const approval = await visibleApproval(store, caller, id)

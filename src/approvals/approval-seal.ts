@@ -32,7 +32,7 @@ export function deriveSealKey (sealingSecret: string): SealKey {
 
 type HoldCovered = Pick<ApprovalRecord,
   'id' | 'key' | 'fingerprint' | 'caller' | 'environment' | 'interface' | 'upstreamUrl' | 'method' | 'path' | 'query' | 'headers' | 'body' |
-  'amount' | 'currency' | 'externalReference' | 'createdAtMs' | 'expiresAtMs' | 'reservations'>
+  'amount' | 'currency' | 'externalReference' | 'createdAtMs' | 'expiresAtMs' | 'reservations' | 'duplicateOf'>
 
 export interface SealedDecision {
   status: 'approved' | 'rejected' | 'expired'
@@ -48,11 +48,15 @@ function headerList (headers: ApprovalRecord['headers']): Array<[string, string 
 }
 
 export function sealHold (key: SealKey, r: HoldCovered): string {
-  return mac(key, [
+  const covered: unknown[] = [
     'hold', r.id, r.key, r.fingerprint, r.caller, r.environment, r.interface, r.upstreamUrl, r.method, r.path, r.query,
     headerList(r.headers), r.body.toString('base64'), r.amount, r.currency, r.externalReference, r.createdAtMs, r.expiresAtMs,
     r.reservations.map((reservation) => [reservation.key, reservation.units]),
-  ])
+  ]
+  // Only when present, so records held before SPEC §16 verify as they did; removing it from one that had it fails.
+  const d = r.duplicateOf
+  if (d !== undefined) covered.push(['duplicateOf', d.id, d.externalReference, d.state, d.createdAt])
+  return mac(key, covered)
 }
 
 export function sealDecision (key: SealKey, holdSeal: string, d: SealedDecision): string {

@@ -4,6 +4,7 @@
  * cut at 16 KiB and marked, so the person sees the recipient, not just the amount.
  */
 import type { ApprovalView } from '../objects/approval-object.js'
+import { duplicateReason } from '../objects/probable-duplicate.js'
 import type { ApprovalRecord } from './approval-record.js'
 
 export const MAX_REQUEST_TEXT_BYTES = 16 * 1024
@@ -31,6 +32,10 @@ export function approvalView (a: ApprovalRecord, nowMs: number): ApprovalView {
   }
   if (a.decidedBy !== null) view.decidedBy = a.decidedBy
   if (a.decidedByCaller !== null) view.decidedByCaller = a.decidedByCaller
+  if (a.duplicateOf !== undefined) {
+    view.duplicateOf = a.duplicateOf
+    view.reason = duplicateReason(a.duplicateOf)
+  }
   if (a.reason !== null) view.reason = a.reason
   return view
 }

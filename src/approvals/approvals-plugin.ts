@@ -20,10 +20,11 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { CallerSpec } from '../callers/callers-file.js'
-import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredError, IdempotencyInProgressError, IdempotencyKeyReusedError, InternalError, StateUnavailableError } from '../errors.js'
+import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredError, IdempotencyInProgressError, IdempotencyKeyReusedError, InternalError, PaymentProbableDuplicateError, StateUnavailableError } from '../errors.js'
 import { buildUpstreamHeaders } from '../headers/header-policy.js'
 import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
+import { probableDuplicateOf, type ProbableDuplicate } from '../objects/probable-duplicate.js'
 import type { RequestTarget } from '../routing/request-target.js'
 import type { IdempotencyClaim } from '../idempotency/idempotency-claim.js'
 import type { StateStore } from '../state/state-store.js'
@@ -127,13 +128,23 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
     const target = request.target
     const amounts = request.amounts
     if (caller === null || target === null || amounts === null || !gated(request)) { done(); return }
-    const hold = decideHold(caller.amountLimits, amounts)
+    const duplicateOf = probableDuplicateOf(request)
+    const hold = decideHold(caller.amountLimits, amounts, duplicateOf !== null)
     if (hold.kind === 'pass') { done(); return }
-    holdRequest(request, reply, caller, target, hold).then(() => undefined, done)
+    if (hold.kind === 'refuse' && duplicateOf !== null) { done(new PaymentProbableDuplicateError(caller.id, duplicateOf)); return }
+    if (hold.kind === 'refuse') { done(); return }
+    holdRequest(request, reply, caller, target, hold, duplicateOf).then(() => undefined, done)
   })
 
   /** Stores the request and answers 202; rejects with the refusal. */
-  async function holdRequest (request: FastifyRequest, reply: FastifyReply, caller: CallerSpec, target: RequestTarget, hold: Extract<HoldDecision, { kind: 'hold' }>): Promise<void> {
+  async function holdRequest (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: CallerSpec,
+    target: RequestTarget,
+    hold: Extract<HoldDecision, { kind: 'hold' }>,
+    duplicateOf: ProbableDuplicate | null,
+  ): Promise<void> {
     // Unreachable: a route without an upstream is refused at onRequest (proxy-routes.ts); narrows the types.
     if (target.route.upstream === null || target.route.environment === null) throw new InternalError()
     const body = heldJsonOf(request)
@@ -164,6 +175,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       createdAtMs: nowMs,
       expiresAtMs: nowMs + ttlMs,
       reservations: (request.amountReservations ?? []).map((r) => ({ key: r.key, units: r.units.toString() })),
+      ...(duplicateOf === null ? {} : { duplicateOf }),
       decidedBy: null,
       decidedByCaller: null,
       reason: null,

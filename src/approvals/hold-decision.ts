@@ -12,13 +12,24 @@ export type HoldDecision =
   | { kind: 'pass' }
   /** `amount` is the plain decimal as written in the request. */
   | { kind: 'hold', amount: string, currency: string }
+  /** A probable duplicate no entry can hold: refused as SPEC §16 says. */
+  | { kind: 'refuse' }
 
 const PASS: HoldDecision = { kind: 'pass' }
+const REFUSE: HoldDecision = { kind: 'refuse' }
 
-export function decideHold (limits: readonly AmountLimit[], amounts: readonly ReadAmount[]): HoldDecision {
+/**
+ * `duplicate`: the request is a probable duplicate (SPEC §16), held whatever its amount when an entry has approveAbove
+ * for its currency; `refuse` when none has (the duplicate check judged by another reading of the currency).
+ */
+export function decideHold (
+  limits: readonly AmountLimit[],
+  amounts: readonly ReadAmount[],
+  duplicate = false,
+): HoldDecision {
   for (const read of amounts) {
     const threshold = limits[read.entry]?.approveAbove.get(read.currency)
-    if (threshold !== undefined && read.units > limitUnits(threshold)) return { kind: 'hold', amount: read.amount, currency: read.currency }
+    if (threshold !== undefined && (duplicate || read.units > limitUnits(threshold))) return { kind: 'hold', amount: read.amount, currency: read.currency }
   }
-  return PASS
+  return duplicate ? REFUSE : PASS
 }

@@ -11,10 +11,9 @@ import type { Clock } from '../clock.js'
 import { AmountLimitExceededError, AmountUnreadableError } from '../errors.js'
 import { heldJsonOf } from '../json/held-json.js'
 import type { StateStore } from '../state/state-store.js'
-import { BODY_METHODS, judgeAmounts, type ReadAmount } from './amount-limits.js'
+import { BODY_METHODS, DAY_MS, dayTotalKey, judgeAmounts, utcDay, type ReadAmount } from './amount-limits.js'
 import type { RefuseCaller } from './caller-refusals.js'
 
-const DAY_MS = 86_400_000
 /** The proxy's own refusals that happen before anything is forwarded. */
 const NOT_FORWARDED = new Set(['TOKEN_UNAVAILABLE', 'SHUTTING_DOWN', 'ENVIRONMENT_NOT_CONFIGURED', 'STATE_UNAVAILABLE'])
 
@@ -58,14 +57,14 @@ export const amountLimitsPlugin = fp(async function amountLimitsPlugin (
     if (verdict.kind === 'unreadable') throw refuse(request, caller.id, new AmountUnreadableError(verdict.reason))
     if (verdict.kind === 'exceeded') throw refuse(request, caller.id, new AmountLimitExceededError(`Caller ${caller.id}: ${verdict.reason}`))
     const now = clock.wallMs()
-    const day = Math.floor(now / DAY_MS)
+    const day = utcDay(now)
     // The total lives until the UTC day ends (and an hour more, for clock skew between replicas).
     const ttlMs = (day + 1) * DAY_MS - now + 3_600_000
     request.amounts = verdict.amounts
     const reserved: Reserved[] = []
     for (const r of verdict.amounts) {
       if (r.perDay === null) continue
-      const key = `day:${caller.id}:${r.entry}:${r.currency}:${day}`
+      const key = dayTotalKey(caller.id, r.entry, r.currency, day)
       let ok: boolean
       try {
         ok = await store.reserve(key, r.units, r.perDay, ttlMs)

@@ -33,6 +33,26 @@ export function toUnits (text: string, round: 'up' | 'down'): bigint | null {
   return units
 }
 
+/** Units back to plain decimal text, without trailing zeros: 150000000n is "1.5". */
+export function fromUnits (units: bigint): string {
+  const text = units.toString().padStart(AMOUNT_SCALE + 1, '0')
+  const whole = text.slice(0, -AMOUNT_SCALE)
+  const fraction = text.slice(-AMOUNT_SCALE).replace(/0+$/, '')
+  return fraction === '' ? whole : `${whole}.${fraction}`
+}
+
+export const DAY_MS = 86_400_000
+
+/** The UTC day a wall-clock time is in, as days since the epoch: what a day's total is kept under. */
+export function utcDay (wallMs: number): number {
+  return Math.floor(wallMs / DAY_MS)
+}
+
+/** The state store's key of a caller's day total for one amountLimits entry and currency. */
+export function dayTotalKey (callerId: string, entry: number, currency: string, day: number): string {
+  return `day:${callerId}:${entry}:${currency}:${day}`
+}
+
 export function limitUnits (text: string): bigint {
   const units = toUnits(text, 'down') ?? 0n
   return units > MAX_UNITS ? MAX_UNITS : units

@@ -35,6 +35,10 @@ export interface AmountLimit {
   perDay: ReadonlyMap<string, string>
   /** SPEC §11: above these a request waits for a person's decision. */
   approveAbove: ReadonlyMap<string, string>
+  /** The globs `paths` was compiled from, as written (SPEC §16's `GET /limits`). */
+  pathGlobs: readonly string[] | null
+  /** SPEC §16: a payout this entry judges is never a probable duplicate. */
+  duplicatesAllowed: boolean
 }
 
 export interface CallerSpec {
@@ -48,6 +52,8 @@ export interface CallerSpec {
   amountLimits: AmountLimit[]
   /** SPEC §11: may decide other callers' approvals. */
   approver: boolean
+  /** SPEC §16: none of this caller's payouts is judged a probable duplicate. */
+  duplicatesAllowed: boolean
 }
 
 export type CallersLoad = { ok: true, callers: CallerSpec[] } | { ok: false, problems: string[] }
@@ -108,6 +114,7 @@ function callerSpec (entry: CallerEntry, at: string, report: Report): CallerSpec
     requireExternalReference: entry.requireExternalReference ?? false,
     amountLimits: (entry.amountLimits ?? []).map((limit, i) => amountLimit(limit, `${at}.amountLimits[${i}]`, report)),
     approver: entry.approver ?? false,
+    duplicatesAllowed: entry.duplicates === 'allow',
   }
 }
 
@@ -130,6 +137,8 @@ function amountLimit (limit: AmountLimitEntry, at: string, report: Report): Amou
     perRequest: decimalMap(limit.perRequest, `${at}.perRequest`, report),
     perDay: decimalMap(limit.perDay, `${at}.perDay`, report),
     approveAbove: decimalMap(limit.approveAbove, `${at}.approveAbove`, report),
+    pathGlobs: limit.paths ?? null,
+    duplicatesAllowed: limit.duplicates === 'allow',
   }
 }
 

@@ -28,6 +28,9 @@ const AllowRuleSchema = object({
   paths: Type.Optional(pathGlobs),
 })
 
+/** SPEC §16: `allow` opts a caller or an entry out of the probable-duplicate check. */
+const duplicatesRule = oneOf(['allow'] as const, '"allow" (the check judges every payout otherwise)')
+
 const AmountLimitSchema = object({
   paths: Type.Optional(pathGlobs),
   amount: pointer,
@@ -35,6 +38,7 @@ const AmountLimitSchema = object({
   perRequest: Type.Optional(decimals),
   perDay: Type.Optional(decimals),
   approveAbove: Type.Optional(decimals),
+  duplicates: Type.Optional(duplicatesRule),
 })
 
 const CallerSchema = object({
@@ -46,6 +50,7 @@ const CallerSchema = object({
   requireExternalReference: Type.Optional(says('must be true or false', Type.Boolean())),
   amountLimits: Type.Optional(list(AmountLimitSchema)),
   approver: Type.Optional(says('must be true or false', Type.Boolean())),
+  duplicates: Type.Optional(duplicatesRule),
 })
 
 export const CallersFileSchema = says('must be an object with a list of callers', Type.Object({ callers: list(CallerSchema) }, { additionalProperties: false }))

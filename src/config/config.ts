@@ -7,6 +7,7 @@ import type { Cidr } from './network-lists.js'
 import type { PaymentsConfig } from './payment-config.js'
 import type { RawSettings } from './schema.js'
 import type { WebhookConfig } from './webhook-config.js'
+import type { DuplicatesConfig } from './duplicate-settings.js'
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const
 export type EnvironmentName = typeof ENVIRONMENTS[number]
@@ -73,6 +74,8 @@ export interface Config {
   mcp: { enabled: boolean, toolsFile: string | null }
   /** SPEC §12: null unless `PROXY_PAYMENTS=on`. */
   payments: PaymentsConfig | null
+  /** SPEC §16: the probable-duplicate check; null unless payments are followed and the window is not 0. */
+  duplicates: DuplicatesConfig | null
   /** `*_FILE` paths in use, so a change can trigger a credential reload. */
   secretFiles: readonly string[]
 }

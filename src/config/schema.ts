@@ -60,6 +60,8 @@ export const DEFAULT_PAYMENTS_LOOKUP_SCHEDULE = '1m,5m,15m,1h,3h,6h,12h,24h'
 export const DEFAULT_PAYMENTS_LOOKUP_CONCURRENCY = 2
 export const DEFAULT_PAYMENTS_LOOKUPS_PER_SECOND = 5
 export const DEFAULT_PAYMENTS_RETENTION_S = 30 * 86400
+export const DEFAULT_DUPLICATE_WINDOW_S = 900
+export const DEFAULT_DUPLICATE_RECIPIENT_POINTERS = '/payoutMethod/accountNumber,/recipient,/phoneNumber,/accountNumber,/address'
 
 /** The secrets that may also come from a file named by `<NAME>_FILE`. */
 export const SECRET_VARIABLES = [
@@ -210,6 +212,8 @@ const featureProperties = {
   }),
   PROXY_PAYMENTS_NOTIFY_URL: optionalString,
   PROXY_PAYMENTS_RETENTION_SECONDS: seconds(DEFAULT_PAYMENTS_RETENTION_S, 3600, 365 * 86400),
+  PROXY_DUPLICATE_WINDOW_SECONDS: seconds(DEFAULT_DUPLICATE_WINDOW_S, 0, 7 * 86400),
+  PROXY_DUPLICATE_RECIPIENT_POINTERS: Type.String({ default: DEFAULT_DUPLICATE_RECIPIENT_POINTERS }),
 }
 
 export const envSchema = Type.Object({ ...coreProperties, ...featureProperties })

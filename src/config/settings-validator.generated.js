@@ -3,7 +3,7 @@
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
 
 export const validateSettings = validate10;
-const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_CONSOLE_DETAIL_POINTERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_CONSOLE_DETAIL_POINTERS":{"default":"/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"}},"additionalProperties":false,"$id":"settings"};
+const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_CONSOLE_DETAIL_POINTERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS","PROXY_DUPLICATE_WINDOW_SECONDS","PROXY_DUPLICATE_RECIPIENT_POINTERS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_CONSOLE_DETAIL_POINTERS":{"default":"/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_DUPLICATE_WINDOW_SECONDS":{"default":900,"minimum":0,"maximum":604800,"type":"integer"},"PROXY_DUPLICATE_RECIPIENT_POINTERS":{"default":"/payoutMethod/accountNumber,/recipient,/phoneNumber,/accountNumber,/address","type":"string"}},"additionalProperties":false,"$id":"settings"};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ucs2length.default;
 const pattern0 = new RegExp("^[A-Za-z0-9:._-]{0,64}$", "u");
@@ -205,6 +205,12 @@ data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND = 5;
 }
 if(data.PROXY_PAYMENTS_RETENTION_SECONDS === undefined){
 data.PROXY_PAYMENTS_RETENTION_SECONDS = 2592000;
+}
+if(data.PROXY_DUPLICATE_WINDOW_SECONDS === undefined){
+data.PROXY_DUPLICATE_WINDOW_SECONDS = 900;
+}
+if(data.PROXY_DUPLICATE_RECIPIENT_POINTERS === undefined){
+data.PROXY_DUPLICATE_RECIPIENT_POINTERS = "/payoutMethod/accountNumber,/recipient,/phoneNumber,/accountNumber,/address";
 }
 if(data.PROXY_HOST === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_HOST"},message:"must have required property '"+"PROXY_HOST"+"'"};
@@ -846,6 +852,26 @@ vErrors.push(err63);
 }
 errors++;
 }
+if(data.PROXY_DUPLICATE_WINDOW_SECONDS === undefined){
+const err64 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_DUPLICATE_WINDOW_SECONDS"},message:"must have required property '"+"PROXY_DUPLICATE_WINDOW_SECONDS"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data.PROXY_DUPLICATE_RECIPIENT_POINTERS === undefined){
+const err65 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PROXY_DUPLICATE_RECIPIENT_POINTERS"},message:"must have required property '"+"PROXY_DUPLICATE_RECIPIENT_POINTERS"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
 for(const key0 in data){
 if(!(func2.call(schema11.properties, key0))){
 delete data[key0];
@@ -864,12 +890,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err64 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err66 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err66];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err66);
 }
 errors++;
 }
@@ -883,12 +909,12 @@ data["PAYMENTS_FIAT_BASE_URL"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(func3(data0) < 1){
-const err65 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err67 = {instancePath:instancePath+"/PAYMENTS_FIAT_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err67];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err67);
 }
 errors++;
 }
@@ -907,12 +933,12 @@ else if(data1 === null){
 coerced1 = "";
 }
 else {
-const err66 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err68 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err68];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -926,12 +952,12 @@ data["PAYMENTS_FIAT_SANDBOX_BASE_URL"] = coerced1;
 }
 if(typeof data1 === "string"){
 if(func3(data1) < 1){
-const err67 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err69 = {instancePath:instancePath+"/PAYMENTS_FIAT_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_FIAT_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err69];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -950,12 +976,12 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err68 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err70 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err70];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err70);
 }
 errors++;
 }
@@ -969,12 +995,12 @@ data["PAYMENTS_CRYPTO_BASE_URL"] = coerced2;
 }
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err69 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err71 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err71];
 }
 else {
-vErrors.push(err69);
+vErrors.push(err71);
 }
 errors++;
 }
@@ -993,12 +1019,12 @@ else if(data3 === null){
 coerced3 = "";
 }
 else {
-const err70 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err72 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err70];
+vErrors = [err72];
 }
 else {
-vErrors.push(err70);
+vErrors.push(err72);
 }
 errors++;
 }
@@ -1012,12 +1038,12 @@ data["PAYMENTS_CRYPTO_SANDBOX_BASE_URL"] = coerced3;
 }
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err71 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err73 = {instancePath:instancePath+"/PAYMENTS_CRYPTO_SANDBOX_BASE_URL",schemaPath:"#/properties/PAYMENTS_CRYPTO_SANDBOX_BASE_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err73];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err73);
 }
 errors++;
 }
@@ -1036,12 +1062,12 @@ else if(data4 === null){
 coerced4 = "";
 }
 else {
-const err72 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err74 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err74];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err74);
 }
 errors++;
 }
@@ -1055,12 +1081,12 @@ data["PAYMENTS_PRODUCTION_API_KEY"] = coerced4;
 }
 if(typeof data4 === "string"){
 if(func3(data4) < 1){
-const err73 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err75 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err75];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err75);
 }
 errors++;
 }
@@ -1079,12 +1105,12 @@ else if(data5 === null){
 coerced5 = "";
 }
 else {
-const err74 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err76 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err76];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err76);
 }
 errors++;
 }
@@ -1098,12 +1124,12 @@ data["PAYMENTS_PRODUCTION_API_KEY_FILE"] = coerced5;
 }
 if(typeof data5 === "string"){
 if(func3(data5) < 1){
-const err75 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err77 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err75];
+vErrors = [err77];
 }
 else {
-vErrors.push(err75);
+vErrors.push(err77);
 }
 errors++;
 }
@@ -1122,12 +1148,12 @@ else if(data6 === null){
 coerced6 = "";
 }
 else {
-const err76 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err78 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err76];
+vErrors = [err78];
 }
 else {
-vErrors.push(err76);
+vErrors.push(err78);
 }
 errors++;
 }
@@ -1141,12 +1167,12 @@ data["PAYMENTS_PRODUCTION_PUBLIC_KEY"] = coerced6;
 }
 if(typeof data6 === "string"){
 if(func3(data6) < 1){
-const err77 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err79 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err77];
+vErrors = [err79];
 }
 else {
-vErrors.push(err77);
+vErrors.push(err79);
 }
 errors++;
 }
@@ -1165,12 +1191,12 @@ else if(data7 === null){
 coerced7 = "";
 }
 else {
-const err78 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err80 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err78];
+vErrors = [err80];
 }
 else {
-vErrors.push(err78);
+vErrors.push(err80);
 }
 errors++;
 }
@@ -1184,12 +1210,12 @@ data["PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE"] = coerced7;
 }
 if(typeof data7 === "string"){
 if(func3(data7) < 1){
-const err79 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err81 = {instancePath:instancePath+"/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err81];
 }
 else {
-vErrors.push(err79);
+vErrors.push(err81);
 }
 errors++;
 }
@@ -1208,12 +1234,12 @@ else if(data8 === null){
 coerced8 = "";
 }
 else {
-const err80 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err82 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err80];
+vErrors = [err82];
 }
 else {
-vErrors.push(err80);
+vErrors.push(err82);
 }
 errors++;
 }
@@ -1227,12 +1253,12 @@ data["PAYMENTS_SANDBOX_API_KEY"] = coerced8;
 }
 if(typeof data8 === "string"){
 if(func3(data8) < 1){
-const err81 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err83 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err83];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err83);
 }
 errors++;
 }
@@ -1251,12 +1277,12 @@ else if(data9 === null){
 coerced9 = "";
 }
 else {
-const err82 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err84 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err84];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err84);
 }
 errors++;
 }
@@ -1270,12 +1296,12 @@ data["PAYMENTS_SANDBOX_API_KEY_FILE"] = coerced9;
 }
 if(typeof data9 === "string"){
 if(func3(data9) < 1){
-const err83 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err85 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_API_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_API_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err85];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err85);
 }
 errors++;
 }
@@ -1294,12 +1320,12 @@ else if(data10 === null){
 coerced10 = "";
 }
 else {
-const err84 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err86 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err86];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err86);
 }
 errors++;
 }
@@ -1313,12 +1339,12 @@ data["PAYMENTS_SANDBOX_PUBLIC_KEY"] = coerced10;
 }
 if(typeof data10 === "string"){
 if(func3(data10) < 1){
-const err85 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err87 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err87];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err87);
 }
 errors++;
 }
@@ -1337,12 +1363,12 @@ else if(data11 === null){
 coerced11 = "";
 }
 else {
-const err86 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err88 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err88];
 }
 else {
-vErrors.push(err86);
+vErrors.push(err88);
 }
 errors++;
 }
@@ -1356,12 +1382,12 @@ data["PAYMENTS_SANDBOX_PUBLIC_KEY_FILE"] = coerced11;
 }
 if(typeof data11 === "string"){
 if(func3(data11) < 1){
-const err87 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err89 = {instancePath:instancePath+"/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE",schemaPath:"#/properties/PAYMENTS_SANDBOX_PUBLIC_KEY_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err87];
+vErrors = [err89];
 }
 else {
-vErrors.push(err87);
+vErrors.push(err89);
 }
 errors++;
 }
@@ -1380,12 +1406,12 @@ else if(data12 === null){
 coerced12 = "";
 }
 else {
-const err88 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err90 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err88];
+vErrors = [err90];
 }
 else {
-vErrors.push(err88);
+vErrors.push(err90);
 }
 errors++;
 }
@@ -1398,12 +1424,12 @@ data["PROXY_DEFAULT_ENVIRONMENT"] = coerced12;
 }
 }
 if(!((data12 === "production") || (data12 === "sandbox"))){
-const err89 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_DEFAULT_ENVIRONMENT.enum},message:"must be equal to one of the allowed values"};
+const err91 = {instancePath:instancePath+"/PROXY_DEFAULT_ENVIRONMENT",schemaPath:"#/properties/PROXY_DEFAULT_ENVIRONMENT/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_DEFAULT_ENVIRONMENT.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err91];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err91);
 }
 errors++;
 }
@@ -1420,12 +1446,12 @@ else if(data13 === null){
 coerced13 = "";
 }
 else {
-const err90 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err92 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err92];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err92);
 }
 errors++;
 }
@@ -1439,12 +1465,12 @@ data["PROXY_HOST"] = coerced13;
 }
 if(typeof data13 === "string"){
 if(func3(data13) < 1){
-const err91 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err93 = {instancePath:instancePath+"/PROXY_HOST",schemaPath:"#/properties/PROXY_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err93];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err93);
 }
 errors++;
 }
@@ -1459,12 +1485,12 @@ if(dataType14 === "boolean" || data14 === null
 coerced14 = +data14;
 }
 else {
-const err92 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err94 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err92];
+vErrors = [err94];
 }
 else {
-vErrors.push(err92);
+vErrors.push(err94);
 }
 errors++;
 }
@@ -1478,22 +1504,22 @@ data["PROXY_PORT"] = coerced14;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 65535 || isNaN(data14)){
-const err93 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+const err95 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err95];
 }
 else {
-vErrors.push(err93);
+vErrors.push(err95);
 }
 errors++;
 }
 if(data14 < 0 || isNaN(data14)){
-const err94 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err96 = {instancePath:instancePath+"/PROXY_PORT",schemaPath:"#/properties/PROXY_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err94];
+vErrors = [err96];
 }
 else {
-vErrors.push(err94);
+vErrors.push(err96);
 }
 errors++;
 }
@@ -1508,12 +1534,12 @@ if(dataType15 === "boolean" || data15 === null
 coerced15 = +data15;
 }
 else {
-const err95 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err97 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err95];
+vErrors = [err97];
 }
 else {
-vErrors.push(err95);
+vErrors.push(err97);
 }
 errors++;
 }
@@ -1527,22 +1553,22 @@ data["PROXY_TOKEN_REFRESH_MARGIN_SECONDS"] = coerced15;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 86400 || isNaN(data15)){
-const err96 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+const err98 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err98];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err98);
 }
 errors++;
 }
 if(data15 < 0 || isNaN(data15)){
-const err97 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err99 = {instancePath:instancePath+"/PROXY_TOKEN_REFRESH_MARGIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_REFRESH_MARGIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err99];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err99);
 }
 errors++;
 }
@@ -1557,12 +1583,12 @@ if(dataType16 === "boolean" || data16 === null
 coerced16 = +data16;
 }
 else {
-const err98 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err100 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err98];
+vErrors = [err100];
 }
 else {
-vErrors.push(err98);
+vErrors.push(err100);
 }
 errors++;
 }
@@ -1576,22 +1602,22 @@ data["PROXY_TOKEN_TIMEOUT_SECONDS"] = coerced16;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 120 || isNaN(data16)){
-const err99 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+const err101 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
-vErrors = [err99];
+vErrors = [err101];
 }
 else {
-vErrors.push(err99);
+vErrors.push(err101);
 }
 errors++;
 }
 if(data16 < 1 || isNaN(data16)){
-const err100 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err102 = {instancePath:instancePath+"/PROXY_TOKEN_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err100];
+vErrors = [err102];
 }
 else {
-vErrors.push(err100);
+vErrors.push(err102);
 }
 errors++;
 }
@@ -1606,12 +1632,12 @@ if(dataType17 === "boolean" || data17 === null
 coerced17 = +data17;
 }
 else {
-const err101 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err103 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err101];
+vErrors = [err103];
 }
 else {
-vErrors.push(err101);
+vErrors.push(err103);
 }
 errors++;
 }
@@ -1625,22 +1651,22 @@ data["PROXY_TOKEN_MAX_LIFETIME_SECONDS"] = coerced17;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 604800 || isNaN(data17)){
-const err102 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
+const err104 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
 if(vErrors === null){
-vErrors = [err102];
+vErrors = [err104];
 }
 else {
-vErrors.push(err102);
+vErrors.push(err104);
 }
 errors++;
 }
 if(data17 < 60 || isNaN(data17)){
-const err103 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err105 = {instancePath:instancePath+"/PROXY_TOKEN_MAX_LIFETIME_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_MAX_LIFETIME_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err105];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err105);
 }
 errors++;
 }
@@ -1655,12 +1681,12 @@ if(dataType18 === "boolean" || data18 === null
 coerced18 = +data18;
 }
 else {
-const err104 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err106 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err104];
+vErrors = [err106];
 }
 else {
-vErrors.push(err104);
+vErrors.push(err106);
 }
 errors++;
 }
@@ -1674,22 +1700,22 @@ data["PROXY_TOKEN_RETRY_MIN_SECONDS"] = coerced18;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 3600 || isNaN(data18)){
-const err105 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+const err107 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
-vErrors = [err105];
+vErrors = [err107];
 }
 else {
-vErrors.push(err105);
+vErrors.push(err107);
 }
 errors++;
 }
 if(data18 < 1 || isNaN(data18)){
-const err106 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err108 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MIN_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MIN_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err106];
+vErrors = [err108];
 }
 else {
-vErrors.push(err106);
+vErrors.push(err108);
 }
 errors++;
 }
@@ -1704,12 +1730,12 @@ if(dataType19 === "boolean" || data19 === null
 coerced19 = +data19;
 }
 else {
-const err107 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err109 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err107];
+vErrors = [err109];
 }
 else {
-vErrors.push(err107);
+vErrors.push(err109);
 }
 errors++;
 }
@@ -1723,22 +1749,22 @@ data["PROXY_TOKEN_RETRY_MAX_SECONDS"] = coerced19;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 3600 || isNaN(data19)){
-const err108 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+const err110 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
-vErrors = [err108];
+vErrors = [err110];
 }
 else {
-vErrors.push(err108);
+vErrors.push(err110);
 }
 errors++;
 }
 if(data19 < 1 || isNaN(data19)){
-const err109 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err111 = {instancePath:instancePath+"/PROXY_TOKEN_RETRY_MAX_SECONDS",schemaPath:"#/properties/PROXY_TOKEN_RETRY_MAX_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err111];
 }
 else {
-vErrors.push(err109);
+vErrors.push(err111);
 }
 errors++;
 }
@@ -1755,12 +1781,12 @@ else if(data20 === null){
 coerced20 = "";
 }
 else {
-const err110 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err112 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err112];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err112);
 }
 errors++;
 }
@@ -1774,12 +1800,12 @@ data["PROXY_EGRESS_IP_URL"] = coerced20;
 }
 if(typeof data20 === "string"){
 if(func3(data20) < 1){
-const err111 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err113 = {instancePath:instancePath+"/PROXY_EGRESS_IP_URL",schemaPath:"#/properties/PROXY_EGRESS_IP_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err111];
+vErrors = [err113];
 }
 else {
-vErrors.push(err111);
+vErrors.push(err113);
 }
 errors++;
 }
@@ -1794,12 +1820,12 @@ if(dataType21 === "boolean" || data21 === null
 coerced21 = +data21;
 }
 else {
-const err112 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err114 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err112];
+vErrors = [err114];
 }
 else {
-vErrors.push(err112);
+vErrors.push(err114);
 }
 errors++;
 }
@@ -1813,22 +1839,22 @@ data["PROXY_EGRESS_IP_INTERVAL_SECONDS"] = coerced21;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 > 86400 || isNaN(data21)){
-const err113 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+const err115 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
 if(vErrors === null){
-vErrors = [err113];
+vErrors = [err115];
 }
 else {
-vErrors.push(err113);
+vErrors.push(err115);
 }
 errors++;
 }
 if(data21 < 1 || isNaN(data21)){
-const err114 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err116 = {instancePath:instancePath+"/PROXY_EGRESS_IP_INTERVAL_SECONDS",schemaPath:"#/properties/PROXY_EGRESS_IP_INTERVAL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err114];
+vErrors = [err116];
 }
 else {
-vErrors.push(err114);
+vErrors.push(err116);
 }
 errors++;
 }
@@ -1845,12 +1871,12 @@ else if(data22 === null){
 coerced22 = "";
 }
 else {
-const err115 = {instancePath:instancePath+"/PROXY_EXPECTED_EGRESS_IPS",schemaPath:"#/properties/PROXY_EXPECTED_EGRESS_IPS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err117 = {instancePath:instancePath+"/PROXY_EXPECTED_EGRESS_IPS",schemaPath:"#/properties/PROXY_EXPECTED_EGRESS_IPS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err115];
+vErrors = [err117];
 }
 else {
-vErrors.push(err115);
+vErrors.push(err117);
 }
 errors++;
 }
@@ -1874,12 +1900,12 @@ else if(data23 === null){
 coerced23 = "";
 }
 else {
-const err116 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err118 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err118];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err118);
 }
 errors++;
 }
@@ -1892,12 +1918,12 @@ data["PROXY_OUTBOUND_IP_FAMILY"] = coerced23;
 }
 }
 if(!((data23 === "ipv4") || (data23 === "any"))){
-const err117 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_OUTBOUND_IP_FAMILY.enum},message:"must be equal to one of the allowed values"};
+const err119 = {instancePath:instancePath+"/PROXY_OUTBOUND_IP_FAMILY",schemaPath:"#/properties/PROXY_OUTBOUND_IP_FAMILY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_OUTBOUND_IP_FAMILY.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err117];
+vErrors = [err119];
 }
 else {
-vErrors.push(err117);
+vErrors.push(err119);
 }
 errors++;
 }
@@ -1911,12 +1937,12 @@ if(dataType24 === "boolean" || data24 === null
 coerced24 = +data24;
 }
 else {
-const err118 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err120 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err118];
+vErrors = [err120];
 }
 else {
-vErrors.push(err118);
+vErrors.push(err120);
 }
 errors++;
 }
@@ -1930,22 +1956,22 @@ data["PROXY_UPSTREAM_TIMEOUT_SECONDS"] = coerced24;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 3600 || isNaN(data24)){
-const err119 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+const err121 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
-vErrors = [err119];
+vErrors = [err121];
 }
 else {
-vErrors.push(err119);
+vErrors.push(err121);
 }
 errors++;
 }
 if(data24 < 1 || isNaN(data24)){
-const err120 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err122 = {instancePath:instancePath+"/PROXY_UPSTREAM_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_UPSTREAM_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err120];
+vErrors = [err122];
 }
 else {
-vErrors.push(err120);
+vErrors.push(err122);
 }
 errors++;
 }
@@ -1960,12 +1986,12 @@ if(dataType25 === "boolean" || data25 === null
 coerced25 = +data25;
 }
 else {
-const err121 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err123 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err121];
+vErrors = [err123];
 }
 else {
-vErrors.push(err121);
+vErrors.push(err123);
 }
 errors++;
 }
@@ -1979,22 +2005,22 @@ data["PROXY_UPSTREAM_CONNECTIONS"] = coerced25;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 > 4096 || isNaN(data25)){
-const err122 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
+const err124 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"};
 if(vErrors === null){
-vErrors = [err122];
+vErrors = [err124];
 }
 else {
-vErrors.push(err122);
+vErrors.push(err124);
 }
 errors++;
 }
 if(data25 < 1 || isNaN(data25)){
-const err123 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err125 = {instancePath:instancePath+"/PROXY_UPSTREAM_CONNECTIONS",schemaPath:"#/properties/PROXY_UPSTREAM_CONNECTIONS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err123];
+vErrors = [err125];
 }
 else {
-vErrors.push(err123);
+vErrors.push(err125);
 }
 errors++;
 }
@@ -2009,12 +2035,12 @@ if(dataType26 === "boolean" || data26 === null
 coerced26 = +data26;
 }
 else {
-const err124 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err126 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err124];
+vErrors = [err126];
 }
 else {
-vErrors.push(err124);
+vErrors.push(err126);
 }
 errors++;
 }
@@ -2028,22 +2054,22 @@ data["PROXY_BODY_LIMIT_BYTES"] = coerced26;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 > 67108864 || isNaN(data26)){
-const err125 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
+const err127 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
 if(vErrors === null){
-vErrors = [err125];
+vErrors = [err127];
 }
 else {
-vErrors.push(err125);
+vErrors.push(err127);
 }
 errors++;
 }
 if(data26 < 1024 || isNaN(data26)){
-const err126 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+const err128 = {instancePath:instancePath+"/PROXY_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
-vErrors = [err126];
+vErrors = [err128];
 }
 else {
-vErrors.push(err126);
+vErrors.push(err128);
 }
 errors++;
 }
@@ -2060,12 +2086,12 @@ else if(data27 === null){
 coerced27 = "";
 }
 else {
-const err127 = {instancePath:instancePath+"/PROXY_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err129 = {instancePath:instancePath+"/PROXY_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err127];
+vErrors = [err129];
 }
 else {
-vErrors.push(err127);
+vErrors.push(err129);
 }
 errors++;
 }
@@ -2089,12 +2115,12 @@ else if(data28 === null){
 coerced28 = "";
 }
 else {
-const err128 = {instancePath:instancePath+"/PROXY_ALLOWED_HOSTS",schemaPath:"#/properties/PROXY_ALLOWED_HOSTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err130 = {instancePath:instancePath+"/PROXY_ALLOWED_HOSTS",schemaPath:"#/properties/PROXY_ALLOWED_HOSTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err128];
+vErrors = [err130];
 }
 else {
-vErrors.push(err128);
+vErrors.push(err130);
 }
 errors++;
 }
@@ -2116,12 +2142,12 @@ if(dataType29 === "boolean" || data29 === null
 coerced29 = +data29;
 }
 else {
-const err129 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err131 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err129];
+vErrors = [err131];
 }
 else {
-vErrors.push(err129);
+vErrors.push(err131);
 }
 errors++;
 }
@@ -2135,22 +2161,22 @@ data["PROXY_SHUTDOWN_GRACE_SECONDS"] = coerced29;
 }
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 3600 || isNaN(data29)){
-const err130 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
+const err132 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
-vErrors = [err130];
+vErrors = [err132];
 }
 else {
-vErrors.push(err130);
+vErrors.push(err132);
 }
 errors++;
 }
 if(data29 < 0 || isNaN(data29)){
-const err131 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err133 = {instancePath:instancePath+"/PROXY_SHUTDOWN_GRACE_SECONDS",schemaPath:"#/properties/PROXY_SHUTDOWN_GRACE_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err131];
+vErrors = [err133];
 }
 else {
-vErrors.push(err131);
+vErrors.push(err133);
 }
 errors++;
 }
@@ -2168,12 +2194,12 @@ else if(data30 === null){
 coerced30 = "";
 }
 else {
-const err132 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err134 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err132];
+vErrors = [err134];
 }
 else {
-vErrors.push(err132);
+vErrors.push(err134);
 }
 errors++;
 }
@@ -2187,12 +2213,12 @@ data["PROXY_CALLERS_FILE"] = coerced30;
 }
 if(typeof data30 === "string"){
 if(func3(data30) < 1){
-const err133 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err135 = {instancePath:instancePath+"/PROXY_CALLERS_FILE",schemaPath:"#/properties/PROXY_CALLERS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err133];
+vErrors = [err135];
 }
 else {
-vErrors.push(err133);
+vErrors.push(err135);
 }
 errors++;
 }
@@ -2210,12 +2236,12 @@ else if(data31 === null){
 coerced31 = "";
 }
 else {
-const err134 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err136 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err134];
+vErrors = [err136];
 }
 else {
-vErrors.push(err134);
+vErrors.push(err136);
 }
 errors++;
 }
@@ -2228,12 +2254,12 @@ data["PROXY_IDEMPOTENCY"] = coerced31;
 }
 }
 if(!((data31 === "on") || (data31 === "off"))){
-const err135 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_IDEMPOTENCY.enum},message:"must be equal to one of the allowed values"};
+const err137 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY",schemaPath:"#/properties/PROXY_IDEMPOTENCY/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_IDEMPOTENCY.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err135];
+vErrors = [err137];
 }
 else {
-vErrors.push(err135);
+vErrors.push(err137);
 }
 errors++;
 }
@@ -2249,12 +2275,12 @@ else if(data32 === null){
 coerced32 = "";
 }
 else {
-const err136 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_KEY_POINTER",schemaPath:"#/properties/PROXY_IDEMPOTENCY_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err138 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_KEY_POINTER",schemaPath:"#/properties/PROXY_IDEMPOTENCY_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err136];
+vErrors = [err138];
 }
 else {
-vErrors.push(err136);
+vErrors.push(err138);
 }
 errors++;
 }
@@ -2276,12 +2302,12 @@ if(dataType33 === "boolean" || data33 === null
 coerced33 = +data33;
 }
 else {
-const err137 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err139 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err137];
+vErrors = [err139];
 }
 else {
-vErrors.push(err137);
+vErrors.push(err139);
 }
 errors++;
 }
@@ -2295,22 +2321,22 @@ data["PROXY_IDEMPOTENCY_TTL_SECONDS"] = coerced33;
 }
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 2592000 || isNaN(data33)){
-const err138 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
+const err140 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
 if(vErrors === null){
-vErrors = [err138];
+vErrors = [err140];
 }
 else {
-vErrors.push(err138);
+vErrors.push(err140);
 }
 errors++;
 }
 if(data33 < 60 || isNaN(data33)){
-const err139 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err141 = {instancePath:instancePath+"/PROXY_IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/PROXY_IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
 if(vErrors === null){
-vErrors = [err139];
+vErrors = [err141];
 }
 else {
-vErrors.push(err139);
+vErrors.push(err141);
 }
 errors++;
 }
@@ -2327,12 +2353,12 @@ else if(data34 === null){
 coerced34 = "";
 }
 else {
-const err140 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err142 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err140];
+vErrors = [err142];
 }
 else {
-vErrors.push(err140);
+vErrors.push(err142);
 }
 errors++;
 }
@@ -2345,12 +2371,12 @@ data["PROXY_PATH_ALLOW_DOTS"] = coerced34;
 }
 }
 if(!((data34 === "true") || (data34 === "false"))){
-const err141 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PATH_ALLOW_DOTS.enum},message:"must be equal to one of the allowed values"};
+const err143 = {instancePath:instancePath+"/PROXY_PATH_ALLOW_DOTS",schemaPath:"#/properties/PROXY_PATH_ALLOW_DOTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PATH_ALLOW_DOTS.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err141];
+vErrors = [err143];
 }
 else {
-vErrors.push(err141);
+vErrors.push(err143);
 }
 errors++;
 }
@@ -2367,12 +2393,12 @@ else if(data35 === null){
 coerced35 = "";
 }
 else {
-const err142 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err144 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err142];
+vErrors = [err144];
 }
 else {
-vErrors.push(err142);
+vErrors.push(err144);
 }
 errors++;
 }
@@ -2386,12 +2412,12 @@ data["PROXY_REDIS_URL"] = coerced35;
 }
 if(typeof data35 === "string"){
 if(func3(data35) < 1){
-const err143 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err145 = {instancePath:instancePath+"/PROXY_REDIS_URL",schemaPath:"#/properties/PROXY_REDIS_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err143];
+vErrors = [err145];
 }
 else {
-vErrors.push(err143);
+vErrors.push(err145);
 }
 errors++;
 }
@@ -2410,12 +2436,12 @@ else if(data36 === null){
 coerced36 = "";
 }
 else {
-const err144 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err146 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err144];
+vErrors = [err146];
 }
 else {
-vErrors.push(err144);
+vErrors.push(err146);
 }
 errors++;
 }
@@ -2429,12 +2455,12 @@ data["PROXY_REDIS_URL_FILE"] = coerced36;
 }
 if(typeof data36 === "string"){
 if(func3(data36) < 1){
-const err145 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err147 = {instancePath:instancePath+"/PROXY_REDIS_URL_FILE",schemaPath:"#/properties/PROXY_REDIS_URL_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err145];
+vErrors = [err147];
 }
 else {
-vErrors.push(err145);
+vErrors.push(err147);
 }
 errors++;
 }
@@ -2452,12 +2478,12 @@ else if(data37 === null){
 coerced37 = "";
 }
 else {
-const err146 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err148 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err146];
+vErrors = [err148];
 }
 else {
-vErrors.push(err146);
+vErrors.push(err148);
 }
 errors++;
 }
@@ -2471,12 +2497,12 @@ data["PROXY_REDIS_KEY_PREFIX"] = coerced37;
 }
 if(typeof data37 === "string"){
 if(!pattern0.test(data37)){
-const err147 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:._-]{0,64}$"},message:"must match pattern \""+"^[A-Za-z0-9:._-]{0,64}$"+"\""};
+const err149 = {instancePath:instancePath+"/PROXY_REDIS_KEY_PREFIX",schemaPath:"#/properties/PROXY_REDIS_KEY_PREFIX/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:._-]{0,64}$"},message:"must match pattern \""+"^[A-Za-z0-9:._-]{0,64}$"+"\""};
 if(vErrors === null){
-vErrors = [err147];
+vErrors = [err149];
 }
 else {
-vErrors.push(err147);
+vErrors.push(err149);
 }
 errors++;
 }
@@ -2493,12 +2519,12 @@ else if(data38 === null){
 coerced38 = "";
 }
 else {
-const err148 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err150 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err148];
+vErrors = [err150];
 }
 else {
-vErrors.push(err148);
+vErrors.push(err150);
 }
 errors++;
 }
@@ -2511,12 +2537,12 @@ data["PROXY_ALLOW_UNKNOWN_VARIABLES"] = coerced38;
 }
 }
 if(!((data38 === "true") || (data38 === "false"))){
-const err149 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_ALLOW_UNKNOWN_VARIABLES.enum},message:"must be equal to one of the allowed values"};
+const err151 = {instancePath:instancePath+"/PROXY_ALLOW_UNKNOWN_VARIABLES",schemaPath:"#/properties/PROXY_ALLOW_UNKNOWN_VARIABLES/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_ALLOW_UNKNOWN_VARIABLES.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err149];
+vErrors = [err151];
 }
 else {
-vErrors.push(err149);
+vErrors.push(err151);
 }
 errors++;
 }
@@ -2532,12 +2558,12 @@ else if(data39 === null){
 coerced39 = "";
 }
 else {
-const err150 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err152 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err150];
+vErrors = [err152];
 }
 else {
-vErrors.push(err150);
+vErrors.push(err152);
 }
 errors++;
 }
@@ -2550,12 +2576,12 @@ data["LOG_LEVEL"] = coerced39;
 }
 }
 if(!(((((((data39 === "fatal") || (data39 === "error")) || (data39 === "warn")) || (data39 === "info")) || (data39 === "debug")) || (data39 === "trace")) || (data39 === "silent"))){
-const err151 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
+const err153 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err151];
+vErrors = [err153];
 }
 else {
-vErrors.push(err151);
+vErrors.push(err153);
 }
 errors++;
 }
@@ -2572,12 +2598,12 @@ else if(data40 === null){
 coerced40 = "";
 }
 else {
-const err152 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err154 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err152];
+vErrors = [err154];
 }
 else {
-vErrors.push(err152);
+vErrors.push(err154);
 }
 errors++;
 }
@@ -2591,12 +2617,12 @@ data["PROXY_WEBHOOK_LISTEN"] = coerced40;
 }
 if(typeof data40 === "string"){
 if(func3(data40) < 1){
-const err153 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err155 = {instancePath:instancePath+"/PROXY_WEBHOOK_LISTEN",schemaPath:"#/properties/PROXY_WEBHOOK_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err153];
+vErrors = [err155];
 }
 else {
-vErrors.push(err153);
+vErrors.push(err155);
 }
 errors++;
 }
@@ -2615,12 +2641,12 @@ else if(data41 === null){
 coerced41 = "";
 }
 else {
-const err154 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err156 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err154];
+vErrors = [err156];
 }
 else {
-vErrors.push(err154);
+vErrors.push(err156);
 }
 errors++;
 }
@@ -2634,12 +2660,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN"] = coerced41;
 }
 if(typeof data41 === "string"){
 if(func3(data41) < 1){
-const err155 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err157 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err155];
+vErrors = [err157];
 }
 else {
-vErrors.push(err155);
+vErrors.push(err157);
 }
 errors++;
 }
@@ -2658,12 +2684,12 @@ else if(data42 === null){
 coerced42 = "";
 }
 else {
-const err156 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err158 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err156];
+vErrors = [err158];
 }
 else {
-vErrors.push(err156);
+vErrors.push(err158);
 }
 errors++;
 }
@@ -2677,12 +2703,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN_FILE"] = coerced42;
 }
 if(typeof data42 === "string"){
 if(func3(data42) < 1){
-const err157 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err159 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err157];
+vErrors = [err159];
 }
 else {
-vErrors.push(err157);
+vErrors.push(err159);
 }
 errors++;
 }
@@ -2701,12 +2727,12 @@ else if(data43 === null){
 coerced43 = "";
 }
 else {
-const err158 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err160 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err158];
+vErrors = [err160];
 }
 else {
-vErrors.push(err158);
+vErrors.push(err160);
 }
 errors++;
 }
@@ -2720,12 +2746,12 @@ data["PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS"] = coerced43;
 }
 if(typeof data43 === "string"){
 if(func3(data43) < 1){
-const err159 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err161 = {instancePath:instancePath+"/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err159];
+vErrors = [err161];
 }
 else {
-vErrors.push(err159);
+vErrors.push(err161);
 }
 errors++;
 }
@@ -2743,12 +2769,12 @@ else if(data44 === null){
 coerced44 = "";
 }
 else {
-const err160 = {instancePath:instancePath+"/PROXY_WEBHOOK_ALLOWED_SOURCES",schemaPath:"#/properties/PROXY_WEBHOOK_ALLOWED_SOURCES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err162 = {instancePath:instancePath+"/PROXY_WEBHOOK_ALLOWED_SOURCES",schemaPath:"#/properties/PROXY_WEBHOOK_ALLOWED_SOURCES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err160];
+vErrors = [err162];
 }
 else {
-vErrors.push(err160);
+vErrors.push(err162);
 }
 errors++;
 }
@@ -2772,12 +2798,12 @@ else if(data45 === null){
 coerced45 = "";
 }
 else {
-const err161 = {instancePath:instancePath+"/PROXY_WEBHOOK_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_WEBHOOK_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err163 = {instancePath:instancePath+"/PROXY_WEBHOOK_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_WEBHOOK_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err161];
+vErrors = [err163];
 }
 else {
-vErrors.push(err161);
+vErrors.push(err163);
 }
 errors++;
 }
@@ -2802,12 +2828,12 @@ else if(data46 === null){
 coerced46 = "";
 }
 else {
-const err162 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err164 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err162];
+vErrors = [err164];
 }
 else {
-vErrors.push(err162);
+vErrors.push(err164);
 }
 errors++;
 }
@@ -2821,12 +2847,12 @@ data["PROXY_WEBHOOK_VERIFY_SECRET"] = coerced46;
 }
 if(typeof data46 === "string"){
 if(func3(data46) < 1){
-const err163 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err165 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err163];
+vErrors = [err165];
 }
 else {
-vErrors.push(err163);
+vErrors.push(err165);
 }
 errors++;
 }
@@ -2845,12 +2871,12 @@ else if(data47 === null){
 coerced47 = "";
 }
 else {
-const err164 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err166 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err164];
+vErrors = [err166];
 }
 else {
-vErrors.push(err164);
+vErrors.push(err166);
 }
 errors++;
 }
@@ -2864,12 +2890,12 @@ data["PROXY_WEBHOOK_VERIFY_SECRET_FILE"] = coerced47;
 }
 if(typeof data47 === "string"){
 if(func3(data47) < 1){
-const err165 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err167 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err165];
+vErrors = [err167];
 }
 else {
-vErrors.push(err165);
+vErrors.push(err167);
 }
 errors++;
 }
@@ -2887,12 +2913,12 @@ else if(data48 === null){
 coerced48 = "";
 }
 else {
-const err166 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err168 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err166];
+vErrors = [err168];
 }
 else {
-vErrors.push(err166);
+vErrors.push(err168);
 }
 errors++;
 }
@@ -2905,12 +2931,12 @@ data["PROXY_WEBHOOK_VERIFY_SCHEME"] = coerced48;
 }
 }
 if(!((data48 === "header-secret") || (data48 === "hmac"))){
-const err167 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_SCHEME.enum},message:"must be equal to one of the allowed values"};
+const err169 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_SCHEME",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_SCHEME/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_SCHEME.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err167];
+vErrors = [err169];
 }
 else {
-vErrors.push(err167);
+vErrors.push(err169);
 }
 errors++;
 }
@@ -2926,12 +2952,12 @@ else if(data49 === null){
 coerced49 = "";
 }
 else {
-const err168 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err170 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err168];
+vErrors = [err170];
 }
 else {
-vErrors.push(err168);
+vErrors.push(err170);
 }
 errors++;
 }
@@ -2945,12 +2971,12 @@ data["PROXY_WEBHOOK_VERIFY_HEADER"] = coerced49;
 }
 if(typeof data49 === "string"){
 if(!pattern1.test(data49)){
-const err169 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err171 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err169];
+vErrors = [err171];
 }
 else {
-vErrors.push(err169);
+vErrors.push(err171);
 }
 errors++;
 }
@@ -2967,12 +2993,12 @@ else if(data50 === null){
 coerced50 = "";
 }
 else {
-const err170 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err172 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err170];
+vErrors = [err172];
 }
 else {
-vErrors.push(err170);
+vErrors.push(err172);
 }
 errors++;
 }
@@ -2985,12 +3011,12 @@ data["PROXY_WEBHOOK_VERIFY_ALGORITHM"] = coerced50;
 }
 }
 if(!((data50 === "sha256") || (data50 === "sha512"))){
-const err171 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
+const err173 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ALGORITHM",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err171];
+vErrors = [err173];
 }
 else {
-vErrors.push(err171);
+vErrors.push(err173);
 }
 errors++;
 }
@@ -3006,12 +3032,12 @@ else if(data51 === null){
 coerced51 = "";
 }
 else {
-const err172 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err174 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err172];
+vErrors = [err174];
 }
 else {
-vErrors.push(err172);
+vErrors.push(err174);
 }
 errors++;
 }
@@ -3024,12 +3050,12 @@ data["PROXY_WEBHOOK_VERIFY_ENCODING"] = coerced51;
 }
 }
 if(!((data51 === "hex") || (data51 === "base64"))){
-const err173 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ENCODING.enum},message:"must be equal to one of the allowed values"};
+const err175 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_ENCODING",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_ENCODING/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_WEBHOOK_VERIFY_ENCODING.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err173];
+vErrors = [err175];
 }
 else {
-vErrors.push(err173);
+vErrors.push(err175);
 }
 errors++;
 }
@@ -3045,12 +3071,12 @@ else if(data52 === null){
 coerced52 = "";
 }
 else {
-const err174 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_PREFIX",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err176 = {instancePath:instancePath+"/PROXY_WEBHOOK_VERIFY_PREFIX",schemaPath:"#/properties/PROXY_WEBHOOK_VERIFY_PREFIX/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err174];
+vErrors = [err176];
 }
 else {
-vErrors.push(err174);
+vErrors.push(err176);
 }
 errors++;
 }
@@ -3072,12 +3098,12 @@ if(dataType53 === "boolean" || data53 === null
 coerced53 = +data53;
 }
 else {
-const err175 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err177 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err175];
+vErrors = [err177];
 }
 else {
-vErrors.push(err175);
+vErrors.push(err177);
 }
 errors++;
 }
@@ -3091,22 +3117,22 @@ data["PROXY_WEBHOOK_BODY_LIMIT_BYTES"] = coerced53;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 > 67108864 || isNaN(data53)){
-const err176 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
+const err178 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864},message:"must be <= 67108864"};
 if(vErrors === null){
-vErrors = [err176];
+vErrors = [err178];
 }
 else {
-vErrors.push(err176);
+vErrors.push(err178);
 }
 errors++;
 }
 if(data53 < 1024 || isNaN(data53)){
-const err177 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+const err179 = {instancePath:instancePath+"/PROXY_WEBHOOK_BODY_LIMIT_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_BODY_LIMIT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
 if(vErrors === null){
-vErrors = [err177];
+vErrors = [err179];
 }
 else {
-vErrors.push(err177);
+vErrors.push(err179);
 }
 errors++;
 }
@@ -3124,12 +3150,12 @@ else if(data54 === null){
 coerced54 = "";
 }
 else {
-const err178 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err180 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err178];
+vErrors = [err180];
 }
 else {
-vErrors.push(err178);
+vErrors.push(err180);
 }
 errors++;
 }
@@ -3143,12 +3169,12 @@ data["PROXY_WEBHOOK_EVENT_ID_POINTER"] = coerced54;
 }
 if(typeof data54 === "string"){
 if(func3(data54) < 1){
-const err179 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err181 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err179];
+vErrors = [err181];
 }
 else {
-vErrors.push(err179);
+vErrors.push(err181);
 }
 errors++;
 }
@@ -3167,12 +3193,12 @@ else if(data55 === null){
 coerced55 = "";
 }
 else {
-const err180 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err182 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err180];
+vErrors = [err182];
 }
 else {
-vErrors.push(err180);
+vErrors.push(err182);
 }
 errors++;
 }
@@ -3186,12 +3212,12 @@ data["PROXY_WEBHOOK_EVENT_ID_HEADER"] = coerced55;
 }
 if(typeof data55 === "string"){
 if(!pattern1.test(data55)){
-const err181 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err183 = {instancePath:instancePath+"/PROXY_WEBHOOK_EVENT_ID_HEADER",schemaPath:"#/properties/PROXY_WEBHOOK_EVENT_ID_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err181];
+vErrors = [err183];
 }
 else {
-vErrors.push(err181);
+vErrors.push(err183);
 }
 errors++;
 }
@@ -3207,12 +3233,12 @@ if(dataType56 === "boolean" || data56 === null
 coerced56 = +data56;
 }
 else {
-const err182 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err184 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err182];
+vErrors = [err184];
 }
 else {
-vErrors.push(err182);
+vErrors.push(err184);
 }
 errors++;
 }
@@ -3226,22 +3252,22 @@ data["PROXY_WEBHOOK_RETENTION_SECONDS"] = coerced56;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 > 31536000 || isNaN(data56)){
-const err183 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+const err185 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
-vErrors = [err183];
+vErrors = [err185];
 }
 else {
-vErrors.push(err183);
+vErrors.push(err185);
 }
 errors++;
 }
 if(data56 < 3600 || isNaN(data56)){
-const err184 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+const err186 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
 if(vErrors === null){
-vErrors = [err184];
+vErrors = [err186];
 }
 else {
-vErrors.push(err184);
+vErrors.push(err186);
 }
 errors++;
 }
@@ -3259,12 +3285,12 @@ else if(data57 === null){
 coerced57 = "";
 }
 else {
-const err185 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err187 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err185];
+vErrors = [err187];
 }
 else {
-vErrors.push(err185);
+vErrors.push(err187);
 }
 errors++;
 }
@@ -3278,12 +3304,12 @@ data["PROXY_WEBHOOK_DELIVER_TO"] = coerced57;
 }
 if(typeof data57 === "string"){
 if(func3(data57) < 1){
-const err186 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err188 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVER_TO",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVER_TO/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err186];
+vErrors = [err188];
 }
 else {
-vErrors.push(err186);
+vErrors.push(err188);
 }
 errors++;
 }
@@ -3302,12 +3328,12 @@ else if(data58 === null){
 coerced58 = "";
 }
 else {
-const err187 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err189 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err187];
+vErrors = [err189];
 }
 else {
-vErrors.push(err187);
+vErrors.push(err189);
 }
 errors++;
 }
@@ -3321,12 +3347,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET"] = coerced58;
 }
 if(typeof data58 === "string"){
 if(func3(data58) < 1){
-const err188 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err190 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err188];
+vErrors = [err190];
 }
 else {
-vErrors.push(err188);
+vErrors.push(err190);
 }
 errors++;
 }
@@ -3345,12 +3371,12 @@ else if(data59 === null){
 coerced59 = "";
 }
 else {
-const err189 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err191 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err189];
+vErrors = [err191];
 }
 else {
-vErrors.push(err189);
+vErrors.push(err191);
 }
 errors++;
 }
@@ -3364,12 +3390,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET_FILE"] = coerced59;
 }
 if(typeof data59 === "string"){
 if(func3(data59) < 1){
-const err190 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err192 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err190];
+vErrors = [err192];
 }
 else {
-vErrors.push(err190);
+vErrors.push(err192);
 }
 errors++;
 }
@@ -3388,12 +3414,12 @@ else if(data60 === null){
 coerced60 = "";
 }
 else {
-const err191 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err193 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err191];
+vErrors = [err193];
 }
 else {
-vErrors.push(err191);
+vErrors.push(err193);
 }
 errors++;
 }
@@ -3407,12 +3433,12 @@ data["PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS"] = coerced60;
 }
 if(typeof data60 === "string"){
 if(func3(data60) < 1){
-const err192 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err194 = {instancePath:instancePath+"/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS",schemaPath:"#/properties/PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err192];
+vErrors = [err194];
 }
 else {
-vErrors.push(err192);
+vErrors.push(err194);
 }
 errors++;
 }
@@ -3428,12 +3454,12 @@ if(dataType61 === "boolean" || data61 === null
 coerced61 = +data61;
 }
 else {
-const err193 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err195 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err193];
+vErrors = [err195];
 }
 else {
-vErrors.push(err193);
+vErrors.push(err195);
 }
 errors++;
 }
@@ -3447,22 +3473,22 @@ data["PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS"] = coerced61;
 }
 if((typeof data61 == "number") && (isFinite(data61))){
 if(data61 > 300 || isNaN(data61)){
-const err194 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300},message:"must be <= 300"};
+const err196 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 300},message:"must be <= 300"};
 if(vErrors === null){
-vErrors = [err194];
+vErrors = [err196];
 }
 else {
-vErrors.push(err194);
+vErrors.push(err196);
 }
 errors++;
 }
 if(data61 < 1 || isNaN(data61)){
-const err195 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err197 = {instancePath:instancePath+"/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err195];
+vErrors = [err197];
 }
 else {
-vErrors.push(err195);
+vErrors.push(err197);
 }
 errors++;
 }
@@ -3479,12 +3505,12 @@ else if(data62 === null){
 coerced62 = "";
 }
 else {
-const err196 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETRY_SCHEDULE",schemaPath:"#/properties/PROXY_WEBHOOK_RETRY_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err198 = {instancePath:instancePath+"/PROXY_WEBHOOK_RETRY_SCHEDULE",schemaPath:"#/properties/PROXY_WEBHOOK_RETRY_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err196];
+vErrors = [err198];
 }
 else {
-vErrors.push(err196);
+vErrors.push(err198);
 }
 errors++;
 }
@@ -3509,12 +3535,12 @@ else if(data63 === null){
 coerced63 = "";
 }
 else {
-const err197 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err199 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err197];
+vErrors = [err199];
 }
 else {
-vErrors.push(err197);
+vErrors.push(err199);
 }
 errors++;
 }
@@ -3528,12 +3554,12 @@ data["PROXY_WEBHOOK_ORDER_KEY_POINTER"] = coerced63;
 }
 if(typeof data63 === "string"){
 if(func3(data63) < 1){
-const err198 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err200 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_KEY_POINTER",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_KEY_POINTER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err198];
+vErrors = [err200];
 }
 else {
-vErrors.push(err198);
+vErrors.push(err200);
 }
 errors++;
 }
@@ -3549,12 +3575,12 @@ if(dataType64 === "boolean" || data64 === null
 coerced64 = +data64;
 }
 else {
-const err199 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err201 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err199];
+vErrors = [err201];
 }
 else {
-vErrors.push(err199);
+vErrors.push(err201);
 }
 errors++;
 }
@@ -3568,22 +3594,22 @@ data["PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS"] = coerced64;
 }
 if((typeof data64 == "number") && (isFinite(data64))){
 if(data64 > 31536000 || isNaN(data64)){
-const err200 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+const err202 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
-vErrors = [err200];
+vErrors = [err202];
 }
 else {
-vErrors.push(err200);
+vErrors.push(err202);
 }
 errors++;
 }
 if(data64 < 1 || isNaN(data64)){
-const err201 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err203 = {instancePath:instancePath+"/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS",schemaPath:"#/properties/PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err201];
+vErrors = [err203];
 }
 else {
-vErrors.push(err201);
+vErrors.push(err203);
 }
 errors++;
 }
@@ -3598,12 +3624,12 @@ if(dataType65 === "boolean" || data65 === null
 coerced65 = +data65;
 }
 else {
-const err202 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err204 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err202];
+vErrors = [err204];
 }
 else {
-vErrors.push(err202);
+vErrors.push(err204);
 }
 errors++;
 }
@@ -3617,22 +3643,22 @@ data["PROXY_WEBHOOK_CONCURRENCY"] = coerced65;
 }
 if((typeof data65 == "number") && (isFinite(data65))){
 if(data65 > 256 || isNaN(data65)){
-const err203 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"};
+const err205 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"};
 if(vErrors === null){
-vErrors = [err203];
+vErrors = [err205];
 }
 else {
-vErrors.push(err203);
+vErrors.push(err205);
 }
 errors++;
 }
 if(data65 < 1 || isNaN(data65)){
-const err204 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err206 = {instancePath:instancePath+"/PROXY_WEBHOOK_CONCURRENCY",schemaPath:"#/properties/PROXY_WEBHOOK_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err204];
+vErrors = [err206];
 }
 else {
-vErrors.push(err204);
+vErrors.push(err206);
 }
 errors++;
 }
@@ -3647,12 +3673,12 @@ if(dataType66 === "boolean" || data66 === null
 coerced66 = +data66;
 }
 else {
-const err205 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err207 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err205];
+vErrors = [err207];
 }
 else {
-vErrors.push(err205);
+vErrors.push(err207);
 }
 errors++;
 }
@@ -3666,22 +3692,22 @@ data["PROXY_WEBHOOK_RATE_WHILE_PROXYING"] = coerced66;
 }
 if((typeof data66 == "number") && (isFinite(data66))){
 if(data66 > 1000000 || isNaN(data66)){
-const err206 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+const err208 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
-vErrors = [err206];
+vErrors = [err208];
 }
 else {
-vErrors.push(err206);
+vErrors.push(err208);
 }
 errors++;
 }
 if(data66 < 0 || isNaN(data66)){
-const err207 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err209 = {instancePath:instancePath+"/PROXY_WEBHOOK_RATE_WHILE_PROXYING",schemaPath:"#/properties/PROXY_WEBHOOK_RATE_WHILE_PROXYING/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err207];
+vErrors = [err209];
 }
 else {
-vErrors.push(err207);
+vErrors.push(err209);
 }
 errors++;
 }
@@ -3698,12 +3724,12 @@ else if(data67 === null){
 coerced67 = "";
 }
 else {
-const err208 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err210 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err208];
+vErrors = [err210];
 }
 else {
-vErrors.push(err208);
+vErrors.push(err210);
 }
 errors++;
 }
@@ -3717,12 +3743,12 @@ data["PROXY_WEBHOOK_STORE_PATH"] = coerced67;
 }
 if(typeof data67 === "string"){
 if(func3(data67) < 1){
-const err209 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err211 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_PATH",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err209];
+vErrors = [err211];
 }
 else {
-vErrors.push(err209);
+vErrors.push(err211);
 }
 errors++;
 }
@@ -3737,12 +3763,12 @@ if(dataType68 === "boolean" || data68 === null
 coerced68 = +data68;
 }
 else {
-const err210 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err212 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err210];
+vErrors = [err212];
 }
 else {
-vErrors.push(err210);
+vErrors.push(err212);
 }
 errors++;
 }
@@ -3756,12 +3782,12 @@ data["PROXY_WEBHOOK_STORE_MAX_EVENTS"] = coerced68;
 }
 if((typeof data68 == "number") && (isFinite(data68))){
 if(data68 < 1 || isNaN(data68)){
-const err211 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err213 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_EVENTS",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_EVENTS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err211];
+vErrors = [err213];
 }
 else {
-vErrors.push(err211);
+vErrors.push(err213);
 }
 errors++;
 }
@@ -3776,12 +3802,12 @@ if(dataType69 === "boolean" || data69 === null
 coerced69 = +data69;
 }
 else {
-const err212 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err214 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err212];
+vErrors = [err214];
 }
 else {
-vErrors.push(err212);
+vErrors.push(err214);
 }
 errors++;
 }
@@ -3795,12 +3821,12 @@ data["PROXY_WEBHOOK_STORE_MAX_BYTES"] = coerced69;
 }
 if((typeof data69 == "number") && (isFinite(data69))){
 if(data69 < 1048576 || isNaN(data69)){
-const err213 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"};
+const err215 = {instancePath:instancePath+"/PROXY_WEBHOOK_STORE_MAX_BYTES",schemaPath:"#/properties/PROXY_WEBHOOK_STORE_MAX_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1048576},message:"must be >= 1048576"};
 if(vErrors === null){
-vErrors = [err213];
+vErrors = [err215];
 }
 else {
-vErrors.push(err213);
+vErrors.push(err215);
 }
 errors++;
 }
@@ -3815,12 +3841,12 @@ if(dataType70 === "boolean" || data70 === null
 coerced70 = +data70;
 }
 else {
-const err214 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err216 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err214];
+vErrors = [err216];
 }
 else {
-vErrors.push(err214);
+vErrors.push(err216);
 }
 errors++;
 }
@@ -3834,22 +3860,22 @@ data["PROXY_APPROVAL_TTL_SECONDS"] = coerced70;
 }
 if((typeof data70 == "number") && (isFinite(data70))){
 if(data70 > 2592000 || isNaN(data70)){
-const err215 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
+const err217 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
 if(vErrors === null){
-vErrors = [err215];
+vErrors = [err217];
 }
 else {
-vErrors.push(err215);
+vErrors.push(err217);
 }
 errors++;
 }
 if(data70 < 60 || isNaN(data70)){
-const err216 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
+const err218 = {instancePath:instancePath+"/PROXY_APPROVAL_TTL_SECONDS",schemaPath:"#/properties/PROXY_APPROVAL_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
 if(vErrors === null){
-vErrors = [err216];
+vErrors = [err218];
 }
 else {
-vErrors.push(err216);
+vErrors.push(err218);
 }
 errors++;
 }
@@ -3867,12 +3893,12 @@ else if(data71 === null){
 coerced71 = "";
 }
 else {
-const err217 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err219 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err217];
+vErrors = [err219];
 }
 else {
-vErrors.push(err217);
+vErrors.push(err219);
 }
 errors++;
 }
@@ -3886,12 +3912,12 @@ data["PROXY_APPROVAL_NOTIFY_URL"] = coerced71;
 }
 if(typeof data71 === "string"){
 if(func3(data71) < 1){
-const err218 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err220 = {instancePath:instancePath+"/PROXY_APPROVAL_NOTIFY_URL",schemaPath:"#/properties/PROXY_APPROVAL_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err218];
+vErrors = [err220];
 }
 else {
-vErrors.push(err218);
+vErrors.push(err220);
 }
 errors++;
 }
@@ -3910,12 +3936,12 @@ else if(data72 === null){
 coerced72 = "";
 }
 else {
-const err219 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err221 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err219];
+vErrors = [err221];
 }
 else {
-vErrors.push(err219);
+vErrors.push(err221);
 }
 errors++;
 }
@@ -3929,12 +3955,12 @@ data["PROXY_APPROVAL_SIGNING_SECRET"] = coerced72;
 }
 if(typeof data72 === "string"){
 if(func3(data72) < 1){
-const err220 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err222 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err220];
+vErrors = [err222];
 }
 else {
-vErrors.push(err220);
+vErrors.push(err222);
 }
 errors++;
 }
@@ -3953,12 +3979,12 @@ else if(data73 === null){
 coerced73 = "";
 }
 else {
-const err221 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err223 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err221];
+vErrors = [err223];
 }
 else {
-vErrors.push(err221);
+vErrors.push(err223);
 }
 errors++;
 }
@@ -3972,12 +3998,12 @@ data["PROXY_APPROVAL_SIGNING_SECRET_FILE"] = coerced73;
 }
 if(typeof data73 === "string"){
 if(func3(data73) < 1){
-const err222 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err224 = {instancePath:instancePath+"/PROXY_APPROVAL_SIGNING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SIGNING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err222];
+vErrors = [err224];
 }
 else {
-vErrors.push(err222);
+vErrors.push(err224);
 }
 errors++;
 }
@@ -3996,12 +4022,12 @@ else if(data74 === null){
 coerced74 = "";
 }
 else {
-const err223 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err225 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err223];
+vErrors = [err225];
 }
 else {
-vErrors.push(err223);
+vErrors.push(err225);
 }
 errors++;
 }
@@ -4015,12 +4041,12 @@ data["PROXY_APPROVAL_SEALING_SECRET"] = coerced74;
 }
 if(typeof data74 === "string"){
 if(func3(data74) < 1){
-const err224 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err226 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err224];
+vErrors = [err226];
 }
 else {
-vErrors.push(err224);
+vErrors.push(err226);
 }
 errors++;
 }
@@ -4039,12 +4065,12 @@ else if(data75 === null){
 coerced75 = "";
 }
 else {
-const err225 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err227 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err225];
+vErrors = [err227];
 }
 else {
-vErrors.push(err225);
+vErrors.push(err227);
 }
 errors++;
 }
@@ -4058,12 +4084,12 @@ data["PROXY_APPROVAL_SEALING_SECRET_FILE"] = coerced75;
 }
 if(typeof data75 === "string"){
 if(func3(data75) < 1){
-const err226 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err228 = {instancePath:instancePath+"/PROXY_APPROVAL_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_APPROVAL_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err226];
+vErrors = [err228];
 }
 else {
-vErrors.push(err226);
+vErrors.push(err228);
 }
 errors++;
 }
@@ -4082,12 +4108,12 @@ else if(data76 === null){
 coerced76 = "";
 }
 else {
-const err227 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err229 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err227];
+vErrors = [err229];
 }
 else {
-vErrors.push(err227);
+vErrors.push(err229);
 }
 errors++;
 }
@@ -4101,12 +4127,12 @@ data["PROXY_SEALING_SECRET"] = coerced76;
 }
 if(typeof data76 === "string"){
 if(func3(data76) < 1){
-const err228 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err230 = {instancePath:instancePath+"/PROXY_SEALING_SECRET",schemaPath:"#/properties/PROXY_SEALING_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err228];
+vErrors = [err230];
 }
 else {
-vErrors.push(err228);
+vErrors.push(err230);
 }
 errors++;
 }
@@ -4125,12 +4151,12 @@ else if(data77 === null){
 coerced77 = "";
 }
 else {
-const err229 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err231 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err229];
+vErrors = [err231];
 }
 else {
-vErrors.push(err229);
+vErrors.push(err231);
 }
 errors++;
 }
@@ -4144,12 +4170,12 @@ data["PROXY_SEALING_SECRET_FILE"] = coerced77;
 }
 if(typeof data77 === "string"){
 if(func3(data77) < 1){
-const err230 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err232 = {instancePath:instancePath+"/PROXY_SEALING_SECRET_FILE",schemaPath:"#/properties/PROXY_SEALING_SECRET_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err230];
+vErrors = [err232];
 }
 else {
-vErrors.push(err230);
+vErrors.push(err232);
 }
 errors++;
 }
@@ -4168,12 +4194,12 @@ else if(data78 === null){
 coerced78 = "";
 }
 else {
-const err231 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err231];
+vErrors = [err233];
 }
 else {
-vErrors.push(err231);
+vErrors.push(err233);
 }
 errors++;
 }
@@ -4187,12 +4213,12 @@ data["PROXY_CONSOLE_LISTEN"] = coerced78;
 }
 if(typeof data78 === "string"){
 if(func3(data78) < 1){
-const err232 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_LISTEN",schemaPath:"#/properties/PROXY_CONSOLE_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err232];
+vErrors = [err234];
 }
 else {
-vErrors.push(err232);
+vErrors.push(err234);
 }
 errors++;
 }
@@ -4211,12 +4237,12 @@ else if(data79 === null){
 coerced79 = "";
 }
 else {
-const err233 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err235 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err233];
+vErrors = [err235];
 }
 else {
-vErrors.push(err233);
+vErrors.push(err235);
 }
 errors++;
 }
@@ -4230,12 +4256,12 @@ data["PROXY_CONSOLE_PUBLIC_URL"] = coerced79;
 }
 if(typeof data79 === "string"){
 if(func3(data79) < 1){
-const err234 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err236 = {instancePath:instancePath+"/PROXY_CONSOLE_PUBLIC_URL",schemaPath:"#/properties/PROXY_CONSOLE_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err234];
+vErrors = [err236];
 }
 else {
-vErrors.push(err234);
+vErrors.push(err236);
 }
 errors++;
 }
@@ -4253,12 +4279,12 @@ else if(data80 === null){
 coerced80 = "";
 }
 else {
-const err235 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err237 = {instancePath:instancePath+"/PROXY_CONSOLE_ALLOWED_CLIENTS",schemaPath:"#/properties/PROXY_CONSOLE_ALLOWED_CLIENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err235];
+vErrors = [err237];
 }
 else {
-vErrors.push(err235);
+vErrors.push(err237);
 }
 errors++;
 }
@@ -4282,12 +4308,12 @@ else if(data81 === null){
 coerced81 = "";
 }
 else {
-const err236 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err238 = {instancePath:instancePath+"/PROXY_CONSOLE_TRUSTED_PROXIES",schemaPath:"#/properties/PROXY_CONSOLE_TRUSTED_PROXIES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err236];
+vErrors = [err238];
 }
 else {
-vErrors.push(err236);
+vErrors.push(err238);
 }
 errors++;
 }
@@ -4311,12 +4337,12 @@ else if(data82 === null){
 coerced82 = "";
 }
 else {
-const err237 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err239 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err237];
+vErrors = [err239];
 }
 else {
-vErrors.push(err237);
+vErrors.push(err239);
 }
 errors++;
 }
@@ -4330,12 +4356,12 @@ data["PROXY_CONSOLE_USER_HEADER"] = coerced82;
 }
 if(typeof data82 === "string"){
 if(!pattern1.test(data82)){
-const err238 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
+const err240 = {instancePath:instancePath+"/PROXY_CONSOLE_USER_HEADER",schemaPath:"#/properties/PROXY_CONSOLE_USER_HEADER/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9-]+$"},message:"must match pattern \""+"^[A-Za-z0-9-]+$"+"\""};
 if(vErrors === null){
-vErrors = [err238];
+vErrors = [err240];
 }
 else {
-vErrors.push(err238);
+vErrors.push(err240);
 }
 errors++;
 }
@@ -4352,12 +4378,12 @@ else if(data83 === null){
 coerced83 = "";
 }
 else {
-const err239 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err241 = {instancePath:instancePath+"/PROXY_CONSOLE_APPROVERS",schemaPath:"#/properties/PROXY_CONSOLE_APPROVERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err239];
+vErrors = [err241];
 }
 else {
-vErrors.push(err239);
+vErrors.push(err241);
 }
 errors++;
 }
@@ -4381,12 +4407,12 @@ else if(data84 === null){
 coerced84 = "";
 }
 else {
-const err240 = {instancePath:instancePath+"/PROXY_CONSOLE_DETAIL_POINTERS",schemaPath:"#/properties/PROXY_CONSOLE_DETAIL_POINTERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err242 = {instancePath:instancePath+"/PROXY_CONSOLE_DETAIL_POINTERS",schemaPath:"#/properties/PROXY_CONSOLE_DETAIL_POINTERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err240];
+vErrors = [err242];
 }
 else {
-vErrors.push(err240);
+vErrors.push(err242);
 }
 errors++;
 }
@@ -4410,12 +4436,12 @@ else if(data85 === null){
 coerced85 = "";
 }
 else {
-const err241 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err243 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err241];
+vErrors = [err243];
 }
 else {
-vErrors.push(err241);
+vErrors.push(err243);
 }
 errors++;
 }
@@ -4428,12 +4454,12 @@ data["PROXY_MCP"] = coerced85;
 }
 }
 if(!((data85 === "on") || (data85 === "off"))){
-const err242 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
+const err244 = {instancePath:instancePath+"/PROXY_MCP",schemaPath:"#/properties/PROXY_MCP/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err242];
+vErrors = [err244];
 }
 else {
-vErrors.push(err242);
+vErrors.push(err244);
 }
 errors++;
 }
@@ -4450,12 +4476,12 @@ else if(data86 === null){
 coerced86 = "";
 }
 else {
-const err243 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err245 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err243];
+vErrors = [err245];
 }
 else {
-vErrors.push(err243);
+vErrors.push(err245);
 }
 errors++;
 }
@@ -4469,12 +4495,12 @@ data["PROXY_MCP_TOOLS_FILE"] = coerced86;
 }
 if(typeof data86 === "string"){
 if(func3(data86) < 1){
-const err244 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err246 = {instancePath:instancePath+"/PROXY_MCP_TOOLS_FILE",schemaPath:"#/properties/PROXY_MCP_TOOLS_FILE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err244];
+vErrors = [err246];
 }
 else {
-vErrors.push(err244);
+vErrors.push(err246);
 }
 errors++;
 }
@@ -4492,12 +4518,12 @@ else if(data87 === null){
 coerced87 = "";
 }
 else {
-const err245 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err245];
+vErrors = [err247];
 }
 else {
-vErrors.push(err245);
+vErrors.push(err247);
 }
 errors++;
 }
@@ -4510,12 +4536,12 @@ data["PROXY_PAYMENTS"] = coerced87;
 }
 }
 if(!((data87 === "on") || (data87 === "off"))){
-const err246 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err246];
+vErrors = [err248];
 }
 else {
-vErrors.push(err246);
+vErrors.push(err248);
 }
 errors++;
 }
@@ -4531,12 +4557,12 @@ else if(data88 === null){
 coerced88 = "";
 }
 else {
-const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err249];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err249);
 }
 errors++;
 }
@@ -4560,12 +4586,12 @@ else if(data89 === null){
 coerced89 = "";
 }
 else {
-const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err248];
+vErrors = [err250];
 }
 else {
-vErrors.push(err248);
+vErrors.push(err250);
 }
 errors++;
 }
@@ -4589,12 +4615,12 @@ else if(data90 === null){
 coerced90 = "";
 }
 else {
-const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err251];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err251);
 }
 errors++;
 }
@@ -4618,12 +4644,12 @@ else if(data91 === null){
 coerced91 = "";
 }
 else {
-const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err250];
+vErrors = [err252];
 }
 else {
-vErrors.push(err250);
+vErrors.push(err252);
 }
 errors++;
 }
@@ -4647,12 +4673,12 @@ else if(data92 === null){
 coerced92 = "";
 }
 else {
-const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err251];
+vErrors = [err253];
 }
 else {
-vErrors.push(err251);
+vErrors.push(err253);
 }
 errors++;
 }
@@ -4676,12 +4702,12 @@ else if(data93 === null){
 coerced93 = "";
 }
 else {
-const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err252];
+vErrors = [err254];
 }
 else {
-vErrors.push(err252);
+vErrors.push(err254);
 }
 errors++;
 }
@@ -4705,12 +4731,12 @@ else if(data94 === null){
 coerced94 = "";
 }
 else {
-const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err253];
+vErrors = [err255];
 }
 else {
-vErrors.push(err253);
+vErrors.push(err255);
 }
 errors++;
 }
@@ -4734,12 +4760,12 @@ else if(data95 === null){
 coerced95 = "";
 }
 else {
-const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err254];
+vErrors = [err256];
 }
 else {
-vErrors.push(err254);
+vErrors.push(err256);
 }
 errors++;
 }
@@ -4763,12 +4789,12 @@ else if(data96 === null){
 coerced96 = "";
 }
 else {
-const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err255];
+vErrors = [err257];
 }
 else {
-vErrors.push(err255);
+vErrors.push(err257);
 }
 errors++;
 }
@@ -4792,12 +4818,12 @@ else if(data97 === null){
 coerced97 = "";
 }
 else {
-const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err256];
+vErrors = [err258];
 }
 else {
-vErrors.push(err256);
+vErrors.push(err258);
 }
 errors++;
 }
@@ -4810,12 +4836,12 @@ data["PROXY_PAYMENTS_CONFIRM"] = coerced97;
 }
 }
 if(!((data97 === "lookup") || (data97 === "event"))){
-const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
+const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err257];
+vErrors = [err259];
 }
 else {
-vErrors.push(err257);
+vErrors.push(err259);
 }
 errors++;
 }
@@ -4831,12 +4857,12 @@ else if(data98 === null){
 coerced98 = "";
 }
 else {
-const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err258];
+vErrors = [err260];
 }
 else {
-vErrors.push(err258);
+vErrors.push(err260);
 }
 errors++;
 }
@@ -4850,12 +4876,12 @@ data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced98;
 }
 if(typeof data98 === "string"){
 if(func3(data98) < 1){
-const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err259];
+vErrors = [err261];
 }
 else {
-vErrors.push(err259);
+vErrors.push(err261);
 }
 errors++;
 }
@@ -4873,12 +4899,12 @@ else if(data99 === null){
 coerced99 = "";
 }
 else {
-const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err260];
+vErrors = [err262];
 }
 else {
-vErrors.push(err260);
+vErrors.push(err262);
 }
 errors++;
 }
@@ -4892,12 +4918,12 @@ data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced99;
 }
 if(typeof data99 === "string"){
 if(func3(data99) < 1){
-const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err261];
+vErrors = [err263];
 }
 else {
-vErrors.push(err261);
+vErrors.push(err263);
 }
 errors++;
 }
@@ -4915,12 +4941,12 @@ else if(data100 === null){
 coerced100 = "";
 }
 else {
-const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err262];
+vErrors = [err264];
 }
 else {
-vErrors.push(err262);
+vErrors.push(err264);
 }
 errors++;
 }
@@ -4942,12 +4968,12 @@ if(dataType101 === "boolean" || data101 === null
 coerced101 = +data101;
 }
 else {
-const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err263];
+vErrors = [err265];
 }
 else {
-vErrors.push(err263);
+vErrors.push(err265);
 }
 errors++;
 }
@@ -4961,22 +4987,22 @@ data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced101;
 }
 if((typeof data101 == "number") && (isFinite(data101))){
 if(data101 > 64 || isNaN(data101)){
-const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
-vErrors = [err264];
+vErrors = [err266];
 }
 else {
-vErrors.push(err264);
+vErrors.push(err266);
 }
 errors++;
 }
 if(data101 < 1 || isNaN(data101)){
-const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err265];
+vErrors = [err267];
 }
 else {
-vErrors.push(err265);
+vErrors.push(err267);
 }
 errors++;
 }
@@ -4991,12 +5017,12 @@ if(dataType102 === "boolean" || data102 === null
 coerced102 = +data102;
 }
 else {
-const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err266];
+vErrors = [err268];
 }
 else {
-vErrors.push(err266);
+vErrors.push(err268);
 }
 errors++;
 }
@@ -5010,22 +5036,22 @@ data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced102;
 }
 if((typeof data102 == "number") && (isFinite(data102))){
 if(data102 > 1000 || isNaN(data102)){
-const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
-vErrors = [err267];
+vErrors = [err269];
 }
 else {
-vErrors.push(err267);
+vErrors.push(err269);
 }
 errors++;
 }
 if(data102 < 1 || isNaN(data102)){
-const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
-vErrors = [err268];
+vErrors = [err270];
 }
 else {
-vErrors.push(err268);
+vErrors.push(err270);
 }
 errors++;
 }
@@ -5043,12 +5069,12 @@ else if(data103 === null){
 coerced103 = "";
 }
 else {
-const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err269];
+vErrors = [err271];
 }
 else {
-vErrors.push(err269);
+vErrors.push(err271);
 }
 errors++;
 }
@@ -5062,12 +5088,12 @@ data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced103;
 }
 if(typeof data103 === "string"){
 if(func3(data103) < 1){
-const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err272 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err270];
+vErrors = [err272];
 }
 else {
-vErrors.push(err270);
+vErrors.push(err272);
 }
 errors++;
 }
@@ -5083,12 +5109,12 @@ if(dataType104 === "boolean" || data104 === null
 coerced104 = +data104;
 }
 else {
-const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err273 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err271];
+vErrors = [err273];
 }
 else {
-vErrors.push(err271);
+vErrors.push(err273);
 }
 errors++;
 }
@@ -5102,34 +5128,112 @@ data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced104;
 }
 if((typeof data104 == "number") && (isFinite(data104))){
 if(data104 > 31536000 || isNaN(data104)){
-const err272 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
-if(vErrors === null){
-vErrors = [err272];
-}
-else {
-vErrors.push(err272);
-}
-errors++;
-}
-if(data104 < 3600 || isNaN(data104)){
-const err273 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
-if(vErrors === null){
-vErrors = [err273];
-}
-else {
-vErrors.push(err273);
-}
-errors++;
-}
-}
-}
-else {
-const err274 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err274 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
 if(vErrors === null){
 vErrors = [err274];
 }
 else {
 vErrors.push(err274);
+}
+errors++;
+}
+if(data104 < 3600 || isNaN(data104)){
+const err275 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+}
+let data105 = data.PROXY_DUPLICATE_WINDOW_SECONDS;
+if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+let dataType105 = typeof data105;
+let coerced105 = undefined;
+if(!(coerced105 !== undefined)){
+if(dataType105 === "boolean" || data105 === null
+              || (dataType105 === "string" && data105 && data105 == +data105 && !(data105 % 1))){
+coerced105 = +data105;
+}
+else {
+const err276 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+if(coerced105 !== undefined){
+data105 = coerced105;
+if(data !== undefined){
+data["PROXY_DUPLICATE_WINDOW_SECONDS"] = coerced105;
+}
+}
+}
+if((typeof data105 == "number") && (isFinite(data105))){
+if(data105 > 604800 || isNaN(data105)){
+const err277 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+if(data105 < 0 || isNaN(data105)){
+const err278 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+}
+let data106 = data.PROXY_DUPLICATE_RECIPIENT_POINTERS;
+if(typeof data106 !== "string"){
+let dataType106 = typeof data106;
+let coerced106 = undefined;
+if(!(coerced106 !== undefined)){
+if(dataType106 == "number" || dataType106 == "boolean"){
+coerced106 = "" + data106;
+}
+else if(data106 === null){
+coerced106 = "";
+}
+else {
+const err279 = {instancePath:instancePath+"/PROXY_DUPLICATE_RECIPIENT_POINTERS",schemaPath:"#/properties/PROXY_DUPLICATE_RECIPIENT_POINTERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+}
+if(coerced106 !== undefined){
+data106 = coerced106;
+if(data !== undefined){
+data["PROXY_DUPLICATE_RECIPIENT_POINTERS"] = coerced106;
+}
+}
+}
+}
+else {
+const err280 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
 }
 errors++;
 }

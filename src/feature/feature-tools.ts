@@ -28,6 +28,8 @@ export interface FeatureTool {
    * shaped as its HTTP answer would be.
    */
   readonly call: (caller: CallerSpec, args: Readonly<Record<string, unknown>>) => Promise<ToolAnswer>
+  /** The callers it is listed to; every caller when absent. A call still meets every rule. */
+  readonly listedTo?: (caller: CallerSpec) => boolean
 }
 
 declare module './feature.js' {

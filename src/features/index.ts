@@ -7,12 +7,14 @@ import { consoleFeature } from '../console/feature.js'
 import type { Feature } from '../feature/feature.js'
 import { mcpFeature } from '../mcp/feature.js'
 import { paymentsFeature } from '../payments/feature.js'
+import { payoutsFeature } from '../payouts/feature.js'
 import { inboxFeature } from '../webhooks/feature.js'
 
 export const FEATURES: readonly Feature[] = [
   inboxFeature,
   approvalsFeature,
   paymentsFeature,
+  payoutsFeature,
   mcpFeature,
   consoleFeature,
 ]

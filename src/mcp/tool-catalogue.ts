@@ -2,7 +2,7 @@
  * The tools an agent can be given (SPEC §13): `payments_request`, the operator's, and those the
  * features on offered (feature/feature-tools.ts), and which of them a caller sees. A tool that makes
  * a request is listed only when one of the caller's `allow` rules could permit that request; a
- * feature's to every caller. The listing only saves the agent's context: every call still meets
+ * feature's to every caller its feature lists it to. The listing only saves the agent's context: every call still meets
  * every rule.
  */
 import type { Tool } from '@modelcontextprotocol/server'
@@ -17,7 +17,7 @@ import { BUILT_IN_TOOL_NAMES, type OperatorTool } from './tools-file.js'
 export type ToolAction =
   | { kind: 'request' }
   | { kind: 'operator', tool: OperatorTool }
-  | { kind: 'feature', call: FeatureTool['call'] }
+  | { kind: 'feature', call: FeatureTool['call'], listedTo: FeatureTool['listedTo'] }
 
 export interface CatalogueTool {
   listing: ToolListing
@@ -80,7 +80,7 @@ export function buildCatalogue (
       check: tool.check,
       action: { kind: 'operator', tool },
     })),
-    ...featureTools.map((tool) => builtIn(tool.listing, { kind: 'feature', call: tool.call })),
+    ...featureTools.map((tool) => builtIn(tool.listing, { kind: 'feature', call: tool.call, listedTo: tool.listedTo })),
   ]
 }
 
@@ -92,7 +92,7 @@ export function toolsFor (
 ): CatalogueTool[] {
   return catalogue.filter(({ action }) => {
     if (action.kind === 'request') return caller.allow.length > 0
-    if (action.kind !== 'operator') return true
+    if (action.kind === 'feature') return action.listedTo?.(caller) ?? true
     const { tool } = action
     const environment = tool.environment ?? defaultEnvironment
     return caller.allow.some((rule) =>

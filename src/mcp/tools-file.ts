@@ -25,7 +25,7 @@ const TOOL_NAME = '^[A-Za-z0-9_.-]{1,64}$'
  * Names the proxy's own tools hold, those the features offer too (the catalogue refuses to list one
  * not here), whether or not their feature is on: a tools file means the same with any feature on.
  */
-export const BUILT_IN_TOOL_NAMES: ReadonlySet<string> = new Set(['payments_request', 'get_approval', 'list_approvals', 'get_payment', 'list_payments'])
+export const BUILT_IN_TOOL_NAMES: ReadonlySet<string> = new Set(['payments_request', 'get_approval', 'list_approvals', 'get_payment', 'list_payments', 'get_limits'])
 const ARGUMENT_NAMES_RESERVED = new Set(['body', 'query'])
 
 const ToolSchema = object({

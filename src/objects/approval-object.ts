@@ -3,6 +3,8 @@
  * console, MCP's approval tools. The approvals make it (approvals/approval-view.ts); the console
  * and MCP show it, so it lives in a room of its own rather than in the approvals' folder.
  */
+import type { ProbableDuplicate } from './probable-duplicate.js'
+
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
 export type ApprovalStatus = typeof APPROVAL_STATUSES[number]
 
@@ -21,5 +23,7 @@ export interface ApprovalView {
   request: string
   decidedBy?: string
   decidedByCaller?: string
+  /** The decision's reason; while none was given, a probable duplicate's (SPEC §16). */
   reason?: string
+  duplicateOf?: ProbableDuplicate
 }

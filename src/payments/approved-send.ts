@@ -16,6 +16,8 @@ import type { FollowedSend, PaymentFollower, SendFacts } from './payment-followe
 export interface ApprovedSend extends Pick<SendFacts, 'key' | 'caller' | 'environment' | 'interface' | 'method' | 'path'> {
   externalReference: string
   body: Buffer
+  /** What the hold reserved against day totals: the payment gives it back once if it fails (SPEC §16). */
+  reservations: ReadonlyArray<{ key: string, units: string }>
 }
 
 /** The answer as the approvals forwarder read it. */
@@ -48,6 +50,7 @@ async function followApproved (follower: PaymentFollower, send: ApprovedSend): P
     folded,
     reference: send.externalReference,
     body: new HeldJson(send.body),
+    counted: send.reservations,
   })
 }
 

@@ -8,10 +8,11 @@
  * `offset + limit` of the states asked for, in the store's own order (its sequence, not the replicas'
  * clocks, so a page neither skips nor repeats a payment): no store needs a cursor for it.
  */
-import { isFinal, PAYMENT_ID, type PaymentRecord, type PaymentState } from './payment-record.js'
+import { isFinal, type PaymentRecord, type PaymentState } from './payment-record.js'
 import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
 import { paymentView, type PaymentView } from './payment-view.js'
+import { PAYMENT_ID } from '../objects/payment-id.js'
 
 export type ChasedState = 'stale' | 'unknown' | 'unverified'
 

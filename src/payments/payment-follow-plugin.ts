@@ -16,6 +16,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { callerIdOf } from '../callers/caller.js'
 import { StateUnavailableError } from '../errors.js'
+import { plannedPaymentId } from '../objects/payment-id.js'
 import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
 import type { ResponseRecording, UpstreamResponseTap } from '../routing/upstream-response.js'
@@ -74,6 +75,8 @@ export const paymentFollow = fp(async function paymentFollow (app: FastifyInstan
       folded: target.folded,
       reference: reference.reference,
       body,
+      id: plannedPaymentId(request),
+      counted: request.amountReservations?.map((r) => ({ key: r.key, units: r.units.toString() })),
     }).then((sent) => {
       const followed: FollowedRequest = { ...sent, answered: false, settling: null }
       request.payment = followed

@@ -17,7 +17,8 @@ import { readPointer } from '../json/strict-json.js'
 import type { CanonicalPath } from '../routing/canonical-path.js'
 import type { ContextFor } from './payment-context.js'
 import { initial, type ProviderAnswer } from './payment-machine.js'
-import { newPaymentId, untouched, type PaymentRecord } from './payment-record.js'
+import { untouched, type CountedAmount, type PaymentRecord } from './payment-record.js'
+import { newPaymentId } from '../objects/payment-id.js'
 import type { PaymentStore } from './payment-store.js'
 import type { ApplyInput } from './payment-updater.js'
 import { readAnswer } from './provider-reading.js'
@@ -38,6 +39,10 @@ export interface SendFacts {
   folded: CanonicalPath
   reference: string
   body: HeldJson
+  /** The id a new record is to have (SPEC §16's check planned it); a new one when absent. */
+  id?: string | undefined
+  /** What the forward counted against day totals (SPEC §7), given back once if the payment fails. */
+  counted?: readonly CountedAmount[] | undefined
 }
 
 export interface FollowedSend {
@@ -88,7 +93,7 @@ export function createPaymentFollower (deps: FollowerDeps): PaymentFollower {
       }
       const amount = at(config.amountPointer)
       const record = initial({
-        id: newPaymentId(),
+        id: facts.id ?? newPaymentId(),
         key: facts.key,
         version: 1,
         state: 'sending',
@@ -103,6 +108,9 @@ export function createPaymentFollower (deps: FollowerDeps): PaymentFollower {
         transactionIdFrom: null,
         amount: amount !== null && PLAIN_DECIMAL.test(amount) ? amount : null,
         currency: at(config.currencyPointer),
+        ...(facts.counted === undefined || facts.counted.length === 0
+          ? {}
+          : { counted: facts.counted.map((c) => ({ key: c.key, units: c.units })) }),
         createdAtMs: nowMs,
         sender,
         ...untouched(nowMs),

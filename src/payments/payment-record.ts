@@ -5,8 +5,6 @@
  * decided but not yet stored, and `dueAtMs`, the time the worker must next act on it, which the
  * stores index. Times are wall-clock Unix milliseconds here, whole seconds in the payment object.
  */
-import { randomBytes } from 'node:crypto'
-
 /** `unverified` is never stored: it is what a record whose seals do not verify is read as (payment-seal.ts). */
 export const PAYMENT_STATES = ['sending', 'unknown', 'pending', 'succeeded', 'failed', 'stale', 'unverified'] as const
 export type PaymentState = typeof PAYMENT_STATES[number]
@@ -39,6 +37,9 @@ export interface Unverified {
   vouched: 'nothing' | 'naming' | 'transaction'
 }
 
+/** An amount reserved against a day's total: the state store's key (which names the day) and integer units. */
+export interface CountedAmount { key: string, units: string }
+
 export interface PaymentRecord {
   id: string
   /** The §8 record key of the forward (caller, environment, interface, method, path, reference; hashed). */
@@ -59,6 +60,11 @@ export interface PaymentRecord {
   transactionIdFrom: 'answer' | 'event' | null
   amount: string | null
   currency: string | null
+  /**
+   * What the forward counted against its caller's day totals (SPEC §7), given back once if it fails
+   * (SPEC §16); absent when it counted nothing (and on records written before it was kept).
+   */
+  counted?: CountedAmount[]
   createdAtMs: number
   /** When the forward of `sending` was sent; the process that sent it (a restart orphans it). */
   sentAtMs: number
@@ -133,9 +139,3 @@ export function withoutMark (r: PaymentRecord): PaymentRecord {
   delete copy.unverified
   return copy
 }
-
-export function newPaymentId (): string {
-  return `pay_${randomBytes(16).toString('base64url')}`
-}
-
-export const PAYMENT_ID = /^pay_[A-Za-z0-9_-]{22}$/

@@ -9,9 +9,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { BadRequestError, PaymentNotFoundError, StateUnavailableError } from '../errors.js'
 import { ENVIRONMENTS } from '../config/config.js'
-import { PAYMENT_ID, PAYMENT_STATES, type PaymentRecord, type PaymentState } from './payment-record.js'
+import { PAYMENT_STATES, type PaymentRecord, type PaymentState } from './payment-record.js'
 import type { PaymentStore } from './payment-store.js'
 import { paymentView } from './payment-view.js'
+import { PAYMENT_ID } from '../objects/payment-id.js'
 
 export const DEFAULT_LIST_LIMIT = 100
 export const MAX_LIST_LIMIT = 1000

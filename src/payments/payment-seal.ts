@@ -17,7 +17,8 @@
  * did not say, and a notification it brings back is the same notification, with the same id.
  */
 import { deriveSealKey as deriveKey, sameSeal, seal, type SealKey } from '../sealing/seal-mac.js'
-import { PAYMENT_ID, untouched, type PaymentRecord, type PaymentSeals, type Unverified } from './payment-record.js'
+import { untouched, type PaymentRecord, type PaymentSeals, type Unverified } from './payment-record.js'
+import { PAYMENT_ID } from '../objects/payment-id.js'
 
 const LABEL = 'payments-auth-proxy payment seal v1'
 
@@ -31,7 +32,11 @@ const NAMING = ['id', 'key', 'caller', 'environment', 'interface', 'method', 'pa
 const STATE = ['state', 'providerStatus', 'sentAtMs', 'sender', 'rejoined', 'settledAtMs', 'settledBy', 'confirmed', 'events', 'lookups', 'scheduleFromMs', 'step', 'nextLookupAtMs', 'lookupNow', 'eventLookup', 'notify', 'dueAtMs'] as const
 
 function createdSeal (key: SealKey, r: PaymentRecord): string {
-  return seal(key, ['created', r.id, r.key, r.caller, r.environment, r.interface, r.method, r.path, r.externalReference, r.amount, r.currency, r.createdAtMs])
+  const named: unknown[] = ['created', r.id, r.key, r.caller, r.environment, r.interface, r.method, r.path, r.externalReference, r.amount, r.currency, r.createdAtMs]
+  // Only when present, so a record sealed before amounts were kept verifies as it did, and one that had them loses
+  // them only by failing its seal: an amount given back (SPEC §16) is one the sidecar counted.
+  if (r.counted !== undefined) named.push(['counted', r.counted.map((c) => [c.key, c.units])])
+  return seal(key, named)
 }
 
 function transactionSeal (key: SealKey, created: string, r: PaymentRecord): string | null {
@@ -102,7 +107,8 @@ export function verifyPayment (key: SealKey, r: PaymentRecord): Unverified | nul
 
 function namesAreText (r: PaymentRecord): boolean {
   return PAYMENT_ID.test(r.id) && [r.key, r.caller, r.environment, r.interface, r.method, r.path, r.externalReference].every((v) => typeof v === 'string') &&
-    (r.amount === null || typeof r.amount === 'string') && (r.currency === null || typeof r.currency === 'string') && Number.isSafeInteger(r.createdAtMs)
+    (r.amount === null || typeof r.amount === 'string') && (r.currency === null || typeof r.currency === 'string') && Number.isSafeInteger(r.createdAtMs) &&
+    (r.counted === undefined || r.counted.every((c) => typeof c.key === 'string' && typeof c.units === 'string' && /^[0-9]{1,19}$/.test(c.units)))
 }
 
 /**

@@ -54,6 +54,8 @@ export interface WorkerDeps {
   soleOwner: boolean
   /** How long settled payments are kept after they settle. */
   retentionMs: number
+  /** SPEC §16: a failed payment's counted amounts back in their day, once whichever replica or pass asks. */
+  giveBack: (record: PaymentRecord) => Promise<void>
 }
 
 export interface PaymentWorker {
@@ -92,6 +94,8 @@ export function createPaymentWorker (deps: WorkerDeps): PaymentWorker {
   async function notify (record: PaymentRecord): Promise<void> {
     const view = paymentView(record)
     try {
+      // Before its notification, so that an application told of the failure finds the amount back.
+      if (record.notify.includes('payment.failed') && record.counted !== undefined) await deps.giveBack(record)
       for (const type of record.notify) await deps.notifier.notify(type, view)
     } catch (err) {
       log.error({ payment: record.id, caller: record.caller, reference: record.externalReference, err }, 'payment notification could not be stored; tried again shortly')

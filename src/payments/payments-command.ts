@@ -16,10 +16,11 @@ import { terminalJson, terminalText } from '../text/terminal-safe.js'
 import { openPaymentStore } from './open-payment-store.js'
 import { machineContext } from './payment-context.js'
 import type { PaymentMetrics } from './payment-metrics.js'
-import { PAYMENT_ID, PAYMENT_STATES, isFinal, type PaymentRecord, type PaymentState } from './payment-record.js'
+import { PAYMENT_STATES, isFinal, type PaymentRecord, type PaymentState } from './payment-record.js'
 import type { PaymentStore } from './payment-store.js'
 import { createPaymentUpdater } from './payment-updater.js'
 import { paymentView } from './payment-view.js'
+import { PAYMENT_ID } from '../objects/payment-id.js'
 
 export const PAYMENTS_USAGE = `usage: payments-auth-proxy payments list [--state ${PAYMENT_STATES.join('|')}] [--since <ISO time>] [--json]
        payments-auth-proxy payments show <id or reference>

@@ -13,6 +13,9 @@ import { preparePayments, type Payments, type RunningPayments } from './payments
 
 export interface PaymentsShared {
   approvedSends: Payments['approvedSends']
+  /** SPEC §16's duplicate check asks which requests are followed, and what became of an earlier payout. */
+  follows: Payments['follows']
+  find: Payments['find']
   /** Set once the routes and the worker are registered. */
   running: RunningPayments | null
 }
@@ -29,7 +32,12 @@ export async function paymentsPart (context: ProxyContext, settings: PaymentsCon
     registry: context.registry,
     storage: context.storage,
   })
-  const shared: PaymentsShared = { approvedSends: payments.approvedSends, running: null }
+  const shared: PaymentsShared = {
+    approvedSends: payments.approvedSends,
+    follows: payments.follows,
+    find: payments.find,
+    running: null,
+  }
   context.shared.payments = shared
   offerTools(context.shared, PAYMENT_TOOLS)
   return {

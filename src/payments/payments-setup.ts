@@ -12,12 +12,12 @@ import type { Registry } from 'prom-client'
 import type { Dispatcher } from 'undici'
 import type { ClientAccess } from '../access/client-access.js'
 import { ANONYMOUS_CALLER_ID } from '../callers/caller.js'
-import { authorizationsOf } from '../callers/callers-plugin.js'
-import { identify, type CallerIndex } from '../callers/judge-caller.js'
+import type { CallerIndex } from '../callers/judge-caller.js'
+import { routeCaller } from '../callers/route-caller.js'
 import type { Clock } from '../clock.js'
 import type { Config, EnvironmentName } from '../config/config.js'
 import type { PaymentsConfig } from '../config/payment-config.js'
-import { CallerUnauthenticatedError, ClientNotAllowedError } from '../errors.js'
+import { ClientNotAllowedError } from '../errors.js'
 import { inFlightTtlMs } from '../idempotency/idempotency-plugin.js'
 import { METRIC_PREFIX } from '../ops/metrics.js'
 import type { UpstreamResponseTap } from '../routing/upstream-response.js'
@@ -32,13 +32,14 @@ import { EVENT_SETTLED_WARNING, eventSettledInterfaces } from './event-settled.j
 import { openPaymentStore } from './open-payment-store.js'
 import { machineContext } from './payment-context.js'
 import { paymentFollow, paymentTap } from './payment-follow-plugin.js'
-import { createPaymentFollower, newSender } from './payment-follower.js'
+import { createPaymentFollower, newSender, type PaymentFollower } from './payment-follower.js'
 import { createLookup } from './payment-lookup.js'
 import { createPaymentMetrics } from './payment-metrics.js'
 import { openPaymentNotifier } from './payment-notifier.js'
 import { paymentRoutes, type Asker } from './payment-routes.js'
 import { createPaymentUpdater } from './payment-updater.js'
 import { createPaymentWorker } from './payment-worker.js'
+import type { PaymentRecord } from './payment-record.js'
 
 /**
  * The rate's window is this much longer than a second: a GET reaches the provider a little after it
@@ -86,6 +87,10 @@ export interface Payments {
   approvedSends: ReturnType<typeof approvedSendFollower>
   follow: (app: FastifyInstance, keyPointer: string) => Promise<void>
   tap: (inner: UpstreamResponseTap | undefined) => UpstreamResponseTap
+  /** Whether a request is followed (SPEC §12's PROXY_PAYMENTS_PATHS). */
+  follows: PaymentFollower['follows']
+  /** What became of a payment by its id, as its seals vouch (`unverified` when they fail); null when there is none. */
+  find: (id: string) => Promise<{ state: string, externalReference: string, createdAt: number } | null>
   readiness: () => Promise<PaymentsReadiness>
   register: (app: FastifyInstance, deps: RegisterDeps) => Promise<RunningPayments>
   /** Closes the store (after the worker, when it ran). */
@@ -117,6 +122,13 @@ export async function preparePayments (
     approvedSends: approvedSendFollower(follower),
     follow: async (app, keyPointer) => { await app.register(paymentFollow, { follower, keyPointer }) },
     tap: (inner) => paymentTap(follower, inner),
+    follows: follower.follows,
+    async find (id) {
+      const record = await store.get(id)
+      if (record === null) return null
+      const { state, externalReference, createdAtMs } = record
+      return { state, externalReference, createdAt: Math.floor(createdAtMs / 1000) }
+    },
     async readiness () {
       const counts = await store.counts()
       return { ready: store.ready(), pending: counts.pending, stale: counts.stale }
@@ -153,6 +165,7 @@ export async function preparePayments (
         sender,
         soleOwner: config.state.redisUrl === null,
         retentionMs: settings.retentionS * 1000,
+        giveBack: async (record) => { await giveBackCounted(registerDeps.state, record, log) },
       })
       return {
         start: worker.start,
@@ -166,14 +179,25 @@ export async function preparePayments (
   }
 }
 
+/**
+ * SPEC §16: a followed payment that ends `failed` gives what it counted back to the day it was counted in. Each amount
+ * is named for the payment, so a second pass or another replica gives back nothing more.
+ */
+async function giveBackCounted (state: StateStore, record: PaymentRecord, log: Logger): Promise<void> {
+  const counted = record.counted ?? []
+  for (const [i, amount] of counted.entries()) await state.release(amount.key, BigInt(amount.units), `payment-failed:${record.id}:${i}`)
+  if (counted.length > 0) log.info({ payment: record.id, caller: record.caller, amount: record.amount, currency: record.currency }, 'failed payment: its amount is given back to the day it was counted in')
+}
+
 /** §5's client rules, then §7's identity, as for proxied requests; approvers see every caller's payments. */
 function askerOf (access: ClientAccess, callers: (() => CallerIndex) | null): (request: FastifyRequest) => Asker {
   return (request) => {
+    if (callers !== null) {
+      const caller = routeCaller(access, callers(), request)
+      return { id: caller.id, seesAll: caller.approver }
+    }
     const decision = access.check(request.raw.socket.remoteAddress, request.headers)
     if (!decision.ok) throw new ClientNotAllowedError(`Refused: ${decision.reason}`)
-    if (callers === null) return { id: ANONYMOUS_CALLER_ID, seesAll: true }
-    const caller = identify(callers(), { authorizations: authorizationsOf(request), peer: request.raw.socket.remoteAddress ?? '' })
-    if (typeof caller === 'string') throw new CallerUnauthenticatedError(caller)
-    return { id: caller.id, seesAll: caller.approver }
+    return { id: ANONYMOUS_CALLER_ID, seesAll: true }
   }
 }

@@ -25,6 +25,8 @@ export const STEP_ORDER = [
   'idempotency',
   /** SPEC §11: the retry of a held request, answered from its approval. */
   'retry',
+  /** SPEC §16: a re-planned payout (same payout, another reference) held for a person or refused. */
+  'duplicates',
   /** `amountLimits`: AMOUNT_UNREADABLE, AMOUNT_LIMIT_EXCEEDED. */
   'amount',
   /** SPEC §11: above `approveAbove`, held for a person. */

@@ -187,6 +187,10 @@ export function createMemoryStore (options: MemoryStoreOptions): StateStore {
       current.total = current.total > amount ? current.total - amount : 0n
     },
 
+    async total (key) {
+      return totals.get(key)?.total ?? 0n
+    },
+
     status: () => ({ ...status }),
     async ping () {},
     async close () {

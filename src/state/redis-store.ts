@@ -114,6 +114,10 @@ export function createRedisStore (options: RedisStoreOptions): StateStore {
       if (once === undefined) await run('release', () => scripts.papRelease(`${P}d:${key}`, amount.toString()))
       else await run('release', () => scripts.papReleaseOnce(`${P}d:${key}`, `${P}g:${once}`, amount.toString()))
     },
+    async total (key) {
+      const total = await run('total', () => client.get(`${P}d:${key}`))
+      return total === null ? 0n : BigInt(total)
+    },
     status: () => {
       const ready = client.status === 'ready' && !outages.isDown()
       const refusal = outages.refusal()

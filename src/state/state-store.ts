@@ -70,6 +70,8 @@ export interface StateStore {
    * amount is given back once, whichever replica or loop settles it).
    */
   release: (key: string, amount: bigint, once?: string) => Promise<void>
+  /** The total at `key` now: 0 when nothing was reserved (SPEC §16's `GET /limits`). */
+  total: (key: string) => Promise<bigint>
   status: () => StoreStatus
   /** Resolves when the store answers a round trip (`check`, readiness). */
   ping: () => Promise<void>
