@@ -33,7 +33,7 @@ const PAYMENTS_REQUEST: ToolListing = {
   description: 'Sends one request to the payments provider\'s API through this sidecar, which adds the provider\'s credentials and applies your rules: the paths and methods you may use, your rate limit, your amount limits, and a person\'s approval above a threshold. ' +
     'interface is "fiat" (payouts, collections, transaction look-ups) or "crypto" (wallets); path is below that interface\'s base, e.g. "/transactions/abc123"; environment is "sandbox" or "production" (omit it for the deployment\'s default). ' +
     `${REFERENCE_RULE} ` +
-    'The result carries the provider\'s status and body. An error result carries the provider\'s error, or the sidecar\'s as {"error": {"code", "message"}}: AMOUNT_LIMIT_EXCEEDED or CALLER_NOT_PERMITTED will not change on a retry. status 202 with an approval means a person decides before anything is sent.',
+    'The result carries the provider\'s status and body. An error result carries the provider\'s error, or the sidecar\'s as {"error": {"code", "message"}}: AMOUNT_LIMIT_EXCEEDED or CALLER_NOT_PERMITTED will not change on a retry; PAYMENT_PROBABLE_DUPLICATE names the earlier payment whose externalReference a retry must reuse. status 202 with an approval means a person decides before anything is sent.',
   inputSchema: {
     type: 'object',
     properties: {

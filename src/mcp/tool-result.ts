@@ -32,6 +32,8 @@ export function requestResult (answer: InnerAnswer): ToolResult {
   if (typeof paymentId === 'string') structured['payment'] = { id: paymentId }
   const result = resultOf(structured, answer.status >= 400)
   if (approval !== null) result.content.push({ type: 'text', text: holdNotice(approval) })
+  const duplicateOf = duplicateOfRefusal(answer, body)
+  if (duplicateOf !== null) result.content.push({ type: 'text', text: duplicateNotice(duplicateOf) })
   return result
 }
 
@@ -92,6 +94,20 @@ function heldApproval (answer: InnerAnswer, body: unknown): Record<string, unkno
   const location = answer.headers['location']
   if (answer.status !== 202 || typeof location !== 'string' || !location.startsWith('/approvals/')) return null
   return isRecord(body) && isRecord(body['approval']) ? body['approval'] : null
+}
+
+/** SPEC §16's refusal: the earlier payment it names. */
+function duplicateOfRefusal (answer: InnerAnswer, body: unknown): Record<string, unknown> | null {
+  if (answer.headers['x-proxy-error'] !== 'PAYMENT_PROBABLE_DUPLICATE' || !isRecord(body) || !isRecord(body['error'])) return null
+  const duplicateOf = body['error']['duplicateOf']
+  return isRecord(duplicateOf) ? duplicateOf : null
+}
+
+function duplicateNotice (duplicateOf: Record<string, unknown>): string {
+  return `Nothing was sent: this looks like the same payout as payment ${String(duplicateOf['id'])} (state ${String(duplicateOf['state'])}), ` +
+    `sent with externalReference ${JSON.stringify(duplicateOf['externalReference'])}. If you are retrying that payout (after a timeout or an error), ` +
+    'send it again with that same externalReference and the same body: you get its answer, and it is never paid twice. ' +
+    'Call get_payment with that reference to learn its state. Only if it is truly another payout, ask a person; do not change the reference or the amount to get around this.'
 }
 
 function holdNotice (approval: Record<string, unknown>): string {
