@@ -5,7 +5,7 @@
 import { parseStrictJson, readPointer } from '../json/strict-json.js'
 import type { ApprovalView } from '../objects/approval-object.js'
 import type { ConsoleApproval } from './console-deps.js'
-import { groupedAmount, shownBody, shownText, shownTime, span, type ShownBody, type ShownText, type ShownTime } from './display.js'
+import { groupedAmount, shownBody, shownText, shownTime, span, stateInWords, type ShownBody, type ShownText, type ShownTime } from './display.js'
 
 export interface ApprovalItem {
   id: string
@@ -30,6 +30,8 @@ export interface ApprovalItem {
   reason: ShownText | null
   /** For an approved one: whether the held request is still to be sent, being sent, or answered. */
   forward: 'waiting' | 'sending' | 'answered' | null
+  /** SPEC §16: held as a probable duplicate of this earlier payment, shown beside it. */
+  duplicateOf: { id: string, reference: ShownText, state: string, created: ShownTime } | null
 }
 
 /**
@@ -77,5 +79,13 @@ export function approvalItem (
     decidedAt: record.decidedAtMs === null || view.decidedBy === undefined ? null : shownTime(record.decidedAtMs),
     reason: view.reason === undefined ? null : shownText(view.reason, 500),
     forward: view.status !== 'approved' ? null : record.forward === 'none' ? 'waiting' : record.forward,
+    duplicateOf: view.duplicateOf === undefined
+      ? null
+      : {
+          id: view.duplicateOf.id,
+          reference: shownText(view.duplicateOf.externalReference, cut),
+          state: stateInWords(view.duplicateOf.state),
+          created: shownTime(view.duplicateOf.createdAt * 1000),
+        },
   }
 }

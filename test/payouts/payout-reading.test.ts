@@ -8,7 +8,7 @@ const read = (text: string, encoding?: string): ReturnType<typeof readPayout> =>
 const owner = { caller: 'agent', environment: 'sandbox', interface: 'fiat' }
 
 t.test('what counts as one recipient', async (t) => {
-  for (const [a, b] of [['+254 700 000 001', '254700000001'], ['GB29 NWBK', 'gb29nwbk'], ['\t+1\u00a0555', '1555']]) {
+  for (const [a, b] of [['+254 700 000 001', '254700000001'], ['GB29 NWBK', 'gb29nwbk'], ['\t+1\u00a0555', '1555']] as const) {
     t.equal(comparableRecipient(a), comparableRecipient(b), `${JSON.stringify(a)} is ${JSON.stringify(b)}`)
   }
   t.not(comparableRecipient('254700000001'), comparableRecipient('254700000002'))

@@ -55,7 +55,8 @@ t.test('a failed payout\'s amount given back once on two replicas, the one it wa
     await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 1500)))
     await kill(victim.child)
     await eventually(async () => (await paymentOf(survivor.url, reference, AGENT))?.state === 'failed', { what: `${reference} failed`, timeoutMs: 20_000 })
-    await eventually(async () => await used() === '10', { what: `${reference}'s amount given back`, timeoutMs: 20_000, detail: used })
+    let last = ''
+    await eventually(async () => (last = await used()) === '10', { what: `${reference}'s amount given back`, timeoutMs: 20_000, detail: () => `usedToday ${last}` })
   }
   // Past any lease the killed replicas held (upstream timeout + 5 s): a second giving-back would have come by now.
   await new Promise((resolve) => setTimeout(resolve, 7_000))
