@@ -43,6 +43,10 @@
  * approvals configured but not triggered cost per request. With --redis, (e) is in Redis too)
  * --payments (issue 44: (c) with payments off, (e) this build with PROXY_PAYMENTS=on, its store in SQLite,
  * or in the local Redis with --redis; on the `followed` workload, what following a payout costs per POST)
+ * --duplicates (issue 60: (c) and (e) both this build with PROXY_PAYMENTS=on, (c) with
+ * PROXY_DUPLICATE_WINDOW_SECONDS=0, (e) with the check on; each payout to a recipient of its own, so
+ * none is a duplicate; in SQLite, or in the local Redis with --redis: on the `followed` workload,
+ * what the probable-duplicate check costs per followed POST)
  * --workloads payments runs bench/payments.mjs instead (event arrival -> settled, 100,000 pending);
  * --workloads webhooks runs bench/webhooks.mjs instead (the webhook inbox's intake and delivery figures);
  * --workloads burst runs bench/burst.mjs (1,000 webhook events sent at once: answered 200, the slowest answer);
@@ -88,6 +92,7 @@ const { values: argv } = parseArgs({
     redis: { type: 'boolean', default: false },
     approvals: { type: 'boolean', default: false },
     payments: { type: 'boolean', default: false },
+    duplicates: { type: 'boolean', default: false },
     'restart-each-round': { type: 'boolean', default: false },
     // bench/webhooks.mjs's own (with --workloads webhooks).
     'e2e-rate': { type: 'string' },
@@ -167,6 +172,10 @@ function variantTarget () {
   const cli = argv['compare-cli']
   const options = argv['compare-node-options']
   const env = argv['variant-env'] === undefined ? null : parseSettings('--variant-env', argv['variant-env'])
+  if (argv.duplicates) {
+    if (cli !== undefined || options !== undefined || env !== null || argv.callers !== undefined || argv.approvals || argv.payments) throw new Error('--duplicates measures this build as (e): it does not combine with --compare-cli, --compare-node-options, --variant-env, --callers, --approvals or --payments')
+    return { cli: CLI, nodeArgs: OUR_NODE_ARGS, env: PAYMENTS_ON, payments: true, label: `(e) this build, PROXY_PAYMENTS=on and the duplicate check on (window 900 s${argv.redis ? ', in Redis' : ', in SQLite'})` }
+  }
   if (argv.payments) {
     if (cli !== undefined || options !== undefined || env !== null || argv.callers !== undefined || argv.approvals) throw new Error('--payments measures this build as (e): it does not combine with --compare-cli, --compare-node-options, --variant-env, --callers or --approvals')
     return { cli: CLI, nodeArgs: OUR_NODE_ARGS, env: PAYMENTS_ON, payments: true, label: `(e) this build, PROXY_PAYMENTS=on (each payout followed${argv.redis ? ', in Redis' : ', in SQLite'})` }
@@ -231,6 +240,9 @@ const postBodyFile = writeBodyFile(join(scratch, 'post-body.json'), postBody)
 // `[<id>]` is replaced by a new id per request (autocannon's idReplacement, load.mjs, wrk-report.lua).
 const idemBody = makePostBody(2048, 'bench-[<id>]')
 const idemBodyFile = writeBodyFile(join(scratch, 'idem-body.json'), idemBody)
+// --duplicates: a recipient the check reads, a new one each, so that no payout is a duplicate of another.
+const followedBody = argv.duplicates ? makePostBody(2048, 'bench-[<id>]', { payoutMethod: { accountNumber: '2547[<id>]' } }) : idemBody
+const followedBodyFile = argv.duplicates ? writeBodyFile(join(scratch, 'followed-body.json'), followedBody) : idemBodyFile
 
 const ALL_WORKLOADS = [
   { name: 'small', label: 'GET ~200 B', method: 'GET', path: '/bench/small' },
@@ -239,7 +251,7 @@ const ALL_WORKLOADS = [
   // Every request a new transaction: a claim and a recorded answer each (SPEC §8, memory store).
   { name: 'idem', label: 'POST 2 KiB JSON, a new externalReference each', method: 'POST', path: '/bench/echo', body: idemBody, bodyFile: idemBodyFile, uniqueIds: true },
   // The same, to a payout answered pending with a transaction id: with payments on, each one followed (SPEC §12).
-  { name: 'followed', label: 'POST 2 KiB JSON payout, a new externalReference each, answered pending with a transaction id', method: 'POST', path: '/bench/payout', body: idemBody, bodyFile: idemBodyFile, uniqueIds: true },
+  { name: 'followed', label: 'POST 2 KiB JSON payout, a new externalReference each, answered pending with a transaction id', method: 'POST', path: '/bench/payout', body: followedBody, bodyFile: followedBodyFile, uniqueIds: true },
 ]
 const WORKLOADS = argv.workloads.split(',').map((name) => {
   const workload = ALL_WORKLOADS.find((w) => w.name === name.trim())
@@ -289,7 +301,7 @@ async function main () {
   const approvalsEnv = VARIANT?.approvals === true ? writeApprovalsCallersFiles(scratch) : null
   const startOurs = () => startOurProxy({
     cli: argv.cli ?? CLI, core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile, cwd: scratch, refreshMarginS: REFRESH_MARGIN_S,
-    extraEnv: { ...redisEnv, ...approvalsEnv?.ours },
+    extraEnv: { ...redisEnv, ...approvalsEnv?.ours, ...(argv.duplicates ? { ...PAYMENTS_ON, PROXY_WEBHOOK_STORE_PATH: './payments-c/webhooks.db', PROXY_DUPLICATE_WINDOW_SECONDS: '0' } : {}) },
   })
   let ours = await startOurs()
   // The variant gets its own upstream, so the token check of our proxy stays exact.
@@ -473,9 +485,9 @@ function log (line) {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
 }
 
-function makePostBody (size, externalReference) {
+function makePostBody (size, externalReference, extra = {}) {
   // Without a reference, or with one per request: a fixed one would make every POST after the first a replay (SPEC §8).
-  const base = { ...(externalReference === undefined ? {} : { externalReference }), amount: 1500, currency: 'KES', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, narration: '' }
+  const base = { ...(externalReference === undefined ? {} : { externalReference }), amount: 1500, currency: 'KES', recipient: { name: 'Jane Doe', phone: '+254700000000', method: 'mobile_money' }, ...extra, narration: '' }
   const text = JSON.stringify(base)
   return JSON.stringify({ ...base, narration: 'n'.repeat(size - text.length) })
 }

@@ -19,6 +19,7 @@ import fp from 'fastify-plugin'
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
+import { callerIdOf } from '../callers/caller.js'
 import type { CallerSpec } from '../callers/callers-file.js'
 import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredError, IdempotencyInProgressError, IdempotencyKeyReusedError, InternalError, PaymentProbableDuplicateError, StateUnavailableError } from '../errors.js'
 import { buildUpstreamHeaders } from '../headers/header-policy.js'
@@ -127,12 +128,15 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
     const caller = request.callerSpec
     const target = request.target
     const amounts = request.amounts
-    if (caller === null || target === null || amounts === null || !gated(request)) { done(); return }
     const duplicateOf = probableDuplicateOf(request)
+    // A probable duplicate (SPEC §16) this step cannot hold is refused: it never goes on unjudged.
+    const refuseDuplicate = (): void => {
+      done(duplicateOf === null ? undefined : new PaymentProbableDuplicateError(callerIdOf(request), duplicateOf))
+    }
+    if (caller === null || target === null || amounts === null || !gated(request)) { refuseDuplicate(); return }
     const hold = decideHold(caller.amountLimits, amounts, duplicateOf !== null)
     if (hold.kind === 'pass') { done(); return }
-    if (hold.kind === 'refuse' && duplicateOf !== null) { done(new PaymentProbableDuplicateError(caller.id, duplicateOf)); return }
-    if (hold.kind === 'refuse') { done(); return }
+    if (hold.kind === 'refuse') { refuseDuplicate(); return }
     holdRequest(request, reply, caller, target, hold, duplicateOf).then(() => undefined, done)
   })
 

@@ -13,9 +13,9 @@ const listed = async (key: string, mode: 'auto' | 'legacy' = 'auto'): Promise<st
   (await (await connect(t, proxy, key, mode)).listTools()).tools.map((tool) => tool.name)
 
 t.test('each caller lists only what its rules could permit', async (t) => {
-  // payout-agent: sandbox fiat GET/POST /payouts/** and /transactions/*.
-  t.same(await listed(KEYS.agent), ['payments_request', 'get_transaction', 'send_payout', 'get_approval', 'list_approvals'])
-  // reader: fiat GET /transactions/** in any environment; not the POST, not crypto.
+  // payout-agent: sandbox fiat GET/POST /payouts/** and /transactions/*, with amount limits (get_limits, SPEC §16).
+  t.same(await listed(KEYS.agent), ['payments_request', 'get_transaction', 'send_payout', 'get_approval', 'list_approvals', 'get_limits'])
+  // reader: fiat GET /transactions/** in any environment; not the POST, not crypto; no amount limits, so no get_limits.
   t.same(await listed(KEYS.reader), ['payments_request', 'get_transaction', 'get_approval', 'list_approvals'])
   // idle: no rule at all, so no request tool; the look-ups show its own approvals (none).
   t.same(await listed(KEYS.idle), ['get_approval', 'list_approvals'])

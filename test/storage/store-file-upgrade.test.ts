@@ -61,6 +61,7 @@ t.test('a file written before migrations opens and keeps every record', async (t
     { store: 'console', id: '1-tables' },
     { store: 'outbox', id: '1-tables' }, { store: 'outbox', id: '2-order-heads' }, { store: 'outbox', id: '3-claim-indexes' },
     { store: 'payments', id: '1-tables' },
+    { store: 'payouts', id: '1-tables' },
   ], 'each store\'s migrations recorded once')
 
   t.equal((await payout(sidecar.url, { amount: 40, currency: 'KES', externalReference: 'after-upgrade' }, AGENT_KEY)).status, 200)
