@@ -41,8 +41,9 @@ const WORKLOADS = {
   post: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ amount: 1500, currency: 'KES', narration: 'n'.repeat(1950) }) },
   // `[<id>]` becomes a new id per request: every request a new transaction, claimed and recorded.
   idem: { method: 'POST', path: '/bench/echo', body: JSON.stringify({ externalReference: 'bench-[<id>]', amount: 1500, currency: 'KES', narration: 'n'.repeat(1920) }), uniqueIds: true },
-  // The same as a payout answered pending with a transaction id: followed with PROXY_PAYMENTS=on (SPEC §12).
-  followed: { method: 'POST', path: '/bench/payout', body: JSON.stringify({ externalReference: 'bench-[<id>]', amount: 1500, currency: 'KES', narration: 'n'.repeat(1920) }), uniqueIds: true },
+  // The same as a payout answered pending with a transaction id: followed with PROXY_PAYMENTS=on (SPEC §12), each to a
+  // recipient of its own, which the duplicate check (SPEC §16) reads and finds no earlier payout of.
+  followed: { method: 'POST', path: '/bench/payout', body: JSON.stringify({ externalReference: 'bench-[<id>]', amount: 1500, currency: 'KES', payoutMethod: { accountNumber: '2547[<id>]' }, narration: 'n'.repeat(1880) }), uniqueIds: true },
 }
 const workload = WORKLOADS[argv.workload]
 if (workload === undefined) throw new Error('--workload must be small, large, post, idem or followed')
