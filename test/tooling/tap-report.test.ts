@@ -57,7 +57,9 @@ t.test('without a terminal, each file\'s line is written when it finishes, while
   const release = join(dir, 'release')
   const run = tapSh(t, ['passes.fixture.ts', 'waits.fixture.ts'], { RELEASE_FILE: release })
   const passed = new RegExp(` PASS  ${FIXTURES}/passes\\.fixture\\.ts 2 OK \\d+(\\.\\d+)?m?s\\n`)
-  await eventually(() => passed.test(run.output()), { what: 'the first file\'s line', timeoutMs: 30_000, detail: run.output })
+  // The other file waits for the release file whatever this takes: a loaded machine (two test runs at
+  // once) took over 30 s to start the nested run.
+  await eventually(() => passed.test(run.output()), { what: 'the first file\'s line', timeoutMs: 120_000, detail: run.output })
   t.ok(run.running(), 'written while the other file still runs')
   t.notMatch(run.output(), /waits\.fixture/, 'nothing yet of the file still running')
   writeFileSync(release, '')

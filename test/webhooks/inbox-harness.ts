@@ -64,6 +64,8 @@ export function inboxEnv (deliverTo: string, storePath: string, overrides: Env =
     PAYMENTS_SANDBOX_API_KEY: 'HC_sandbox_key_for_tests',
     PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_sandbox_for_tests',
     PROXY_EGRESS_IP_URL: 'off',
+    // Never the default 8080: another test's sidecar (or another run's, on one machine) may hold it.
+    PROXY_PORT: '0',
     PROXY_WEBHOOK_LISTEN: '127.0.0.1:0',
     PROXY_WEBHOOK_PATH_TOKEN: PATH_TOKEN,
     PROXY_WEBHOOK_SIGNING_SECRET: SIGNING_SECRET,
