@@ -187,15 +187,24 @@ export class ExpectationFailedError extends ProxyError {
   }
 }
 
+/**
+ * `challenge` is the answer's `WWW-Authenticate` when it is not the plain one: SPEC §15's, which
+ * points an OAuth client at the protected resource's metadata.
+ */
 export class CallerUnauthenticatedError extends ProxyError {
-  constructor (reason: string) {
+  readonly challenge: string | undefined
+  constructor (reason: string, challenge?: string) {
     super('CALLER_UNAUTHENTICATED', `Caller not identified: ${reason}`)
+    this.challenge = challenge
   }
 }
 
 export class CallerNotPermittedError extends ProxyError {
-  constructor (message: string) {
+  /** SPEC §15: an access token without the `payments` scope is told so in `WWW-Authenticate`. */
+  readonly challenge: string | undefined
+  constructor (message: string, challenge?: string) {
     super('CALLER_NOT_PERMITTED', message)
+    this.challenge = challenge
   }
 }
 

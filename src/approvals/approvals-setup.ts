@@ -50,7 +50,7 @@ export async function prepareApprovals (
   deps: { log: Logger, clock: Clock, registry: Registry, storage: Storage },
 ): Promise<PreparedApprovals | null> {
   const { log, clock, registry, storage } = deps
-  const callers = [...[...index.byKey.values()].map((c) => c.spec), ...index.keyless.map((c) => c.spec)]
+  const callers = index.all
   const check = checkApprovalStart(callers, config)
   if (check.problems.length > 0) throw new ConfigError(check.problems)
   for (const warning of check.warnings) log.warn({ warning }, 'configuration warning')

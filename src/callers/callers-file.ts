@@ -41,6 +41,18 @@ export interface AmountLimit {
   duplicatesAllowed: boolean
 }
 
+/** One way an OAuth access token names this caller: every field given must equal the token's. */
+export interface OAuthMatch {
+  subject: string | null
+  clientId: string | null
+}
+
+/**
+ * SPEC §15: the tokens of an external authorization server whose fields match, or the embedded
+ * server's grants, which a person gives this caller at consent.
+ */
+export type OAuthAccess = { kind: 'matches', matches: readonly OAuthMatch[] } | { kind: 'grantable' }
+
 export interface CallerSpec {
   id: string
   /** Lower-case hex. */
@@ -54,6 +66,8 @@ export interface CallerSpec {
   approver: boolean
   /** SPEC §16: none of this caller's payouts is judged a probable duplicate. */
   duplicatesAllowed: boolean
+  /** SPEC §15: null when no OAuth access token is ever this caller. */
+  oauth: OAuthAccess | null
 }
 
 export type CallersLoad = { ok: true, callers: CallerSpec[] } | { ok: false, problems: string[] }
@@ -86,10 +100,11 @@ export function validateCallers (document: unknown): CallersLoad {
     const holder = key === undefined ? undefined : keys.get(key)
     if (holder !== undefined) report(`${at}.keySha256`, `is the key of callers[${holder}] too: every caller needs its own key`)
     else if (key !== undefined) keys.set(key, index)
-    if (entry.keySha256 === undefined && entry.sources === undefined) report(at, 'needs keySha256, sources or both')
+    if (entry.keySha256 === undefined && entry.sources === undefined && entry.oauth === undefined) report(at, 'needs keySha256, sources or oauth')
     return callerSpec(entry, at, report)
   })
   checkKeylessOverlap(callers, report)
+  checkOAuthMatches(callers, report)
   return problems.length > 0 ? { ok: false, problems } : { ok: true, callers }
 }
 
@@ -115,6 +130,31 @@ function callerSpec (entry: CallerEntry, at: string, report: Report): CallerSpec
     amountLimits: (entry.amountLimits ?? []).map((limit, i) => amountLimit(limit, `${at}.amountLimits[${i}]`, report)),
     approver: entry.approver ?? false,
     duplicatesAllowed: entry.duplicates === 'allow',
+    oauth: oauthAccess(entry.oauth, `${at}.oauth`, report),
+  }
+}
+
+function oauthAccess (entry: CallerEntry['oauth'], at: string, report: Report): OAuthAccess | null {
+  if (entry === undefined) return null
+  if (!Array.isArray(entry)) return { kind: 'grantable' }
+  if (entry.length === 0) report(at, 'must list at least one match, or be left out')
+  for (const [i, match] of entry.entries()) {
+    if (match.subject === undefined && match.clientId === undefined) report(`${at}[${i}]`, 'must name subject, clientId or both: a match of no field would be every token')
+  }
+  return { kind: 'matches', matches: entry.map((m) => ({ subject: m.subject ?? null, clientId: m.clientId ?? null })) }
+}
+
+/** One match, two callers: which rules a token got would depend on the file's order. */
+function checkOAuthMatches (callers: CallerSpec[], report: Report): void {
+  const seen = new Map<string, number>()
+  for (const [index, caller] of callers.entries()) {
+    if (caller.oauth?.kind !== 'matches') continue
+    for (const [i, match] of caller.oauth.matches.entries()) {
+      const key = JSON.stringify([match.subject, match.clientId])
+      const holder = seen.get(key)
+      if (holder !== undefined && holder !== index) report(`callers[${index}].oauth[${i}]`, `is a match of callers[${holder}] too: a token would have two callers`)
+      else seen.set(key, index)
+    }
   }
 }
 

@@ -66,6 +66,9 @@ export const callerIdentity = fp(async function callerIdentity (app: FastifyInst
   app.addHook('onRequest', (request, _reply, done) => {
     const target = request.target
     if (target === null) { done(); return }
+    // Identified before this step: a tool call of an agent signed in with OAuth (SPEC §15), whose
+    // token is no caller key and was judged at /mcp; its request carries no Authorization.
+    if (request.callerSpec !== null) { done(); return }
     const authorizations = authorizationsOf(request)
     // The caller key is consumed here: it is never forwarded (header-policy drops it too) nor logged.
     // Assigned rather than deleted: `delete` would turn the headers object into a dictionary,

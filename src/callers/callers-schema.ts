@@ -41,6 +41,20 @@ const AmountLimitSchema = object({
   duplicates: Type.Optional(duplicatesRule),
 })
 
+/** SPEC §15: who an OAuth access token's caller is, by its `sub` and its client (`client_id` or `azp`). */
+const OAuthMatchSchema = object({
+  subject: Type.Optional(says('must be a non-empty string', Type.String({ minLength: 1, maxLength: 1024 }))),
+  clientId: Type.Optional(says('must be a non-empty string', Type.String({ minLength: 1, maxLength: 1024 }))),
+})
+
+const OAuthSchema = says(
+  'must be a list of matches ({subject, clientId}: an external authorization server) or {grantable: true} (the embedded one)',
+  Type.Union([
+    Type.Array(OAuthMatchSchema),
+    Type.Object({ grantable: Type.Literal(true) }, { additionalProperties: false }),
+  ]),
+)
+
 const CallerSchema = object({
   id: says('must match [a-z0-9][a-z0-9._-]{0,63}', Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' })),
   keySha256: Type.Optional(says('must be 64 hexadecimal digits', Type.String({ pattern: '^[0-9a-fA-F]{64}$' }))),
@@ -51,6 +65,7 @@ const CallerSchema = object({
   amountLimits: Type.Optional(list(AmountLimitSchema)),
   approver: Type.Optional(says('must be true or false', Type.Boolean())),
   duplicates: Type.Optional(duplicatesRule),
+  oauth: Type.Optional(OAuthSchema),
 })
 
 export const CallersFileSchema = says('must be an object with a list of callers', Type.Object({ callers: list(CallerSchema) }, { additionalProperties: false }))

@@ -12,6 +12,8 @@ import { identify, type CallerIndex } from './judge-caller.js'
 export function routeCaller (access: ClientAccess, callers: CallerIndex, request: FastifyRequest): CallerSpec {
   const decision = access.check(request.raw.socket.remoteAddress, request.headers)
   if (!decision.ok) throw new ClientNotAllowedError(`Refused: ${decision.reason}`)
+  // A tool call of an agent signed in with OAuth (SPEC §15) is its caller's from the start.
+  if (request.callerSpec !== null) return request.callerSpec
   const caller = identify(callers, { authorizations: authorizationsOf(request), peer: request.raw.socket.remoteAddress ?? '' })
   if (typeof caller === 'string') throw new CallerUnauthenticatedError(caller)
   return caller

@@ -8,6 +8,7 @@ import type { PaymentsConfig } from './payment-config.js'
 import type { RawSettings } from './schema.js'
 import type { WebhookConfig } from './webhook-config.js'
 import type { DuplicatesConfig } from './duplicate-settings.js'
+import type { OAuthConfig } from './oauth-settings.js'
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const
 export type EnvironmentName = typeof ENVIRONMENTS[number]
@@ -72,6 +73,8 @@ export interface Config {
   console: ConsoleConfig | null
   /** SPEC §13: `/mcp` on the proxy listener; `toolsFile` holds the operator's tools (null: built-in tools only). */
   mcp: { enabled: boolean, toolsFile: string | null }
+  /** SPEC §15: how `/mcp` takes OAuth access tokens; null when OAuth is off. */
+  oauth: OAuthConfig | null
   /** SPEC §12: null unless `PROXY_PAYMENTS=on`. */
   payments: PaymentsConfig | null
   /** SPEC §16: the probable-duplicate check; null unless payments are followed and the window is not 0. */

@@ -9,7 +9,7 @@ import { isHostName, parseCidr, splitList, type Cidr } from './network-lists.js'
 import type { RawSettings } from './schema.js'
 import { JSON_POINTER_PATTERN } from '../json/strict-json.js'
 
-export type ProxySettings = Omit<Config, 'environments' | 'baseUrls' | 'defaultEnvironment' | 'secretFiles' | 'webhooks' | 'approvals' | 'payments' | 'duplicates' | 'mcp' | 'console'>
+export type ProxySettings = Omit<Config, 'environments' | 'baseUrls' | 'defaultEnvironment' | 'secretFiles' | 'webhooks' | 'approvals' | 'payments' | 'duplicates' | 'oauth' | 'mcp' | 'console'>
 
 export function resolveProxySettings (
   settings: RawSettings,

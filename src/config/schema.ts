@@ -186,6 +186,12 @@ const featureProperties = {
   // Agents over MCP (SPEC §13).
   PROXY_MCP: stringEnum(['on', 'off'], { default: 'off' }),
   PROXY_MCP_TOOLS_FILE: optionalString,
+  // Agents that sign in (SPEC §15).
+  PROXY_MCP_LISTEN: optionalString,
+  PROXY_MCP_PUBLIC_URL: optionalString,
+  PROXY_MCP_OAUTH_ISSUER: optionalString,
+  PROXY_MCP_OAUTH_AUDIENCE: optionalString,
+  PROXY_MCP_OAUTH: Type.Optional(stringEnum(['embedded'])),
   PROXY_PAYMENTS: stringEnum(['on', 'off'], { default: 'off' }),
   PROXY_PAYMENTS_PATHS: Type.String({ default: DEFAULT_PAYMENTS_PATHS }),
   PROXY_PAYMENTS_TRANSACTION_ID_POINTER: Type.String({ default: DEFAULT_PAYMENTS_TRANSACTION_ID_POINTER }),

@@ -3,7 +3,7 @@
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
 
 export const validateSettings = validate10;
-const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_CONSOLE_DETAIL_POINTERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS","PROXY_DUPLICATE_WINDOW_SECONDS","PROXY_DUPLICATE_RECIPIENT_POINTERS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_CONSOLE_DETAIL_POINTERS":{"default":"/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_DUPLICATE_WINDOW_SECONDS":{"default":900,"minimum":0,"maximum":604800,"type":"integer"},"PROXY_DUPLICATE_RECIPIENT_POINTERS":{"default":"/payoutMethod/accountNumber,/recipient,/phoneNumber,/accountNumber,/address","type":"string"}},"additionalProperties":false,"$id":"settings"};
+const schema11 = {"type":"object","required":["PROXY_HOST","PROXY_PORT","PROXY_TOKEN_REFRESH_MARGIN_SECONDS","PROXY_TOKEN_TIMEOUT_SECONDS","PROXY_TOKEN_MAX_LIFETIME_SECONDS","PROXY_TOKEN_RETRY_MIN_SECONDS","PROXY_TOKEN_RETRY_MAX_SECONDS","PROXY_EGRESS_IP_URL","PROXY_EGRESS_IP_INTERVAL_SECONDS","PROXY_EXPECTED_EGRESS_IPS","PROXY_OUTBOUND_IP_FAMILY","PROXY_UPSTREAM_TIMEOUT_SECONDS","PROXY_UPSTREAM_CONNECTIONS","PROXY_BODY_LIMIT_BYTES","PROXY_ALLOWED_CLIENTS","PROXY_ALLOWED_HOSTS","PROXY_SHUTDOWN_GRACE_SECONDS","PROXY_IDEMPOTENCY","PROXY_IDEMPOTENCY_KEY_POINTER","PROXY_IDEMPOTENCY_TTL_SECONDS","PROXY_PATH_ALLOW_DOTS","PROXY_REDIS_KEY_PREFIX","PROXY_ALLOW_UNKNOWN_VARIABLES","LOG_LEVEL","PROXY_WEBHOOK_ALLOWED_SOURCES","PROXY_WEBHOOK_TRUSTED_PROXIES","PROXY_WEBHOOK_VERIFY_SCHEME","PROXY_WEBHOOK_VERIFY_HEADER","PROXY_WEBHOOK_VERIFY_ALGORITHM","PROXY_WEBHOOK_VERIFY_ENCODING","PROXY_WEBHOOK_VERIFY_PREFIX","PROXY_WEBHOOK_BODY_LIMIT_BYTES","PROXY_WEBHOOK_RETENTION_SECONDS","PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS","PROXY_WEBHOOK_RETRY_SCHEDULE","PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS","PROXY_WEBHOOK_CONCURRENCY","PROXY_WEBHOOK_RATE_WHILE_PROXYING","PROXY_WEBHOOK_STORE_PATH","PROXY_WEBHOOK_STORE_MAX_EVENTS","PROXY_WEBHOOK_STORE_MAX_BYTES","PROXY_APPROVAL_TTL_SECONDS","PROXY_CONSOLE_ALLOWED_CLIENTS","PROXY_CONSOLE_TRUSTED_PROXIES","PROXY_CONSOLE_USER_HEADER","PROXY_CONSOLE_APPROVERS","PROXY_CONSOLE_DETAIL_POINTERS","PROXY_MCP","PROXY_PAYMENTS","PROXY_PAYMENTS_PATHS","PROXY_PAYMENTS_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_STATUS_POINTER","PROXY_PAYMENTS_SUCCEEDED_STATUSES","PROXY_PAYMENTS_FAILED_STATUSES","PROXY_PAYMENTS_AMOUNT_POINTER","PROXY_PAYMENTS_CURRENCY_POINTER","PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER","PROXY_PAYMENTS_EVENT_REFERENCE_POINTER","PROXY_PAYMENTS_CONFIRM","PROXY_PAYMENTS_LOOKUP_PATH","PROXY_PAYMENTS_LOOKUP_SCHEDULE","PROXY_PAYMENTS_LOOKUP_CONCURRENCY","PROXY_PAYMENTS_LOOKUPS_PER_SECOND","PROXY_PAYMENTS_RETENTION_SECONDS","PROXY_DUPLICATE_WINDOW_SECONDS","PROXY_DUPLICATE_RECIPIENT_POINTERS"],"properties":{"PAYMENTS_FIAT_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_FIAT_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_CRYPTO_SANDBOX_BASE_URL":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_PRODUCTION_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_API_KEY_FILE":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY":{"minLength":1,"type":"string"},"PAYMENTS_SANDBOX_PUBLIC_KEY_FILE":{"minLength":1,"type":"string"},"PROXY_DEFAULT_ENVIRONMENT":{"type":"string","enum":["production","sandbox"]},"PROXY_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"PROXY_PORT":{"minimum":0,"maximum":65535,"default":8080,"type":"integer"},"PROXY_TOKEN_REFRESH_MARGIN_SECONDS":{"default":300,"minimum":0,"maximum":86400,"type":"integer"},"PROXY_TOKEN_TIMEOUT_SECONDS":{"default":5,"minimum":1,"maximum":120,"type":"integer"},"PROXY_TOKEN_MAX_LIFETIME_SECONDS":{"default":86400,"minimum":60,"maximum":604800,"type":"integer"},"PROXY_TOKEN_RETRY_MIN_SECONDS":{"default":1,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_TOKEN_RETRY_MAX_SECONDS":{"default":60,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_EGRESS_IP_URL":{"minLength":1,"default":"https://api.ipify.org","type":"string"},"PROXY_EGRESS_IP_INTERVAL_SECONDS":{"default":300,"minimum":1,"maximum":86400,"type":"integer"},"PROXY_EXPECTED_EGRESS_IPS":{"default":"","type":"string"},"PROXY_OUTBOUND_IP_FAMILY":{"type":"string","enum":["ipv4","any"],"default":"ipv4"},"PROXY_UPSTREAM_TIMEOUT_SECONDS":{"default":30,"minimum":1,"maximum":3600,"type":"integer"},"PROXY_UPSTREAM_CONNECTIONS":{"minimum":1,"maximum":4096,"default":64,"type":"integer"},"PROXY_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":1048576,"type":"integer"},"PROXY_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_ALLOWED_HOSTS":{"default":"","type":"string"},"PROXY_SHUTDOWN_GRACE_SECONDS":{"default":10,"minimum":0,"maximum":3600,"type":"integer"},"PROXY_CALLERS_FILE":{"minLength":1,"type":"string"},"PROXY_IDEMPOTENCY":{"type":"string","enum":["on","off"],"default":"on"},"PROXY_IDEMPOTENCY_KEY_POINTER":{"default":"/externalReference","type":"string"},"PROXY_IDEMPOTENCY_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_PATH_ALLOW_DOTS":{"type":"string","enum":["true","false"],"default":"false"},"PROXY_REDIS_URL":{"minLength":1,"type":"string"},"PROXY_REDIS_URL_FILE":{"minLength":1,"type":"string"},"PROXY_REDIS_KEY_PREFIX":{"pattern":"^[A-Za-z0-9:._-]{0,64}$","default":"pap:","type":"string"},"PROXY_ALLOW_UNKNOWN_VARIABLES":{"type":"string","enum":["true","false"],"default":"false"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"PROXY_WEBHOOK_LISTEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_PATH_TOKEN_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ALLOWED_SOURCES":{"default":"","type":"string"},"PROXY_WEBHOOK_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_VERIFY_SCHEME":{"type":"string","enum":["header-secret","hmac"],"default":"header-secret"},"PROXY_WEBHOOK_VERIFY_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-webhook-signature","type":"string"},"PROXY_WEBHOOK_VERIFY_ALGORITHM":{"type":"string","enum":["sha256","sha512"],"default":"sha256"},"PROXY_WEBHOOK_VERIFY_ENCODING":{"type":"string","enum":["hex","base64"],"default":"hex"},"PROXY_WEBHOOK_VERIFY_PREFIX":{"default":"","type":"string"},"PROXY_WEBHOOK_BODY_LIMIT_BYTES":{"minimum":1024,"maximum":67108864,"default":262144,"type":"integer"},"PROXY_WEBHOOK_EVENT_ID_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_EVENT_ID_HEADER":{"pattern":"^[A-Za-z0-9-]+$","type":"string"},"PROXY_WEBHOOK_RETENTION_SECONDS":{"default":604800,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_DELIVER_TO":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_SIGNING_SECRET_PREVIOUS":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_DELIVERY_TIMEOUT_SECONDS":{"default":15,"minimum":1,"maximum":300,"type":"integer"},"PROXY_WEBHOOK_RETRY_SCHEDULE":{"default":"5s,5m,30m,2h,5h,10h,10h","type":"string"},"PROXY_WEBHOOK_ORDER_KEY_POINTER":{"minLength":1,"type":"string"},"PROXY_WEBHOOK_ORDER_MAX_WAIT_SECONDS":{"default":900,"minimum":1,"maximum":31536000,"type":"integer"},"PROXY_WEBHOOK_CONCURRENCY":{"minimum":1,"maximum":256,"default":8,"type":"integer"},"PROXY_WEBHOOK_RATE_WHILE_PROXYING":{"minimum":0,"maximum":1000000,"default":250,"type":"integer"},"PROXY_WEBHOOK_STORE_PATH":{"minLength":1,"default":"./data/webhooks.db","type":"string"},"PROXY_WEBHOOK_STORE_MAX_EVENTS":{"minimum":1,"default":1000000,"type":"integer"},"PROXY_WEBHOOK_STORE_MAX_BYTES":{"minimum":1048576,"default":1073741824,"type":"integer"},"PROXY_APPROVAL_TTL_SECONDS":{"default":86400,"minimum":60,"maximum":2592000,"type":"integer"},"PROXY_APPROVAL_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SIGNING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_APPROVAL_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET":{"minLength":1,"type":"string"},"PROXY_SEALING_SECRET_FILE":{"minLength":1,"type":"string"},"PROXY_CONSOLE_LISTEN":{"minLength":1,"type":"string"},"PROXY_CONSOLE_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_CONSOLE_ALLOWED_CLIENTS":{"default":"127.0.0.0/8,::1/128","type":"string"},"PROXY_CONSOLE_TRUSTED_PROXIES":{"default":"","type":"string"},"PROXY_CONSOLE_USER_HEADER":{"pattern":"^[A-Za-z0-9-]+$","default":"x-forwarded-email","type":"string"},"PROXY_CONSOLE_APPROVERS":{"default":"","type":"string"},"PROXY_CONSOLE_DETAIL_POINTERS":{"default":"/payoutMethod/accountName,/payoutMethod/accountNumber,/payoutMethod/code,/recipient,/narration,/description,/country","type":"string"},"PROXY_MCP":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_MCP_TOOLS_FILE":{"minLength":1,"type":"string"},"PROXY_MCP_LISTEN":{"minLength":1,"type":"string"},"PROXY_MCP_PUBLIC_URL":{"minLength":1,"type":"string"},"PROXY_MCP_OAUTH_ISSUER":{"minLength":1,"type":"string"},"PROXY_MCP_OAUTH_AUDIENCE":{"minLength":1,"type":"string"},"PROXY_MCP_OAUTH":{"type":"string","enum":["embedded"]},"PROXY_PAYMENTS":{"type":"string","enum":["on","off"],"default":"off"},"PROXY_PAYMENTS_PATHS":{"default":"/**","type":"string"},"PROXY_PAYMENTS_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_STATUS_POINTER":{"default":"/data/status","type":"string"},"PROXY_PAYMENTS_SUCCEEDED_STATUSES":{"default":"successful,success,completed","type":"string"},"PROXY_PAYMENTS_FAILED_STATUSES":{"default":"failed,cancelled,canceled,reversed,rejected,expired","type":"string"},"PROXY_PAYMENTS_AMOUNT_POINTER":{"default":"/amount","type":"string"},"PROXY_PAYMENTS_CURRENCY_POINTER":{"default":"/currency","type":"string"},"PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER":{"default":"/data/transactionId","type":"string"},"PROXY_PAYMENTS_EVENT_REFERENCE_POINTER":{"default":"/data/externalReference","type":"string"},"PROXY_PAYMENTS_CONFIRM":{"type":"string","enum":["lookup","event"],"default":"lookup"},"PROXY_PAYMENTS_LOOKUP_PATH":{"minLength":1,"default":"/transactions/{transactionId}","type":"string"},"PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_LOOKUP_SCHEDULE":{"default":"1m,5m,15m,1h,3h,6h,12h,24h","type":"string"},"PROXY_PAYMENTS_LOOKUP_CONCURRENCY":{"minimum":1,"maximum":64,"default":2,"type":"integer"},"PROXY_PAYMENTS_LOOKUPS_PER_SECOND":{"minimum":1,"maximum":1000,"default":5,"type":"integer"},"PROXY_PAYMENTS_NOTIFY_URL":{"minLength":1,"type":"string"},"PROXY_PAYMENTS_RETENTION_SECONDS":{"default":2592000,"minimum":3600,"maximum":31536000,"type":"integer"},"PROXY_DUPLICATE_WINDOW_SECONDS":{"default":900,"minimum":0,"maximum":604800,"type":"integer"},"PROXY_DUPLICATE_RECIPIENT_POINTERS":{"default":"/payoutMethod/accountNumber,/recipient,/phoneNumber,/accountNumber,/address","type":"string"}},"additionalProperties":false,"$id":"settings"};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ucs2length.default;
 const pattern0 = new RegExp("^[A-Za-z0-9:._-]{0,64}$", "u");
@@ -4506,7 +4506,8 @@ errors++;
 }
 }
 }
-let data87 = data.PROXY_PAYMENTS;
+if(data.PROXY_MCP_LISTEN !== undefined){
+let data87 = data.PROXY_MCP_LISTEN;
 if(typeof data87 !== "string"){
 let dataType87 = typeof data87;
 let coerced87 = undefined;
@@ -4518,7 +4519,7 @@ else if(data87 === null){
 coerced87 = "";
 }
 else {
-const err247 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err247 = {instancePath:instancePath+"/PROXY_MCP_LISTEN",schemaPath:"#/properties/PROXY_MCP_LISTEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -4531,12 +4532,13 @@ errors++;
 if(coerced87 !== undefined){
 data87 = coerced87;
 if(data !== undefined){
-data["PROXY_PAYMENTS"] = coerced87;
+data["PROXY_MCP_LISTEN"] = coerced87;
 }
 }
 }
-if(!((data87 === "on") || (data87 === "off"))){
-const err248 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(typeof data87 === "string"){
+if(func3(data87) < 1){
+const err248 = {instancePath:instancePath+"/PROXY_MCP_LISTEN",schemaPath:"#/properties/PROXY_MCP_LISTEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -4545,7 +4547,10 @@ vErrors.push(err248);
 }
 errors++;
 }
-let data88 = data.PROXY_PAYMENTS_PATHS;
+}
+}
+if(data.PROXY_MCP_PUBLIC_URL !== undefined){
+let data88 = data.PROXY_MCP_PUBLIC_URL;
 if(typeof data88 !== "string"){
 let dataType88 = typeof data88;
 let coerced88 = undefined;
@@ -4557,7 +4562,7 @@ else if(data88 === null){
 coerced88 = "";
 }
 else {
-const err249 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err249 = {instancePath:instancePath+"/PROXY_MCP_PUBLIC_URL",schemaPath:"#/properties/PROXY_MCP_PUBLIC_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -4570,11 +4575,25 @@ errors++;
 if(coerced88 !== undefined){
 data88 = coerced88;
 if(data !== undefined){
-data["PROXY_PAYMENTS_PATHS"] = coerced88;
+data["PROXY_MCP_PUBLIC_URL"] = coerced88;
 }
 }
 }
-let data89 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
+if(typeof data88 === "string"){
+if(func3(data88) < 1){
+const err250 = {instancePath:instancePath+"/PROXY_MCP_PUBLIC_URL",schemaPath:"#/properties/PROXY_MCP_PUBLIC_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+}
+}
+if(data.PROXY_MCP_OAUTH_ISSUER !== undefined){
+let data89 = data.PROXY_MCP_OAUTH_ISSUER;
 if(typeof data89 !== "string"){
 let dataType89 = typeof data89;
 let coerced89 = undefined;
@@ -4586,12 +4605,12 @@ else if(data89 === null){
 coerced89 = "";
 }
 else {
-const err250 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err251 = {instancePath:instancePath+"/PROXY_MCP_OAUTH_ISSUER",schemaPath:"#/properties/PROXY_MCP_OAUTH_ISSUER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err250];
+vErrors = [err251];
 }
 else {
-vErrors.push(err250);
+vErrors.push(err251);
 }
 errors++;
 }
@@ -4599,11 +4618,25 @@ errors++;
 if(coerced89 !== undefined){
 data89 = coerced89;
 if(data !== undefined){
-data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced89;
+data["PROXY_MCP_OAUTH_ISSUER"] = coerced89;
 }
 }
 }
-let data90 = data.PROXY_PAYMENTS_STATUS_POINTER;
+if(typeof data89 === "string"){
+if(func3(data89) < 1){
+const err252 = {instancePath:instancePath+"/PROXY_MCP_OAUTH_ISSUER",schemaPath:"#/properties/PROXY_MCP_OAUTH_ISSUER/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+}
+if(data.PROXY_MCP_OAUTH_AUDIENCE !== undefined){
+let data90 = data.PROXY_MCP_OAUTH_AUDIENCE;
 if(typeof data90 !== "string"){
 let dataType90 = typeof data90;
 let coerced90 = undefined;
@@ -4615,12 +4648,12 @@ else if(data90 === null){
 coerced90 = "";
 }
 else {
-const err251 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err253 = {instancePath:instancePath+"/PROXY_MCP_OAUTH_AUDIENCE",schemaPath:"#/properties/PROXY_MCP_OAUTH_AUDIENCE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err251];
+vErrors = [err253];
 }
 else {
-vErrors.push(err251);
+vErrors.push(err253);
 }
 errors++;
 }
@@ -4628,11 +4661,25 @@ errors++;
 if(coerced90 !== undefined){
 data90 = coerced90;
 if(data !== undefined){
-data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced90;
+data["PROXY_MCP_OAUTH_AUDIENCE"] = coerced90;
 }
 }
 }
-let data91 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
+if(typeof data90 === "string"){
+if(func3(data90) < 1){
+const err254 = {instancePath:instancePath+"/PROXY_MCP_OAUTH_AUDIENCE",schemaPath:"#/properties/PROXY_MCP_OAUTH_AUDIENCE/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+}
+if(data.PROXY_MCP_OAUTH !== undefined){
+let data91 = data.PROXY_MCP_OAUTH;
 if(typeof data91 !== "string"){
 let dataType91 = typeof data91;
 let coerced91 = undefined;
@@ -4644,12 +4691,12 @@ else if(data91 === null){
 coerced91 = "";
 }
 else {
-const err252 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err255 = {instancePath:instancePath+"/PROXY_MCP_OAUTH",schemaPath:"#/properties/PROXY_MCP_OAUTH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err252];
+vErrors = [err255];
 }
 else {
-vErrors.push(err252);
+vErrors.push(err255);
 }
 errors++;
 }
@@ -4657,11 +4704,22 @@ errors++;
 if(coerced91 !== undefined){
 data91 = coerced91;
 if(data !== undefined){
-data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced91;
+data["PROXY_MCP_OAUTH"] = coerced91;
 }
 }
 }
-let data92 = data.PROXY_PAYMENTS_FAILED_STATUSES;
+if(!(data91 === "embedded")){
+const err256 = {instancePath:instancePath+"/PROXY_MCP_OAUTH",schemaPath:"#/properties/PROXY_MCP_OAUTH/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_MCP_OAUTH.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+let data92 = data.PROXY_PAYMENTS;
 if(typeof data92 !== "string"){
 let dataType92 = typeof data92;
 let coerced92 = undefined;
@@ -4673,12 +4731,12 @@ else if(data92 === null){
 coerced92 = "";
 }
 else {
-const err253 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err253];
+vErrors = [err257];
 }
 else {
-vErrors.push(err253);
+vErrors.push(err257);
 }
 errors++;
 }
@@ -4686,11 +4744,21 @@ errors++;
 if(coerced92 !== undefined){
 data92 = coerced92;
 if(data !== undefined){
-data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced92;
+data["PROXY_PAYMENTS"] = coerced92;
 }
 }
 }
-let data93 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
+if(!((data92 === "on") || (data92 === "off"))){
+const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS",schemaPath:"#/properties/PROXY_PAYMENTS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+let data93 = data.PROXY_PAYMENTS_PATHS;
 if(typeof data93 !== "string"){
 let dataType93 = typeof data93;
 let coerced93 = undefined;
@@ -4702,12 +4770,12 @@ else if(data93 === null){
 coerced93 = "";
 }
 else {
-const err254 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_PATHS",schemaPath:"#/properties/PROXY_PAYMENTS_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err254];
+vErrors = [err259];
 }
 else {
-vErrors.push(err254);
+vErrors.push(err259);
 }
 errors++;
 }
@@ -4715,11 +4783,11 @@ errors++;
 if(coerced93 !== undefined){
 data93 = coerced93;
 if(data !== undefined){
-data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced93;
+data["PROXY_PAYMENTS_PATHS"] = coerced93;
 }
 }
 }
-let data94 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
+let data94 = data.PROXY_PAYMENTS_TRANSACTION_ID_POINTER;
 if(typeof data94 !== "string"){
 let dataType94 = typeof data94;
 let coerced94 = undefined;
@@ -4731,12 +4799,12 @@ else if(data94 === null){
 coerced94 = "";
 }
 else {
-const err255 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err255];
+vErrors = [err260];
 }
 else {
-vErrors.push(err255);
+vErrors.push(err260);
 }
 errors++;
 }
@@ -4744,11 +4812,11 @@ errors++;
 if(coerced94 !== undefined){
 data94 = coerced94;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced94;
+data["PROXY_PAYMENTS_TRANSACTION_ID_POINTER"] = coerced94;
 }
 }
 }
-let data95 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
+let data95 = data.PROXY_PAYMENTS_STATUS_POINTER;
 if(typeof data95 !== "string"){
 let dataType95 = typeof data95;
 let coerced95 = undefined;
@@ -4760,12 +4828,12 @@ else if(data95 === null){
 coerced95 = "";
 }
 else {
-const err256 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_STATUS_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_STATUS_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err256];
+vErrors = [err261];
 }
 else {
-vErrors.push(err256);
+vErrors.push(err261);
 }
 errors++;
 }
@@ -4773,11 +4841,11 @@ errors++;
 if(coerced95 !== undefined){
 data95 = coerced95;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced95;
+data["PROXY_PAYMENTS_STATUS_POINTER"] = coerced95;
 }
 }
 }
-let data96 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
+let data96 = data.PROXY_PAYMENTS_SUCCEEDED_STATUSES;
 if(typeof data96 !== "string"){
 let dataType96 = typeof data96;
 let coerced96 = undefined;
@@ -4789,12 +4857,12 @@ else if(data96 === null){
 coerced96 = "";
 }
 else {
-const err257 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_SUCCEEDED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_SUCCEEDED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err257];
+vErrors = [err262];
 }
 else {
-vErrors.push(err257);
+vErrors.push(err262);
 }
 errors++;
 }
@@ -4802,11 +4870,11 @@ errors++;
 if(coerced96 !== undefined){
 data96 = coerced96;
 if(data !== undefined){
-data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced96;
+data["PROXY_PAYMENTS_SUCCEEDED_STATUSES"] = coerced96;
 }
 }
 }
-let data97 = data.PROXY_PAYMENTS_CONFIRM;
+let data97 = data.PROXY_PAYMENTS_FAILED_STATUSES;
 if(typeof data97 !== "string"){
 let dataType97 = typeof data97;
 let coerced97 = undefined;
@@ -4818,12 +4886,12 @@ else if(data97 === null){
 coerced97 = "";
 }
 else {
-const err258 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_FAILED_STATUSES",schemaPath:"#/properties/PROXY_PAYMENTS_FAILED_STATUSES/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err258];
+vErrors = [err263];
 }
 else {
-vErrors.push(err258);
+vErrors.push(err263);
 }
 errors++;
 }
@@ -4831,21 +4899,11 @@ errors++;
 if(coerced97 !== undefined){
 data97 = coerced97;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CONFIRM"] = coerced97;
+data["PROXY_PAYMENTS_FAILED_STATUSES"] = coerced97;
 }
 }
 }
-if(!((data97 === "lookup") || (data97 === "event"))){
-const err259 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err259];
-}
-else {
-vErrors.push(err259);
-}
-errors++;
-}
-let data98 = data.PROXY_PAYMENTS_LOOKUP_PATH;
+let data98 = data.PROXY_PAYMENTS_AMOUNT_POINTER;
 if(typeof data98 !== "string"){
 let dataType98 = typeof data98;
 let coerced98 = undefined;
@@ -4857,12 +4915,12 @@ else if(data98 === null){
 coerced98 = "";
 }
 else {
-const err260 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_AMOUNT_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_AMOUNT_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err260];
+vErrors = [err264];
 }
 else {
-vErrors.push(err260);
+vErrors.push(err264);
 }
 errors++;
 }
@@ -4870,24 +4928,11 @@ errors++;
 if(coerced98 !== undefined){
 data98 = coerced98;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced98;
+data["PROXY_PAYMENTS_AMOUNT_POINTER"] = coerced98;
 }
 }
 }
-if(typeof data98 === "string"){
-if(func3(data98) < 1){
-const err261 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err261];
-}
-else {
-vErrors.push(err261);
-}
-errors++;
-}
-}
-if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
-let data99 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
+let data99 = data.PROXY_PAYMENTS_CURRENCY_POINTER;
 if(typeof data99 !== "string"){
 let dataType99 = typeof data99;
 let coerced99 = undefined;
@@ -4899,12 +4944,12 @@ else if(data99 === null){
 coerced99 = "";
 }
 else {
-const err262 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_CURRENCY_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_CURRENCY_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err262];
+vErrors = [err265];
 }
 else {
-vErrors.push(err262);
+vErrors.push(err265);
 }
 errors++;
 }
@@ -4912,24 +4957,11 @@ errors++;
 if(coerced99 !== undefined){
 data99 = coerced99;
 if(data !== undefined){
-data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced99;
+data["PROXY_PAYMENTS_CURRENCY_POINTER"] = coerced99;
 }
 }
 }
-if(typeof data99 === "string"){
-if(func3(data99) < 1){
-const err263 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err263];
-}
-else {
-vErrors.push(err263);
-}
-errors++;
-}
-}
-}
-let data100 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+let data100 = data.PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER;
 if(typeof data100 !== "string"){
 let dataType100 = typeof data100;
 let coerced100 = undefined;
@@ -4941,53 +4973,7 @@ else if(data100 === null){
 coerced100 = "";
 }
 else {
-const err264 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err264];
-}
-else {
-vErrors.push(err264);
-}
-errors++;
-}
-}
-if(coerced100 !== undefined){
-data100 = coerced100;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced100;
-}
-}
-}
-let data101 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
-let dataType101 = typeof data101;
-let coerced101 = undefined;
-if(!(coerced101 !== undefined)){
-if(dataType101 === "boolean" || data101 === null
-              || (dataType101 === "string" && data101 && data101 == +data101 && !(data101 % 1))){
-coerced101 = +data101;
-}
-else {
-const err265 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err265];
-}
-else {
-vErrors.push(err265);
-}
-errors++;
-}
-}
-if(coerced101 !== undefined){
-data101 = coerced101;
-if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced101;
-}
-}
-}
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 > 64 || isNaN(data101)){
-const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+const err266 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -4996,8 +4982,27 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data101 < 1 || isNaN(data101)){
-const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(coerced100 !== undefined){
+data100 = coerced100;
+if(data !== undefined){
+data["PROXY_PAYMENTS_EVENT_TRANSACTION_ID_POINTER"] = coerced100;
+}
+}
+}
+let data101 = data.PROXY_PAYMENTS_EVENT_REFERENCE_POINTER;
+if(typeof data101 !== "string"){
+let dataType101 = typeof data101;
+let coerced101 = undefined;
+if(!(coerced101 !== undefined)){
+if(dataType101 == "number" || dataType101 == "boolean"){
+coerced101 = "" + data101;
+}
+else if(data101 === null){
+coerced101 = "";
+}
+else {
+const err267 = {instancePath:instancePath+"/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER",schemaPath:"#/properties/PROXY_PAYMENTS_EVENT_REFERENCE_POINTER/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -5007,17 +5012,26 @@ vErrors.push(err267);
 errors++;
 }
 }
-let data102 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
-if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+if(coerced101 !== undefined){
+data101 = coerced101;
+if(data !== undefined){
+data["PROXY_PAYMENTS_EVENT_REFERENCE_POINTER"] = coerced101;
+}
+}
+}
+let data102 = data.PROXY_PAYMENTS_CONFIRM;
+if(typeof data102 !== "string"){
 let dataType102 = typeof data102;
 let coerced102 = undefined;
 if(!(coerced102 !== undefined)){
-if(dataType102 === "boolean" || data102 === null
-              || (dataType102 === "string" && data102 && data102 == +data102 && !(data102 % 1))){
-coerced102 = +data102;
+if(dataType102 == "number" || dataType102 == "boolean"){
+coerced102 = "" + data102;
+}
+else if(data102 === null){
+coerced102 = "";
 }
 else {
-const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err268 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -5030,13 +5044,12 @@ errors++;
 if(coerced102 !== undefined){
 data102 = coerced102;
 if(data !== undefined){
-data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced102;
+data["PROXY_PAYMENTS_CONFIRM"] = coerced102;
 }
 }
 }
-if((typeof data102 == "number") && (isFinite(data102))){
-if(data102 > 1000 || isNaN(data102)){
-const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(!((data102 === "lookup") || (data102 === "event"))){
+const err269 = {instancePath:instancePath+"/PROXY_PAYMENTS_CONFIRM",schemaPath:"#/properties/PROXY_PAYMENTS_CONFIRM/enum",keyword:"enum",params:{allowedValues: schema11.properties.PROXY_PAYMENTS_CONFIRM.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -5045,19 +5058,7 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(data102 < 1 || isNaN(data102)){
-const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err270];
-}
-else {
-vErrors.push(err270);
-}
-errors++;
-}
-}
-if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
-let data103 = data.PROXY_PAYMENTS_NOTIFY_URL;
+let data103 = data.PROXY_PAYMENTS_LOOKUP_PATH;
 if(typeof data103 !== "string"){
 let dataType103 = typeof data103;
 let coerced103 = undefined;
@@ -5069,7 +5070,26 @@ else if(data103 === null){
 coerced103 = "";
 }
 else {
-const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err270 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+}
+if(coerced103 !== undefined){
+data103 = coerced103;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_PATH"] = coerced103;
+}
+}
+}
+if(typeof data103 === "string"){
+if(func3(data103) < 1){
+const err271 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -5079,16 +5099,20 @@ vErrors.push(err271);
 errors++;
 }
 }
-if(coerced103 !== undefined){
-data103 = coerced103;
-if(data !== undefined){
-data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced103;
+if(data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH !== undefined){
+let data104 = data.PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH;
+if(typeof data104 !== "string"){
+let dataType104 = typeof data104;
+let coerced104 = undefined;
+if(!(coerced104 !== undefined)){
+if(dataType104 == "number" || dataType104 == "boolean"){
+coerced104 = "" + data104;
 }
+else if(data104 === null){
+coerced104 = "";
 }
-}
-if(typeof data103 === "string"){
-if(func3(data103) < 1){
-const err272 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err272 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -5098,18 +5122,16 @@ vErrors.push(err272);
 errors++;
 }
 }
+if(coerced104 !== undefined){
+data104 = coerced104;
+if(data !== undefined){
+data["PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH"] = coerced104;
 }
-let data104 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
-let dataType104 = typeof data104;
-let coerced104 = undefined;
-if(!(coerced104 !== undefined)){
-if(dataType104 === "boolean" || data104 === null
-              || (dataType104 === "string" && data104 && data104 == +data104 && !(data104 % 1))){
-coerced104 = +data104;
 }
-else {
-const err273 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(typeof data104 === "string"){
+if(func3(data104) < 1){
+const err273 = {instancePath:instancePath+"/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH",schemaPath:"#/properties/PROXY_PAYMENTS_CRYPTO_LOOKUP_PATH/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -5119,16 +5141,20 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(coerced104 !== undefined){
-data104 = coerced104;
-if(data !== undefined){
-data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced104;
 }
+let data105 = data.PROXY_PAYMENTS_LOOKUP_SCHEDULE;
+if(typeof data105 !== "string"){
+let dataType105 = typeof data105;
+let coerced105 = undefined;
+if(!(coerced105 !== undefined)){
+if(dataType105 == "number" || dataType105 == "boolean"){
+coerced105 = "" + data105;
 }
+else if(data105 === null){
+coerced105 = "";
 }
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 > 31536000 || isNaN(data104)){
-const err274 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+else {
+const err274 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_SCHEDULE",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_SCHEDULE/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -5137,8 +5163,25 @@ vErrors.push(err274);
 }
 errors++;
 }
-if(data104 < 3600 || isNaN(data104)){
-const err275 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+}
+if(coerced105 !== undefined){
+data105 = coerced105;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_SCHEDULE"] = coerced105;
+}
+}
+}
+let data106 = data.PROXY_PAYMENTS_LOOKUP_CONCURRENCY;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
+let dataType106 = typeof data106;
+let coerced106 = undefined;
+if(!(coerced106 !== undefined)){
+if(dataType106 === "boolean" || data106 === null
+              || (dataType106 === "string" && data106 && data106 == +data106 && !(data106 % 1))){
+coerced106 = +data106;
+}
+else {
+const err275 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -5148,17 +5191,16 @@ vErrors.push(err275);
 errors++;
 }
 }
-let data105 = data.PROXY_DUPLICATE_WINDOW_SECONDS;
-if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
-let dataType105 = typeof data105;
-let coerced105 = undefined;
-if(!(coerced105 !== undefined)){
-if(dataType105 === "boolean" || data105 === null
-              || (dataType105 === "string" && data105 && data105 == +data105 && !(data105 % 1))){
-coerced105 = +data105;
+if(coerced106 !== undefined){
+data106 = coerced106;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUP_CONCURRENCY"] = coerced106;
 }
-else {
-const err276 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 > 64 || isNaN(data106)){
+const err276 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -5167,17 +5209,8 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-if(coerced105 !== undefined){
-data105 = coerced105;
-if(data !== undefined){
-data["PROXY_DUPLICATE_WINDOW_SECONDS"] = coerced105;
-}
-}
-}
-if((typeof data105 == "number") && (isFinite(data105))){
-if(data105 > 604800 || isNaN(data105)){
-const err277 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
+if(data106 < 1 || isNaN(data106)){
+const err277 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUP_CONCURRENCY",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUP_CONCURRENCY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -5186,8 +5219,18 @@ vErrors.push(err277);
 }
 errors++;
 }
-if(data105 < 0 || isNaN(data105)){
-const err278 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+let data107 = data.PROXY_PAYMENTS_LOOKUPS_PER_SECOND;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+let dataType107 = typeof data107;
+let coerced107 = undefined;
+if(!(coerced107 !== undefined)){
+if(dataType107 === "boolean" || data107 === null
+              || (dataType107 === "string" && data107 && data107 == +data107 && !(data107 % 1))){
+coerced107 = +data107;
+}
+else {
+const err278 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -5197,19 +5240,16 @@ vErrors.push(err278);
 errors++;
 }
 }
-let data106 = data.PROXY_DUPLICATE_RECIPIENT_POINTERS;
-if(typeof data106 !== "string"){
-let dataType106 = typeof data106;
-let coerced106 = undefined;
-if(!(coerced106 !== undefined)){
-if(dataType106 == "number" || dataType106 == "boolean"){
-coerced106 = "" + data106;
+if(coerced107 !== undefined){
+data107 = coerced107;
+if(data !== undefined){
+data["PROXY_PAYMENTS_LOOKUPS_PER_SECOND"] = coerced107;
 }
-else if(data106 === null){
-coerced106 = "";
 }
-else {
-const err279 = {instancePath:instancePath+"/PROXY_DUPLICATE_RECIPIENT_POINTERS",schemaPath:"#/properties/PROXY_DUPLICATE_RECIPIENT_POINTERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if((typeof data107 == "number") && (isFinite(data107))){
+if(data107 > 1000 || isNaN(data107)){
+const err279 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -5218,22 +5258,195 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-if(coerced106 !== undefined){
-data106 = coerced106;
-if(data !== undefined){
-data["PROXY_DUPLICATE_RECIPIENT_POINTERS"] = coerced106;
-}
-}
-}
-}
-else {
-const err280 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data107 < 1 || isNaN(data107)){
+const err280 = {instancePath:instancePath+"/PROXY_PAYMENTS_LOOKUPS_PER_SECOND",schemaPath:"#/properties/PROXY_PAYMENTS_LOOKUPS_PER_SECOND/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err280];
 }
 else {
 vErrors.push(err280);
+}
+errors++;
+}
+}
+if(data.PROXY_PAYMENTS_NOTIFY_URL !== undefined){
+let data108 = data.PROXY_PAYMENTS_NOTIFY_URL;
+if(typeof data108 !== "string"){
+let dataType108 = typeof data108;
+let coerced108 = undefined;
+if(!(coerced108 !== undefined)){
+if(dataType108 == "number" || dataType108 == "boolean"){
+coerced108 = "" + data108;
+}
+else if(data108 === null){
+coerced108 = "";
+}
+else {
+const err281 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+}
+if(coerced108 !== undefined){
+data108 = coerced108;
+if(data !== undefined){
+data["PROXY_PAYMENTS_NOTIFY_URL"] = coerced108;
+}
+}
+}
+if(typeof data108 === "string"){
+if(func3(data108) < 1){
+const err282 = {instancePath:instancePath+"/PROXY_PAYMENTS_NOTIFY_URL",schemaPath:"#/properties/PROXY_PAYMENTS_NOTIFY_URL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+}
+}
+let data109 = data.PROXY_PAYMENTS_RETENTION_SECONDS;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
+let dataType109 = typeof data109;
+let coerced109 = undefined;
+if(!(coerced109 !== undefined)){
+if(dataType109 === "boolean" || data109 === null
+              || (dataType109 === "string" && data109 && data109 == +data109 && !(data109 % 1))){
+coerced109 = +data109;
+}
+else {
+const err283 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+}
+if(coerced109 !== undefined){
+data109 = coerced109;
+if(data !== undefined){
+data["PROXY_PAYMENTS_RETENTION_SECONDS"] = coerced109;
+}
+}
+}
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 > 31536000 || isNaN(data109)){
+const err284 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+if(data109 < 3600 || isNaN(data109)){
+const err285 = {instancePath:instancePath+"/PROXY_PAYMENTS_RETENTION_SECONDS",schemaPath:"#/properties/PROXY_PAYMENTS_RETENTION_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3600},message:"must be >= 3600"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+let data110 = data.PROXY_DUPLICATE_WINDOW_SECONDS;
+if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
+let dataType110 = typeof data110;
+let coerced110 = undefined;
+if(!(coerced110 !== undefined)){
+if(dataType110 === "boolean" || data110 === null
+              || (dataType110 === "string" && data110 && data110 == +data110 && !(data110 % 1))){
+coerced110 = +data110;
+}
+else {
+const err286 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+}
+if(coerced110 !== undefined){
+data110 = coerced110;
+if(data !== undefined){
+data["PROXY_DUPLICATE_WINDOW_SECONDS"] = coerced110;
+}
+}
+}
+if((typeof data110 == "number") && (isFinite(data110))){
+if(data110 > 604800 || isNaN(data110)){
+const err287 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
+}
+errors++;
+}
+if(data110 < 0 || isNaN(data110)){
+const err288 = {instancePath:instancePath+"/PROXY_DUPLICATE_WINDOW_SECONDS",schemaPath:"#/properties/PROXY_DUPLICATE_WINDOW_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+}
+let data111 = data.PROXY_DUPLICATE_RECIPIENT_POINTERS;
+if(typeof data111 !== "string"){
+let dataType111 = typeof data111;
+let coerced111 = undefined;
+if(!(coerced111 !== undefined)){
+if(dataType111 == "number" || dataType111 == "boolean"){
+coerced111 = "" + data111;
+}
+else if(data111 === null){
+coerced111 = "";
+}
+else {
+const err289 = {instancePath:instancePath+"/PROXY_DUPLICATE_RECIPIENT_POINTERS",schemaPath:"#/properties/PROXY_DUPLICATE_RECIPIENT_POINTERS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+}
+if(coerced111 !== undefined){
+data111 = coerced111;
+if(data !== undefined){
+data["PROXY_DUPLICATE_RECIPIENT_POINTERS"] = coerced111;
+}
+}
+}
+}
+else {
+const err290 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
 }
 errors++;
 }

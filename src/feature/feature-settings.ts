@@ -17,7 +17,7 @@ export interface SettingsInput {
 }
 
 /** The configuration's members that the features resolve, each by exactly one feature. */
-const FEATURE_SETTINGS = ['webhooks', 'approvals', 'payments', 'duplicates', 'mcp', 'console'] as const satisfies ReadonlyArray<keyof Config>
+const FEATURE_SETTINGS = ['webhooks', 'approvals', 'payments', 'duplicates', 'oauth', 'mcp', 'console'] as const satisfies ReadonlyArray<keyof Config>
 
 export type FeatureSettings = Pick<Config, typeof FEATURE_SETTINGS[number]>
 

@@ -18,6 +18,7 @@ import type { Clock } from '../clock.js'
 import type { Config, EnvironmentName } from '../config/config.js'
 import type { EgressView } from '../egress/egress-reporter.js'
 import type { ListenSettings } from '../http/listen-check.js'
+import type { ViaFields } from '../ops/access-line.js'
 import type { ReadinessSection } from '../ops/health-routes.js'
 import type { ProxyActivity } from '../ops/proxy-activity.js'
 import type { PipelineStep } from '../pipeline/steps.js'
@@ -106,7 +107,7 @@ export interface ProxyPart {
   /** Its pipeline steps, built once the proxy's parts exist. */
   readonly steps?: (parts: ProxyParts) => readonly PipelineStep[]
   /** `via` and `tool` on the access line of a request a feature made. */
-  readonly via?: (request: FastifyRequest) => { via: string, tool: string } | null
+  readonly via?: (request: FastifyRequest) => ViaFields | null
   /** Wraps what the forward tells of each upstream answer (the idempotency recorder, when on). */
   readonly tap?: (inner: UpstreamResponseTap | undefined) => UpstreamResponseTap
   readonly readiness?: ReadinessSection

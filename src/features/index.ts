@@ -6,6 +6,7 @@ import { approvalsFeature } from '../approvals/feature.js'
 import { consoleFeature } from '../console/feature.js'
 import type { Feature } from '../feature/feature.js'
 import { mcpFeature } from '../mcp/feature.js'
+import { oauthFeature } from '../oauth/feature.js'
 import { paymentsFeature } from '../payments/feature.js'
 import { payoutsFeature } from '../payouts/feature.js'
 import { inboxFeature } from '../webhooks/feature.js'
@@ -15,6 +16,7 @@ export const FEATURES: readonly Feature[] = [
   approvalsFeature,
   paymentsFeature,
   payoutsFeature,
+  oauthFeature,
   mcpFeature,
   consoleFeature,
 ]

@@ -9,6 +9,8 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import {
   BadRequestError,
   BodyTooLargeError,
+  CallerNotPermittedError,
+  CallerUnauthenticatedError,
   ERROR_STATUS,
   InternalError,
   InvalidHeadersError,
@@ -18,6 +20,8 @@ import {
 } from '../errors.js'
 import { PROXIED_METHODS } from '../routing/proxy-routes.js'
 import { lingerAfterResponse, type LingerBounds } from './lingering-close.js'
+
+const PLAIN_CHALLENGE = 'Bearer realm="payments-auth-proxy"'
 
 export const errorReply = fp(async function errorReply (
   app: FastifyInstance,
@@ -45,7 +49,10 @@ export const errorReply = fp(async function errorReply (
       reply.header('connection', 'close')
       lingerAfterResponse(request.raw.socket, options.linger)
     }
-    if (error.code === 'CALLER_UNAUTHENTICATED') reply.header('www-authenticate', 'Bearer realm="payments-auth-proxy"')
+    if (error instanceof CallerUnauthenticatedError || error instanceof CallerNotPermittedError) {
+      const challenge = error.challenge ?? (error instanceof CallerUnauthenticatedError ? PLAIN_CHALLENGE : undefined)
+      if (challenge !== undefined) reply.header('www-authenticate', challenge)
+    }
     return reply.send(error.toJSON())
   })
 

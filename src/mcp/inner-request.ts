@@ -10,11 +10,13 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { ShuttingDownError } from '../errors.js'
 import type { InnerAnswer } from './tool-result.js'
-import { runAsToolCall } from './tool-call-mark.js'
+import { runAsToolCall, type ToolCallMark } from './tool-call-mark.js'
 
 /** Who made the tool call: what its HTTP request to /mcp carried. */
 export interface CallOrigin {
+  /** Undefined for an agent signed in with OAuth: its token is no caller key (SPEC §15). */
   authorization: string | undefined
+  signedIn?: ToolCallMark['signedIn']
   remoteAddress: string
   host: string
   requestId: string
@@ -53,7 +55,9 @@ export function createInnerRequests (app: FastifyInstance): SendInner {
     // The callback form dispatches at once (the proxy is listening), while the mark is handed over.
     // The promise form returns a chain that starts when it is awaited, after it.
     const response = await new Promise<LightMyRequestResponse>((resolve, reject) => {
-      runAsToolCall({ tool: call.tool, target: call.target }, () => {
+      const mark: ToolCallMark = { tool: call.tool, target: call.target }
+      if (origin.signedIn !== undefined) mark.signedIn = origin.signedIn
+      runAsToolCall(mark, () => {
         app.inject(options, (err, res) => {
           // Closing (SPEC §5 shutdown): the tool call gets what a new request would, not a 500.
           if (err !== undefined && err !== null) reject((err as { code?: unknown }).code === 'FST_ERR_REOPENED_CLOSE_SERVER' ? new ShuttingDownError() : err)

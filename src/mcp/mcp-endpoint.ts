@@ -8,6 +8,8 @@
  * within its limit (413 past it) and read once (envelope-reading.ts): what is not one JSON-RPC
  * message is a parse error and a batch is refused, both here, and the SDK gets the message parsed,
  * never the bytes. The caller key is never handed to the SDK: the agent travels in `authInfo`.
+ * With OAuth on (SPEC §15) a bearer value that is no caller key is judged as an access token, and
+ * every 401 points the client at the protected resource's metadata.
  *
  * Why not @modelcontextprotocol/fastify: it builds a Fastify app of its own (ours has its plugin
  * order, error shape and lingering close) and its Origin check admits localhost origins, where
@@ -20,7 +22,8 @@ import type { ClientAccess } from '../access/client-access.js'
 import type { CallerSpec } from '../callers/callers-file.js'
 import { authorizationsOf } from '../callers/callers-plugin.js'
 import type { RefuseCaller } from '../callers/caller-refusals.js'
-import { identify, type CallerIndex } from '../callers/judge-caller.js'
+import { bearerOf, identify, UNKNOWN_CALLER_KEY, type CallerIndex } from '../callers/judge-caller.js'
+import type { TokenCallers } from '../callers/token-callers.js'
 import { BodyTooLargeError, CallerUnauthenticatedError, ClientNotAllowedError, McpMethodNotAllowedError } from '../errors.js'
 import { continueIfExpected, declaredLength, holdBody } from '../routing/request-body.js'
 import { readEnvelope } from './envelope-reading.js'
@@ -33,12 +36,16 @@ export interface McpEndpointOptions {
   handler: McpHttpHandler
   /** The JSON-RPC envelope's limit: the request body's limit and room for the envelope around it. */
   bodyLimitBytes: number
+  /** SPEC §15: OAuth access tokens, when OAuth is on; null takes caller keys only. */
+  tokens: TokenCallers | null
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The caller of an /mcp request, identified before its body is read. */
     mcpCaller: CallerSpec | null
+    /** Set when that caller was reached with an OAuth access token (SPEC §15). */
+    mcpSignedIn: { caller: CallerSpec, clientId: string | null } | null
   }
 }
 
@@ -52,31 +59,42 @@ const PARSE_ERROR = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 
 const NOT_PASSED = new Set(['authorization', 'cookie', 'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
 export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOptions): Promise<void> {
-  const { access, refuse, handler, bodyLimitBytes } = options
+  const { access, refuse, handler, bodyLimitBytes, tokens } = options
 
   app.decorateRequest('mcpCaller', null)
+  app.decorateRequest('mcpSignedIn', null)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (request, payload, done) => {
     continueIfExpected(request.raw)
     holdBody(payload, bodyLimitBytes).then((body) => { done(null, body) }, done)
   })
 
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', async (request) => {
     const remoteAddress = request.raw.socket.remoteAddress
     const decision = access.check(remoteAddress, request.headers)
     if (!decision.ok) {
       request.log.warn({ reason: decision.reason, remoteAddress }, 'client refused')
-      done(new ClientNotAllowedError(`Refused: ${decision.reason}`))
-      return
+      throw new ClientNotAllowedError(`Refused: ${decision.reason}`)
     }
-    const caller = identify(options.callers(), { authorizations: authorizationsOf(request), peer: remoteAddress ?? '' })
-    if (typeof caller === 'string') { done(refuse(request, 'anonymous', new CallerUnauthenticatedError(caller))); return }
+    const authorizations = authorizationsOf(request)
+    const peer = remoteAddress ?? ''
+    let caller = identify(options.callers(), { authorizations, peer })
+    if (typeof caller === 'string') {
+      // SPEC §15: a caller key is judged first; a bearer value that is none may be an access token.
+      const token = tokens !== null && caller === UNKNOWN_CALLER_KEY ? bearerOf(authorizations[0] ?? '') : undefined
+      if (tokens === null || token === undefined) throw refuse(request, 'anonymous', new CallerUnauthenticatedError(caller, tokens?.challenge))
+      const verdict = await tokens.judge(token, peer)
+      if (!verdict.ok) throw refuse(request, 'anonymous', verdict.error)
+      caller = verdict.caller
+      request.mcpSignedIn = { caller, clientId: verdict.clientId }
+      request.log = request.log.child({ auth: 'oauth', clientId: verdict.clientId })
+    }
     // Not `callerSpec`: the root hooks of proxied requests read that one (a reference rule would judge
     // the JSON-RPC envelope). `caller` only labels the /mcp request's own refusals in the metrics.
     request.caller = { id: caller.id }
     request.mcpCaller = caller
     const length = declaredLength(request.raw)
-    done(length !== null && length > bodyLimitBytes ? new BodyTooLargeError(bodyLimitBytes) : undefined)
+    if (length !== null && length > bodyLimitBytes) throw new BodyTooLargeError(bodyLimitBytes)
   })
 
   app.post(MCP_PATH, async (request, reply) => await serve(request, reply))
@@ -99,7 +117,14 @@ export async function mcpEndpoint (app: FastifyInstance, options: McpEndpointOpt
     if (reading.kind === 'parse-error') return await reply.code(400).type('application/json').send(PARSE_ERROR)
     const agent = new AgentContext({
       caller,
-      origin: { authorization: request.headers.authorization, remoteAddress: request.raw.socket.remoteAddress ?? '', host: request.headers.host ?? 'localhost', requestId: request.id },
+      origin: {
+        ...(request.mcpSignedIn === null
+          ? { authorization: request.headers.authorization }
+          : { authorization: undefined, signedIn: request.mcpSignedIn }),
+        remoteAddress: request.raw.socket.remoteAddress ?? '',
+        host: request.headers.host ?? 'localhost',
+        requestId: request.id,
+      },
     }, reading.toolBody)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(request.headers)) {

@@ -23,6 +23,7 @@ export function mcpPart (context: ProxyContext & { callers: CallersHolder }): Pr
         callers: callers.current,
         access: parts.access,
         refuse: parts.refuse,
+        tokens: shared.mcpTokens ?? null,
         registry: context.registry,
         metricPrefix: METRIC_PREFIX,
         log,

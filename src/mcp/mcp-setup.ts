@@ -10,6 +10,7 @@ import { createMcpHandler } from '@modelcontextprotocol/server'
 import type { ClientAccess } from '../access/client-access.js'
 import type { RefuseCaller } from '../callers/caller-refusals.js'
 import type { CallerIndex } from '../callers/judge-caller.js'
+import type { TokenCallers } from '../callers/token-callers.js'
 import type { Config } from '../config/config.js'
 import type { FeatureTool } from '../feature/feature-tools.js'
 import type { Registry } from 'prom-client'
@@ -38,6 +39,7 @@ export interface McpDeps {
   callers: () => CallerIndex
   access: ClientAccess
   refuse: RefuseCaller
+  tokens: TokenCallers | null
   registry: Registry
   metricPrefix: string
   log: Logger
@@ -63,6 +65,7 @@ export async function registerMcp (app: FastifyInstance, config: Config, deps: M
     callers: deps.callers,
     access: deps.access,
     refuse: deps.refuse,
+    tokens: deps.tokens,
     handler,
     bodyLimitBytes: config.bodyLimitBytes + MCP_ENVELOPE_BYTES,
   })

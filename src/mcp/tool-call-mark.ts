@@ -15,11 +15,18 @@
  */
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { CallerSpec } from '../callers/callers-file.js'
+import type { ViaFields } from '../ops/access-line.js'
 
 export interface ToolCallMark {
   tool: string
   /** The request target as the tool built it: what §3's reader reads. */
   target: string
+  /**
+   * SPEC §15: the caller an agent signed in with OAuth was judged to be at `/mcp`. Its token is no
+   * caller key, so the inner request carries no `Authorization` and is this caller's from the start.
+   */
+  signedIn?: { caller: CallerSpec, clientId: string | null }
 }
 
 declare module 'fastify' {
@@ -53,8 +60,10 @@ export function toolCallTarget (): string | undefined {
 }
 
 /** The access line's fields for a request a tool call made; null for the others. */
-export function viaOf (request: FastifyRequest): { via: 'mcp', tool: string } | null {
-  return request.toolCall === null ? null : { via: 'mcp', tool: request.toolCall.tool }
+export function viaOf (request: FastifyRequest): ViaFields | null {
+  const mark = request.toolCall
+  if (mark === null) return null
+  return mark.signedIn === undefined ? { via: 'mcp', tool: mark.tool } : { via: 'mcp', tool: mark.tool, auth: 'oauth', clientId: mark.signedIn.clientId }
 }
 
 /** Registered before every other hook, so that each of the request's log lines names the tool. */
@@ -65,7 +74,13 @@ export const markToolCalls = fp(async function markToolCalls (app: FastifyInstan
     if (mark !== null) {
       handing = null
       request.toolCall = mark
-      request.log = request.log.child({ via: 'mcp', tool: mark.tool })
+      const signedIn = mark.signedIn
+      if (signedIn === undefined) request.log = request.log.child({ via: 'mcp', tool: mark.tool })
+      else {
+        request.caller = { id: signedIn.caller.id }
+        request.callerSpec = signedIn.caller
+        request.log = request.log.child({ via: 'mcp', tool: mark.tool, auth: 'oauth', clientId: signedIn.clientId })
+      }
     }
     done()
   })

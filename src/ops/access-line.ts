@@ -27,7 +27,13 @@ export interface AccessLine {
   /** SPEC §13: set, with `tool`, for a request made by a tool call. */
   via?: string
   tool?: string
+  /** SPEC §15: `oauth`, with the client's id, for a tool call of an agent signed in with OAuth. */
+  auth?: string
+  clientId?: string | null
 }
+
+/** What a feature adds to the access line of a request it made (SPEC §13, §15). */
+export type ViaFields = Pick<AccessLine, 'via' | 'tool' | 'auth' | 'clientId'> & { via: string, tool: string }
 
 export const ACCESS_MESSAGE = 'proxied request'
 const INFO = 30
@@ -83,6 +89,7 @@ function fieldsOf (line: AccessLine): string {
   let text = `,"reqId":${JSON.stringify(line.reqId)},"environment":${JSON.stringify(line.environment)},"interface":${JSON.stringify(line.interface)},"method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${numberOf(line.status)},"retried":${line.retried},"durationMs":${numberOf(line.durationMs)},"caller":${JSON.stringify(line.caller)}`
   if (line.via !== undefined) text += `,"via":${JSON.stringify(line.via)}`
   if (line.tool !== undefined) text += `,"tool":${JSON.stringify(line.tool)}`
+  if (line.auth !== undefined) text += `,"auth":${JSON.stringify(line.auth)},"clientId":${JSON.stringify(line.clientId ?? null)}`
   return text
 }
 

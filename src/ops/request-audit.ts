@@ -9,7 +9,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { callerIdOf } from '../callers/caller.js'
-import { accessLineWriter, type AccessLine } from './access-line.js'
+import { accessLineWriter, type AccessLine, type ViaFields } from './access-line.js'
 import type { ProxyMetrics } from './metrics.js'
 import type { ProxyActivity } from './proxy-activity.js'
 
@@ -18,7 +18,7 @@ export interface RequestAuditOptions {
   /**
    * SPEC §13: `via` and `tool` of a request a tool call made (null for the listener's requests); absent with MCP off.
    */
-  via?: ((request: FastifyRequest) => { via: string, tool: string } | null | undefined) | undefined
+  via?: ((request: FastifyRequest) => ViaFields | null | undefined) | undefined
   /** Told of every forwarded request (the inbox's pacing, proxy-activity.ts); absent with the inbox off. */
   activity?: Pick<ProxyActivity, 'forwarded'> | undefined
 }
@@ -56,6 +56,10 @@ export const requestAudit = fp(async function requestAudit (app: FastifyInstance
     if (toolCall !== null) {
       line.via = toolCall.via
       line.tool = toolCall.tool
+      if (toolCall.auth !== undefined) {
+        line.auth = toolCall.auth
+        line.clientId = toolCall.clientId ?? null
+      }
     }
     writeAccessLine(line)
   })

@@ -21,7 +21,7 @@ export function startSummary (config: Pick<Config, 'callers' | 'webhooks' | 'sta
   const listen = config.webhooks?.listen
   const fields: StartFeatures = {
     callersFile: config.callers.file,
-    callers: callers === null ? null : callers.byKey.size + callers.keyless.length,
+    callers: callers === null ? null : callers.all.length,
     approvals: approvalsOn ? (redis ? 'redis' : 'sqlite') : null,
     webhookInbox: listen === undefined ? null : `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`,
     stateStore: redis ? 'redis' : 'memory',

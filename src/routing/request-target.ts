@@ -60,6 +60,8 @@ const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)*\/?$/
  * hold RFC 3986's path characters and percent-encodings; the router decodes it into the parameter.
  */
 const REFERENCE_PATH = /^\/payments\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+$/
+/** RFC 8615's well-known documents (SPEC §15's protected resource metadata): their one dot is fixed. */
+const WELL_KNOWN_PATH = /^\/\.well-known\/[a-z0-9-]+(?:\/[A-Za-z0-9_-]+)*$/
 
 export function readTarget (target: string, prefixes: readonly string[], options: PathOptions): TargetReading {
   if (target.charCodeAt(0) !== 47 /* / */) return { kind: 'refused', reason: 'the request target must be a path' }
@@ -72,7 +74,7 @@ export function readTarget (target: string, prefixes: readonly string[], options
       return { kind: 'route', prefix, rest: readRestPath(path.slice(prefix.length), options), query }
     }
   }
-  if (PLAIN_PATH.test(path) || REFERENCE_PATH.test(path)) return { kind: 'other', path, query }
+  if (PLAIN_PATH.test(path) || REFERENCE_PATH.test(path) || WELL_KNOWN_PATH.test(path)) return { kind: 'other', path, query }
   // No route takes it; a traversal is still refused as one, anything else is a plain 404.
   const reading = readRestPath(path, { allowDots: false })
   if (!reading.ok && reading.problem.kind === 'traversal') return { kind: 'refused', reason: reading.problem.reason }

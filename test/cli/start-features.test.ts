@@ -58,7 +58,7 @@ t.test('without callers file, approvals or inbox, the line says none', async (t)
 t.test('the summary of each combination', async (t) => {
   const base = { PAYMENTS_FIAT_BASE_URL: 'https://fiat.example.com/api/b2b', PAYMENTS_SANDBOX_API_KEY: 'HC_k', PAYMENTS_SANDBOX_PUBLIC_KEY: 'pk_k' }
   const inbox = { PROXY_WEBHOOK_LISTEN: '[::]:8443', PROXY_WEBHOOK_PATH_TOKEN: PATH_TOKEN, PROXY_WEBHOOK_SIGNING_SECRET: INBOX_SECRET, PROXY_WEBHOOK_DELIVER_TO: 'http://127.0.0.1:3000/e' }
-  const index = (n: number): Parameters<typeof startSummary>[1] => ({ byKey: new Map(Array.from({ length: n }, (_, i) => [`k${i}`, { spec: {} as never, sources: null }])), keyless: [] })
+  const index = (n: number): Parameters<typeof startSummary>[1] => ({ all: Array.from({ length: n }, () => ({}) as never), byKey: new Map(Array.from({ length: n }, (_, i) => [`k${i}`, { spec: {} as never, sources: null }])), keyless: [], byToken: [] })
   const cases: Array<[string, Record<string, string>, number | null, boolean, string]> = [
     ['callers only', { PROXY_CALLERS_FILE: '/etc/c.yaml' }, 3, false, 'features: callers file (3 callers)'],
     ['callers and approvals in SQLite', { PROXY_CALLERS_FILE: '/etc/c.yaml' }, 1, true, 'features: callers file (1 caller), approvals (SQLite)'],
