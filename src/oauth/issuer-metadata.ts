@@ -49,9 +49,11 @@ async function readDocument (url: string): Promise<Record<string, unknown> | str
     if (res.status !== 200 || res.body === null) { await res.body?.cancel(); return `answered ${res.status}` }
     let size = 0
     const chunks: Uint8Array[] = []
-    for await (const chunk of res.body) {
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const chunk: Uint8Array = read.value
       size += chunk.length
-      if (size > MAX_BYTES) { await res.body.cancel(); return `larger than ${MAX_BYTES} bytes` }
+      if (size > MAX_BYTES) { await reader.cancel(); return `larger than ${MAX_BYTES} bytes` }
       chunks.push(chunk)
     }
     const document: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'))
