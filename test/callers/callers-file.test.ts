@@ -12,7 +12,7 @@ t.test('problems are named by their field path (TypeBox schema, then the checks 
     ['duplicate id', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'a', keySha256: KEY, allow: [] }] }, 'callers[1].id: "a" is not unique'],
     ['bad id', { callers: [{ id: 'A!', keySha256: KEY, allow: [] }] }, 'callers[0].id: must match'],
     ['short hash', { callers: [{ id: 'a', keySha256: 'abc', allow: [] }] }, 'callers[0].keySha256: must be 64'],
-    ['no key nor sources', { callers: [{ id: 'a', allow: [] }] }, 'callers[0]: needs keySha256, sources or both'],
+    ['no key nor sources', { callers: [{ id: 'a', allow: [] }] }, 'callers[0]: needs keySha256, sources or oauth'],
     ['bad CIDR', { callers: [{ id: 'a', sources: ['10.0.0.0/33'], allow: [] }] }, 'callers[0].sources[0]: must be an IP'],
     ['overlapping key-less sources', { callers: [{ id: 'a', sources: ['10.0.0.0/8'], allow: [] }, { id: 'b', sources: ['10.1.0.0/16'], allow: [] }] }, 'callers[1].sources: overlaps'],
     ['zero rate', { callers: [{ id: 'a', keySha256: KEY, allow: [], rateLimit: { requests: 0, perSeconds: 1 } }] }, 'callers[0].rateLimit.requests: must be a positive integer'],
@@ -30,6 +30,12 @@ t.test('problems are named by their field path (TypeBox schema, then the checks 
     ['boolean amount', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/a', currency: '/c', perDay: { USD: true } }] }] }, 'callers[0].amountLimits[0].perDay.USD: must be a plain decimal'],
     ['exponent amount', { callers: [{ id: 'a', keySha256: KEY, allow: [], amountLimits: [{ amount: '/a', currency: '/c', perDay: { USD: 1e21 } }] }] }, 'callers[0].amountLimits[0].perDay.USD: must be a plain decimal'],
     ['one key for two callers', { callers: [{ id: 'a', keySha256: KEY, allow: [] }, { id: 'b', keySha256: KEY.toUpperCase(), allow: [] }] }, 'callers[1].keySha256: is the key of callers[0] too'],
+    ['oauth neither a list nor grantable', { callers: [{ id: 'a', allow: [], oauth: { grantable: false } }] }, 'callers[0].oauth: must be a list of matches'],
+    ['oauth match of no field', { callers: [{ id: 'a', allow: [], oauth: [{}] }] }, 'callers[0].oauth[0]: must name subject, clientId or both'],
+    ['oauth empty list', { callers: [{ id: 'a', allow: [], oauth: [] }] }, 'callers[0].oauth: must list at least one match'],
+    ['oauth unknown field', { callers: [{ id: 'a', allow: [], oauth: [{ sub: 'x' }] }] }, 'callers[0].oauth'],
+    ['oauth empty subject', { callers: [{ id: 'a', allow: [], oauth: [{ subject: '' }] }] }, 'callers[0].oauth'],
+    ['one oauth match for two callers', { callers: [{ id: 'a', allow: [], oauth: [{ clientId: 'c' }] }, { id: 'b', allow: [], oauth: [{ subject: 's' }, { clientId: 'c' }] }] }, 'callers[1].oauth[1]: is a match of callers[0] too'],
     ['flag not a boolean', { callers: [{ id: 'a', keySha256: KEY, allow: [], requireExternalReference: 'yes' }] }, 'callers[0].requireExternalReference: must be true or false'],
   ]
   for (const [name, document, problem] of cases) {
@@ -40,6 +46,21 @@ t.test('problems are named by their field path (TypeBox schema, then the checks 
   const repeated = parseCallersText(`{"callers":[{"id":"a","keySha256":"${KEY}","allow":[{"methods":["GET"]}],"allow":[{}]}]}`, '.json')
   t.same(repeated.ok ? [] : repeated.problems, ['not valid JSON: a member name is repeated in one object'], 'a repeated member is refused, not read as its last copy')
   t.same(fieldPath('/callers/12/amountLimits/0/perDay/a~1b~0c', 'callers'), 'callers[12].amountLimits[0].perDay.a/b~c', 'JSON Pointer escapes undone')
+})
+
+t.test('oauth: a caller reached only with a token, by its matches or as grantable', async (t) => {
+  const load = parseCallersText(`callers:
+  - { id: a, allow: [{}], oauth: [{ subject: person-1, clientId: app }, { clientId: robot }] }
+  - { id: b, allow: [{}], oauth: { grantable: true } }
+  - { id: c, keySha256: ${KEY}, allow: [{}] }
+`, '.yaml')
+  t.ok(load.ok, load.ok ? '' : load.problems.join('; '))
+  if (!load.ok) return
+  t.same(load.callers.map((c) => c.oauth), [
+    { kind: 'matches', matches: [{ subject: 'person-1', clientId: 'app' }, { subject: null, clientId: 'robot' }] },
+    { kind: 'grantable' },
+    null,
+  ])
 })
 
 t.test('defaults: both environments and interfaces, every method, every path; key hash lower-cased', async (t) => {

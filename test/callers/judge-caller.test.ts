@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { parseCallersText } from '../../src/callers/callers-file.js'
-import { firstMismatch, identify, indexCallers, keySha256, type IdentityFacts } from '../../src/callers/judge-caller.js'
+import { callerOfToken, firstMismatch, identify, indexCallers, keySha256, type IdentityFacts } from '../../src/callers/judge-caller.js'
 import { folded } from '../helpers/canonical.js'
 
 const AGENT = 'pak_agent-key-0123456789abcdefghijklmnopqrstuvwxyz'
@@ -93,6 +93,35 @@ t.test('identity, then allow, one row per rule', async (t) => {
   for (const [name, facts, expected] of cases) {
     t.equal(judge(callers, { ...base, ...facts }), expected, name)
   }
+})
+
+t.test('an access token\'s caller (SPEC §15): every named field equal, one caller or none', async (t) => {
+  const load = parseCallersText(`callers:
+  - { id: by-client, allow: [{}], oauth: [{ clientId: robot }] }
+  - { id: by-person, allow: [{}], oauth: [{ subject: person-1, clientId: desk }, { subject: person-2 }] }
+  - { id: fenced, allow: [{}], sources: [10.1.0.0/16], oauth: [{ clientId: fenced-app }] }
+  - { id: grantable, allow: [{}], oauth: { grantable: true } }
+  - { id: keyed, keySha256: ${keySha256(AGENT)}, allow: [{}] }
+`, '.yaml')
+  if (!load.ok) throw new Error(load.problems.join('; '))
+  const callers = indexCallers(load.callers)
+  const cases: Array<[string, { subject: string | null, clientId: string | null }, string, string]> = [
+    ['the client alone named', { subject: 'anyone', clientId: 'robot' }, '127.0.0.1', 'by-client'],
+    ['a subject and its client', { subject: 'person-1', clientId: 'desk' }, '127.0.0.1', 'by-person'],
+    ['the subject with another client', { subject: 'person-1', clientId: 'other' }, '127.0.0.1', 'the token matches no caller'],
+    ['a subject alone named, any client', { subject: 'person-2', clientId: null }, '127.0.0.1', 'by-person'],
+    ['two callers by different fields: refused, not settled by order', { subject: 'person-2', clientId: 'robot' }, '127.0.0.1', 'the token matches 2 callers (by-client, by-person)'],
+    ['no subject, no client', { subject: null, clientId: null }, '127.0.0.1', 'the token matches no caller'],
+    ['a grantable caller is never an external token\'s', { subject: 'grantable', clientId: 'grantable' }, '127.0.0.1', 'the token matches no caller'],
+    ['sources bound a token caller too: inside', { subject: null, clientId: 'fenced-app' }, '10.1.2.3', 'fenced'],
+    ['sources bound a token caller too: outside', { subject: null, clientId: 'fenced-app' }, '127.0.0.1', 'used from outside the caller\'s sources'],
+  ]
+  for (const [name, holder, peer, expected] of cases) {
+    const caller = callerOfToken(callers, holder, peer)
+    t.equal(typeof caller === 'string' ? caller : caller.id, expected, name)
+  }
+  t.equal(identify(callers, { authorizations: [], peer: '127.0.0.1' }), 'no caller key', 'a caller with only oauth is never a key-less caller')
+  t.equal(callers.all.length, 5, 'every caller counted')
 })
 
 t.test('keySha256 is the hex SHA-256 of the whole key string', async (t) => {
