@@ -35,7 +35,7 @@ t.test('a rotated key: fetched again on an unknown kid, at most once a minute', 
   t.equal(idp.jwksFetches(), 1, 'the keys were fetched once')
   const next = await idp.rotate()
   const rotated = await idp.token('claims-agent')
-  t.equal(JSON.parse(Buffer.from(rotated.split('.')[0] ?? '', 'base64url').toString('utf8')).kid, next.kid, 'the provider signs with the new key now')
+  t.equal((JSON.parse(Buffer.from(rotated.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: string }).kid, next.kid, 'the provider signs with the new key now')
   t.equal(await status(rotated), 401, 'within the minute the new kid is not fetched for')
   const strangers = await Promise.all(Array.from({ length: 20 }, async (_, i) => await idp.sign(
     { iss: idp.issuer, aud: RESOURCE, client_id: 'claims-agent' },
