@@ -1,5 +1,6 @@
 /** `PROXY_MCP_PUBLIC_URL` and `PROXY_MCP_OAUTH*` (SPEC §15) read, refused and warned about as the start reads them. */
 import t from 'tap'
+import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server'
 import { resolveOAuth } from '../../src/config/oauth-settings.js'
 import type { RawSettings } from '../../src/config/schema.js'
 
@@ -28,6 +29,12 @@ t.test('the resource, the audience and the path-inserted metadata URL', async (t
     audience: 'api://payments', resourceMetadataUrl: 'https://example.com/.well-known/oauth-protected-resource/agents/mcp',
   }, 'an audience of its own (Entra\'s api://…); a prefix of the ingress kept in the metadata URL')
   t.match(read({ PROXY_MCP_OAUTH_ISSUER: ISSUER }).config, { resource: 'http://127.0.0.1:8080/mcp' }, 'by default the proxy listener')
+})
+
+t.test('the metadata URL is the one the official SDK derives (RFC 9728 §3.1)', async (t) => {
+  for (const url of ['https://agents.example.com/mcp', 'https://example.com/agents/mcp', 'http://127.0.0.1:8080/mcp', 'https://example.com:8443/a/b/mcp']) {
+    t.equal(read({ PROXY_MCP_OAUTH_ISSUER: ISSUER, PROXY_MCP_PUBLIC_URL: url }).config?.resourceMetadataUrl, getOAuthProtectedResourceMetadataUrl(new URL(url)), url)
+  }
 })
 
 t.test('refusals name the variable', async (t) => {
