@@ -5,6 +5,10 @@
  * bench upstream; the same caller sends, interleaved over the rounds:
  * - http: `GET /fiat/bench/small` with its key;
  * - mcp: `POST /mcp`, a stateless 2026-07-28 `tools/call` of `payments_request` making that GET.
+ * - oauth: the same tools/call with an OAuth access token (SPEC §15, issue 59: at most 0.1 ms p50
+ *   added over the caller key): an ES256 JWT of a local authorization server (its metadata and JWKS
+ *   served by this script; what is measured is the sidecar's check of the token), mapped to a
+ *   caller with the same rules.
  * For each: req/s and req/CPU-s at saturation (50 connections), p50/p99 at a steady rate. Then
  * `tools/list` alone, and in-process the fixed cost of Fastify's `inject` (what a shared function
  * below the routes could save at most). A tool error is an HTTP 200, so the run checks from
@@ -13,6 +17,8 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
+import { createServer } from 'node:http'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -32,6 +38,7 @@ const DURATION_S = Number(argv.duration)
 const RATE_DURATION_S = Number(argv['rate-duration'])
 const RATE = Number(argv.rate)
 const KEY = `pak_bench-mcp-agent-${'x'.repeat(32)}`
+const RESOURCE = 'https://agents.example.com/mcp'
 const TOOL = wrkVersion() !== null ? 'wrk' : 'autocannon'
 const layout = cpuLayout()
 const LOAD_CORE = layout.pinning ? 0 : null
@@ -51,20 +58,26 @@ try {
   const loadBefore = loadavg()
   const callers = join(scratch, 'callers.json')
   writeFileSync(callers, JSON.stringify({
-    callers: [{ id: 'bench-agent', keySha256: createHash('sha256').update(KEY).digest('hex'), allow: [{ environments: ['sandbox'], interfaces: ['fiat'], methods: ['GET'], paths: ['/bench/**'] }], rateLimit: { requests: 1_000_000_000, perSeconds: 1 } }],
+    callers: [{ id: 'bench-agent', keySha256: createHash('sha256').update(KEY).digest('hex'), allow: [{ environments: ['sandbox'], interfaces: ['fiat'], methods: ['GET'], paths: ['/bench/**'] }], rateLimit: { requests: 1_000_000_000, perSeconds: 1 } },
+      { id: 'bench-oauth', oauth: [{ clientId: 'bench-client' }], allow: [{ environments: ['sandbox'], interfaces: ['fiat'], methods: ['GET'], paths: ['/bench/**'] }], rateLimit: { requests: 1_000_000_000, perSeconds: 1 } }],
   }))
+  const issuer = await startIssuer()
   const upstream = await startUpstream('upstream', { core: UPSTREAM_CORE, tokenLifetimeS: 3600 })
-  const ours = await startOurProxy({ core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile: join(scratch, 'proxy.log'), cwd: scratch, refreshMarginS: 60, extraEnv: { PROXY_MCP: 'on', PROXY_CALLERS_FILE: callers } })
+  const ours = await startOurProxy({ core: TARGET_CORE, upstreamOrigin: upstream.origin, logFile: join(scratch, 'proxy.log'), cwd: scratch, refreshMarginS: 60, extraEnv: { PROXY_MCP: 'on', PROXY_CALLERS_FILE: callers, PROXY_MCP_OAUTH_ISSUER: issuer.url, PROXY_MCP_PUBLIC_URL: RESOURCE } })
+  const accessToken = await issuer.token()
   const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'payments_request', arguments: { interface: 'fiat', method: 'GET', path: '/bench/small' }, _meta: ENVELOPE } })
   const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } })
   const workloads = [
     { name: 'http', label: 'GET /fiat/bench/small over HTTP', request: { url: `${ours.origin}/fiat/bench/small`, method: 'GET', headers: { authorization: `Bearer ${KEY}` }, body: null } },
     { name: 'mcp', label: 'the same GET as a tools/call of payments_request', request: { url: `${ours.origin}/mcp`, method: 'POST', headers: mcpHeaders('tools/call', 'payments_request'), body: call, bodyFile: writeBodyFile(join(scratch, 'call.json'), call) } },
+    { name: 'oauth', label: 'the same tools/call with an OAuth access token', request: { url: `${ours.origin}/mcp`, method: 'POST', headers: { ...mcpHeaders('tools/call', 'payments_request'), authorization: `Bearer ${accessToken}` }, body: call, bodyFile: join(scratch, 'call.json') } },
     { name: 'list', label: 'tools/list (no request made)', request: { url: `${ours.origin}/mcp`, method: 'POST', headers: mcpHeaders('tools/list'), body: list, bodyFile: writeBodyFile(join(scratch, 'list.json'), list) } },
   ]
-  const first = await fetch(`${ours.origin}/mcp`, { method: 'POST', headers: workloads[1].request.headers, body: call })
-  const firstText = await first.text()
-  if (!firstText.includes('"structuredContent":{"status":200')) throw new Error(`the tool call does not reach the bench upstream: ${firstText.slice(0, 300)}`)
+  for (const workload of workloads.slice(1, 3)) {
+    const first = await fetch(`${ours.origin}/mcp`, { method: 'POST', headers: workload.request.headers, body: call })
+    const firstText = await first.text()
+    if (!firstText.includes('"structuredContent":{"status":200')) throw new Error(`the ${workload.name} tool call does not reach the bench upstream: ${firstText.slice(0, 300)}`)
+  }
   const one = (kind, workload, durationS) => measure({ kind, tool: TOOL, request: workload.request, connections: Number(argv.connections), durationS, rate: RATE, warmupS: Number(argv['rate-warmup']), loadCore: LOAD_CORE, targetCore: TARGET_CORE, targetPid: ours.proc.pid })
   log(`layout: ${layout.pinning ? `load on core ${LOAD_CORE}, sidecar on core ${TARGET_CORE}, upstream on core ${UPSTREAM_CORE}` : 'not pinned'}; tool: ${TOOL}; warming up`)
   for (const workload of workloads) await one('saturate', workload, 2)
@@ -80,12 +93,35 @@ try {
     }
   }
   const metrics = await getText(`${ours.origin}/metrics`)
-  const outcomes = [...metrics.matchAll(/mcp_tool_calls_total\{caller="bench-agent",tool="payments_request",outcome="(\w+)"\} (\d+)/g)].map((m) => [m[1], Number(m[2])])
+  const outcomes = [...metrics.matchAll(/mcp_tool_calls_total\{caller="bench-(?:agent|oauth)",tool="payments_request",outcome="(\w+)"\} (\d+)/g)].map((m) => [m[1], Number(m[2])])
   if (outcomes.some(([outcome, n]) => outcome !== 'ok' && n > 0)) throw new Error(`tool calls that were not ok: ${JSON.stringify(outcomes)}`)
   print(rows, workloads, { loadBefore, loadAfter: loadavg(), outcomes })
 } finally {
   await stopAll()
+  issuerServer?.close()
   rmSync(scratch, { recursive: true, force: true })
+}
+
+let issuerServer = null
+
+/** A local authorization server: its RFC 8414 metadata, its JWKS, and one access token it signed. */
+async function startIssuer () {
+  const { privateKey, publicKey } = await generateKeyPair('ES256')
+  const jwk = { ...await exportJWK(publicKey), kid: 'bench-1', alg: 'ES256', use: 'sig' }
+  let url = ''
+  issuerServer = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json')
+    if (req.url === '/.well-known/oauth-authorization-server') res.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks` }))
+    else if (req.url === '/jwks') res.end(JSON.stringify({ keys: [jwk] }))
+    else { res.statusCode = 404; res.end('{}') }
+  })
+  await new Promise((resolve) => issuerServer.listen(0, '127.0.0.1', resolve))
+  url = `http://127.0.0.1:${issuerServer.address().port}`
+  return {
+    url,
+    token: async () => await new SignJWT({ client_id: 'bench-client', sub: 'bench-client', scope: 'payments' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'bench-1', typ: 'at+jwt' }).setIssuer(url).setAudience(RESOURCE).setIssuedAt().setExpirationTime('2h').sign(privateKey),
+  }
 }
 
 function median (xs) {
@@ -103,12 +139,15 @@ function print (rows, workloads, { loadBefore, loadAfter, outcomes }) {
     ...workloads.map((w) => `| ${w.label} | ${f(of(w.name, 'saturate', (r) => r.rps), 0)} | ${f(of(w.name, 'saturate', (r) => r.rpsPerCpuS), 0)} | ${f(of(w.name, 'rate', (r) => r.latencyMs.p50), 3)} | ${f(of(w.name, 'rate', (r) => r.latencyMs.p99), 3)} | ${f(of(w.name, 'saturate', (r) => r.foreignCpuPctOnTargetCore), 0)}% |`),
   ]
   const added = of('mcp', 'rate', (r) => r.latencyMs.p50) - of('http', 'rate', (r) => r.latencyMs.p50)
+  const oauthAdded = of('oauth', 'rate', (r) => r.latencyMs.p50) - of('mcp', 'rate', (r) => r.latencyMs.p50)
   const perRound = (pick) => rows.mcp.saturate.map((r, i) => pick(r) / pick(rows.http.saturate[i]))
   const throughput = median(perRound((r) => r.rps))
   const perCpu = median(perRound((r) => r.rpsPerCpuS))
   lines.push('', '| figure | measured | goal |', '|---|---|---|',
     `| p50 added by a tool call at ${RATE} req/s | ${f(added, 3)} ms | ≤ 1 ms ${added <= 1 ? '✓' : '✗'} |`,
     `| throughput, tool calls / HTTP (median of the rounds' ratios) | ${f(throughput)} × | ≥ 0.7 × ${throughput >= 0.7 ? '✓' : '✗'} |`,
-    `| req/CPU-s, tool calls / HTTP | ${f(perCpu)} × | (the same, robust to neighbours) |`)
+    `| req/CPU-s, tool calls / HTTP | ${f(perCpu)} × | (the same, robust to neighbours) |`,
+    `| p50 added by an OAuth access token over the caller key, at ${RATE} req/s | ${f(oauthAdded, 3)} ms | ≤ 0.1 ms ${oauthAdded <= 0.1 ? '✓' : '✗'} |`,
+    `| req/s, OAuth token / caller key | ${f(median(rows.oauth.saturate.map((r, i) => r.rps / rows.mcp.saturate[i].rps)))} × | |`)
   process.stdout.write(`${lines.join('\n')}\n`)
 }

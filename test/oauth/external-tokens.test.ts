@@ -89,6 +89,8 @@ t.test('the identity provider\'s token is the mapped caller\'s: allowed, refused
   assertToolError(t, await call(agent, 'payments_request', payout('oauth-2', 500)), 403, 'AMOUNT_LIMIT_EXCEEDED')
   const held = await call(agent, 'payments_request', payout('oauth-3', 150))
   t.match(held.structuredContent, { status: 202, approval: { status: 'pending', caller: 'oauth-agent' } }, 'above approveAbove it waits for a person')
+  const limits = await call(agent, 'get_limits', {})
+  t.match(limits.structuredContent, { limits: [{ currency: 'KES', perRequest: '400', approveAbove: '100' }] }, 'get_limits tells the mapped caller its own limits')
   const lines = proxy.logs.find('proxied request').filter((line) => line['via'] === 'mcp')
   t.ok(lines.length > 0 && lines.every((line) => line['caller'] === 'oauth-agent' && line['auth'] === 'oauth' && line['clientId'] === 'claims-agent'), 'the access lines name the caller, auth oauth and the client')
   t.notOk(proxy.logs.lines.join('\n').includes(token), 'the token is in no log line')
