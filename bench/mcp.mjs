@@ -39,6 +39,8 @@ const RATE_DURATION_S = Number(argv['rate-duration'])
 const RATE = Number(argv.rate)
 const KEY = `pak_bench-mcp-agent-${'x'.repeat(32)}`
 const RESOURCE = 'https://agents.example.com/mcp'
+/** The local authorization server of the oauth workload (startIssuer). */
+let issuerServer = null
 const TOOL = wrkVersion() !== null ? 'wrk' : 'autocannon'
 const layout = cpuLayout()
 const LOAD_CORE = layout.pinning ? 0 : null
@@ -101,8 +103,6 @@ try {
   issuerServer?.close()
   rmSync(scratch, { recursive: true, force: true })
 }
-
-let issuerServer = null
 
 /** A local authorization server: its RFC 8414 metadata, its JWKS, and one access token it signed. */
 async function startIssuer () {

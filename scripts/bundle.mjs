@@ -99,6 +99,8 @@ cpSync('src/console/templates', join(dirname(templateChunk), 'templates'), { rec
 cpSync('src/console/templates', 'dist/console/templates', { recursive: true })
 const mcpInMain = mainInputs.filter((path) => path.includes('dist/mcp/') || path.includes('node_modules/@modelcontextprotocol/'))
 if (mcpInMain.length > 0) throw new Error(`the main chunk carries MCP (it must be loaded only with PROXY_MCP=on): ${mcpInMain.slice(0, 5).join(', ')}`)
+const oauthInMain = mainInputs.filter((path) => (path.includes('dist/oauth/') && !path.endsWith('dist/oauth/feature.js')) || path.includes('node_modules/jose/'))
+if (oauthInMain.length > 0) throw new Error(`the main chunk carries OAuth (it must be loaded only with PROXY_MCP_OAUTH_ISSUER): ${oauthInMain.slice(0, 5).join(', ')}`)
 const promClientExports = new Set(Object.keys(createRequire(import.meta.url)(PROM_CLIENT_ENTRY)))
 for (const importer of importers['prom-client']) {
   if (!importer.includes('/dist/')) throw new Error(`prom-client is imported by ${importer}: only our own named imports are checked against scripts/prom-client-metrics.cjs`)
