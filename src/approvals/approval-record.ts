@@ -37,6 +37,12 @@ export interface ApprovalRecord {
   reservations: HeldReservation[]
   /** SPEC §16: held as a probable duplicate of this earlier payment; absent otherwise. */
   duplicateOf?: ProbableDuplicate
+  /**
+   * SPEC §16: the id its payment takes once approved and sent, planned by the duplicate check when
+   * it judged the request, so the payout held is the payment a re-plan is then matched with. Absent
+   * when none was planned (records held before it, or no check).
+   */
+  paymentId?: string
   decidedBy: string | null
   decidedByCaller: string | null
   reason: string | null

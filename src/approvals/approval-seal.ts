@@ -32,7 +32,7 @@ export function deriveSealKey (sealingSecret: string): SealKey {
 
 type HoldCovered = Pick<ApprovalRecord,
   'id' | 'key' | 'fingerprint' | 'caller' | 'environment' | 'interface' | 'upstreamUrl' | 'method' | 'path' | 'query' | 'headers' | 'body' |
-  'amount' | 'currency' | 'externalReference' | 'createdAtMs' | 'expiresAtMs' | 'reservations' | 'duplicateOf'>
+  'amount' | 'currency' | 'externalReference' | 'createdAtMs' | 'expiresAtMs' | 'reservations' | 'duplicateOf' | 'paymentId'>
 
 export interface SealedDecision {
   status: 'approved' | 'rejected' | 'expired'
@@ -56,6 +56,7 @@ export function sealHold (key: SealKey, r: HoldCovered): string {
   // Only when present, so records held before SPEC §16 verify as they did; removing it from one that had it fails.
   const d = r.duplicateOf
   if (d !== undefined) covered.push(['duplicateOf', d.id, d.externalReference, d.state, d.createdAt])
+  if (r.paymentId !== undefined) covered.push(['paymentId', r.paymentId])
   return mac(key, covered)
 }
 

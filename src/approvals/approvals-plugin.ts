@@ -25,6 +25,7 @@ import { ApprovalExpiredError, ApprovalRejectedError, ExternalReferenceRequiredE
 import { buildUpstreamHeaders } from '../headers/header-policy.js'
 import { heldJsonOf } from '../json/held-json.js'
 import { readReference } from '../json/reference.js'
+import { plannedPaymentId } from '../objects/payment-id.js'
 import { probableDuplicateOf, type ProbableDuplicate } from '../objects/probable-duplicate.js'
 import type { RequestTarget } from '../routing/request-target.js'
 import type { IdempotencyClaim } from '../idempotency/idempotency-claim.js'
@@ -159,6 +160,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       throw new ExternalReferenceRequiredError(`A request that waits for approval needs a non-empty string reference at ${keyPointer}`)
     }
     const nowMs = clock.wallMs()
+    const paymentId = plannedPaymentId(request)
     const unsealed: Omit<ApprovalRecord, 'holdSeal'> = {
       id: newApprovalId(),
       key: claim.key,
@@ -180,6 +182,7 @@ export const approvalHolds = fp(async function approvalHolds (app: FastifyInstan
       expiresAtMs: nowMs + ttlMs,
       reservations: (request.amountReservations ?? []).map((r) => ({ key: r.key, units: r.units.toString() })),
       ...(duplicateOf === null ? {} : { duplicateOf }),
+      ...(paymentId === undefined ? {} : { paymentId }),
       decidedBy: null,
       decidedByCaller: null,
       reason: null,

@@ -8,6 +8,7 @@
  * never sent, and so creates nothing.
  */
 import { HeldJson } from '../json/held-json.js'
+import { PAYMENT_ID } from '../objects/payment-id.js'
 import { foldPath, type CanonicalPath } from '../routing/canonical-path.js'
 import { PAYMENT_ID_HEADER } from './payment-follow-plugin.js'
 import type { FollowedSend, PaymentFollower, SendFacts } from './payment-follower.js'
@@ -18,6 +19,8 @@ export interface ApprovedSend extends Pick<SendFacts, 'key' | 'caller' | 'enviro
   body: Buffer
   /** What the hold reserved against day totals: the payment gives it back once if it fails (SPEC §16). */
   reservations: ReadonlyArray<{ key: string, units: string }>
+  /** The id the duplicate check planned for this payout when it was held (SPEC §16). */
+  paymentId?: string | undefined
 }
 
 /** The answer as the approvals forwarder read it. */
@@ -51,6 +54,7 @@ async function followApproved (follower: PaymentFollower, send: ApprovedSend): P
     reference: send.externalReference,
     body: new HeldJson(send.body),
     counted: send.reservations,
+    ...(send.paymentId !== undefined && PAYMENT_ID.test(send.paymentId) ? { id: send.paymentId } : {}),
   })
 }
 

@@ -6,10 +6,11 @@
  * planned before it within the window; the payments say what became of each (payout-decision.ts
  * judges). A probable duplicate is refused here (409), or marked for the hold step after the amount
  * step, which holds it for a person. Once the answer is sent, an entry whose payout did not become
- * its planned payment (refused, held, dropped by a 4xx) is taken back.
+ * its planned payment (refused, dropped by a 4xx) is taken back; a payout held for a person keeps
+ * it, and is sent as that payment once approved.
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import { callerIdOf } from '../callers/caller.js'
 import type { RefuseCaller } from '../callers/caller-refusals.js'
@@ -49,6 +50,12 @@ export interface DuplicatesOptions {
 }
 
 const planned = new WeakMap<FastifyRequest, { match: string, entry: MatchEntry }>()
+
+/** SPEC §11's answer to a request it holds: 202 naming the approval. */
+function heldForApproval (reply: FastifyReply): boolean {
+  const location = reply.getHeader('location')
+  return reply.statusCode === 202 && typeof location === 'string' && location.startsWith('/approvals/')
+}
 
 export const duplicatesCheck = fp(async function duplicatesCheck (app: FastifyInstance, options: DuplicatesOptions) {
   const { store, payments, pointers, windowMs, inFlightMs, keyPointer, clock, approvalsOn, refuse, metrics } = options
@@ -104,7 +111,9 @@ export const duplicatesCheck = fp(async function duplicatesCheck (app: FastifyIn
     if (code === 'PAYMENT_PROBABLE_DUPLICATE') metrics(callerIdOf(request), 'refused')
     else if (reply.statusCode === 202 && probableDuplicateOf(request) !== null) metrics(callerIdOf(request), 'held')
     const own = planned.get(request)
-    if (own === undefined || reply.getHeader('payment-id') === own.entry.id) return
+    // Held for a person, the payout keeps its entry: once approved it is sent as the payment planned
+    // (the approval carries the id), and a re-plan is matched with it.
+    if (own === undefined || reply.getHeader('payment-id') === own.entry.id || heldForApproval(reply)) return
     await store.remove(own.match, own.entry).catch((err: unknown) => {
       // Kept, it names no payment: once its in-flight time is over it is passed over, never a duplicate.
       request.log.warn({ caller: callerIdOf(request), err }, 'payout match could not be taken back')

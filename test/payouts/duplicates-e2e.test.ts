@@ -22,6 +22,7 @@ import { metric, paymentOf, setting, type Setting } from '../payments/payments-h
 const AGENT = 'pak_duplicates-agent-0123456789abcdefghijklmnopqr'
 const HELD = 'pak_duplicates-held-0123456789abcdefghijklmnopqrs'
 const FREE = 'pak_duplicates-free-0123456789abcdefghijklmnopqrs'
+const BIG = 'pak_duplicates-big-0123456789abcdefghijklmnopqrst'
 const APPROVAL_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`
 const APPROVER = 'pak_duplicates-approver-0123456789abcdefghijklmn'
 
@@ -33,6 +34,10 @@ function callers (dir: string): string {
     keySha256: ${keySha256(HELD)}
     allow: [{}]
     amountLimits: [{ amount: /amount, currency: /currency, perDay: { KES: 100000 }, approveAbove: { KES: 50000 } }]
+  - id: big
+    keySha256: ${keySha256(BIG)}
+    allow: [{}]
+    amountLimits: [{ amount: /amount, currency: /currency, perDay: { KES: 1000000 }, approveAbove: { KES: 50000 } }]
   - { id: free, keySha256: ${keySha256(FREE)}, allow: [{}], duplicates: allow }
   - { id: treasurer, keySha256: ${keySha256(APPROVER)}, approver: true, allow: [] }
 `)
@@ -119,6 +124,31 @@ t.test('held for a person when the entry has approveAbove for the currency, what
   const limits = await (await fetch(`${sidecar.url}/limits`, { headers: { authorization: `Bearer ${HELD}` } })).json() as { limits: Array<Record<string, unknown>> }
   t.match(limits.limits, [{ currency: 'KES', usedToday: '10', heldForApproval: '10', leftToday: '99980' }], 'it is reserved like any held request')
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payments_duplicates_total\{caller="held",outcome="held"\}/), 1)
+})
+
+t.test('a payout held for a person and then approved is the payment a re-plan is matched with', async (t) => {
+  const setup = await setting(t)
+  const sidecar = await start(t, setup)
+  const body = (reference: string): Record<string, unknown> => ({ amount: 60000, currency: 'KES', externalReference: reference, recipient: '254722000009' })
+  const held = await send(sidecar.url, BIG, body('big-1'))
+  t.equal(held.status, 202, 'above approveAbove: held')
+  const { approval } = await held.json() as { approval: { id: string } }
+  const decided = await fetch(`${sidecar.url}/approvals/${approval.id}/approve`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${APPROVER}` }, body: JSON.stringify({ by: 'Ann' }),
+  })
+  t.equal(decided.status, 200, 'approved by the treasurer')
+  await eventually(() => forwarded(setup, 'big-1') === 1, { what: 'the approved payout sent', timeoutMs: 15_000 })
+  const payment = await (async () => {
+    let found: Awaited<ReturnType<typeof paymentOf>> = null
+    await eventually(async () => { found = await paymentOf(sidecar.url, 'big-1', BIG); return found !== null }, { what: 'its payment', timeoutMs: 10_000 })
+    return found as unknown as { id: string }
+  })()
+  t.match(payment.id, /^pay_/)
+  const replanned = await send(sidecar.url, BIG, body('big-2'))
+  t.equal(replanned.status, 202, 'the re-plan waits for a person too')
+  const second = (await replanned.json() as { approval: Record<string, unknown> }).approval
+  t.match(second, { reason: `probable duplicate of ${payment.id}`, duplicateOf: { id: payment.id, externalReference: 'big-1' } }, 'and is named a probable duplicate of the approved payment')
+  t.equal(forwarded(setup, 'big-2'), 0)
 })
 
 t.test('an earlier failed payment does not count', async (t) => {
