@@ -16,7 +16,11 @@ t.test('stale after the last step: listed, counted, notified; a recheck makes it
   const res = await payout(sidecar.url, { amount: 10, currency: 'KES', externalReference: 'e2e-stale-1' })
   const { data } = await res.json() as { data: { transactionId: string } }
   const stale = await waitForState(sidecar.url, 'e2e-stale-1', 'stale', 10_000, () => sidecar.child.stdout())
-  t.match(stale, { lookups: { count: 2, lastOutcome: 'pending' }, settledAt: null })
+  t.match(stale, { lookups: { lastOutcome: 'pending' }, settledAt: null })
+  // Two steps, two look-ups; on a loaded machine the first can end past the second's time, which is
+  // then skipped rather than run late (payment-machine.ts nextStep): one look-up, still stale after the last step.
+  const staleCount = (stale as unknown as { lookups: { count: number } }).lookups.count
+  t.ok(staleCount === 2 || staleCount === 1, `looked up once a step, a step whose time had passed skipped (${staleCount})`)
   await eventually(() => notifications(app).length === 1, { what: 'payment.stale' })
   t.match(notifications(app)[0], { type: 'payment.stale', payment: { state: 'stale', externalReference: 'e2e-stale-1' } })
   t.equal(await metric(sidecar.url, /^payments_auth_proxy_payments_stale /), 1)
@@ -31,7 +35,7 @@ t.test('stale after the last step: listed, counted, notified; a recheck makes it
   t.match(command.stdout(), new RegExp(`^${stale.id}\\tpending\\tlooked up again`))
   const settled = await waitForState(sidecar.url, 'e2e-stale-1', 'succeeded', 5_000)
   t.ok(Date.now() - rechecked < 2_000, 'looked up within 2 s of the recheck')
-  t.match(settled, { settledBy: 'lookup', lookups: { count: 3 } })
+  t.match(settled, { settledBy: 'lookup', lookups: { count: staleCount + 1 } })
   await eventually(() => notifications(app).length === 2, { what: 'payment.succeeded' })
   t.same(notifications(app).map((n) => n.type), ['payment.stale', 'payment.succeeded'])
 })

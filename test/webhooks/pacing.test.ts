@@ -123,5 +123,9 @@ t.test('through the inbox\'s thread: with the proxy busy, events are taken at PR
   t.ok(busyMs >= 700, `busy: four events took ${Math.round(busyMs)} ms`)
   t.comment(`idle: four events took ${Math.round(idleMs)} ms`)
   await eventually(() => app.deliveries.length === 8, { what: 'all eight delivered', timeoutMs: HANG_MS })
-  await eventually(async () => /payments_auth_proxy_webhooks_held_total\{kind="intake"\} 3\n/.test(await registry.metrics()), { what: 'the three holds counted on the main thread\'s registry', timeoutMs: HANG_MS })
+  let heldLine = ''
+  await eventually(async () => {
+    heldLine = (await registry.metrics()).split('\n').find((line) => line.startsWith('payments_auth_proxy_webhooks_held_total{kind="intake"}')) ?? '(none)'
+    return heldLine.endsWith(' 3')
+  }, { what: 'the three holds counted on the main thread\'s registry', timeoutMs: HANG_MS, detail: () => `counted: ${heldLine}` })
 })
