@@ -63,7 +63,7 @@ function publicUrlOf (settings: RawSettings, problems: string[]): URL | null {
 }
 
 /** An absolute https URL, or http on a loopback host: tokens and codes never cross a network in clear. */
-function webUrl (text: string): URL | null {
+export function webUrl (text: string): URL | null {
   const url = URL.canParse(text) ? new URL(text) : null
   if (url === null || url.username !== '' || url.password !== '') return null
   if (url.protocol === 'https:') return url

@@ -5,6 +5,7 @@
  * configured one exactly (RFC 8414 §3.3: a document another issuer published is refused), and its
  * `jwks_uri` https (http only on loopback, as the issuer).
  */
+import { webUrl } from '../config/oauth-settings.js'
 export interface IssuerMetadata {
   jwksUri: URL
   /** Where the document was read, for `check`. */
@@ -33,8 +34,8 @@ export async function readIssuerMetadata (issuer: string): Promise<IssuerMetadat
     if (typeof read === 'string') { failures.push(`${url}: ${read}`); continue }
     if (read['issuer'] !== issuer) throw new IssuerMetadataError(`${url} names another issuer than PROXY_MCP_OAUTH_ISSUER (RFC 8414 §3.3): set the issuer exactly as the server's metadata gives it`)
     const jwks = read['jwks_uri']
-    const jwksUri = typeof jwks === 'string' && URL.canParse(jwks) ? new URL(jwks) : null
-    if (jwksUri === null || !(jwksUri.protocol === 'https:' || (jwksUri.protocol === 'http:' && isLoopback(jwksUri.hostname)))) {
+    const jwksUri = typeof jwks === 'string' ? webUrl(jwks) : null
+    if (jwksUri === null) {
       throw new IssuerMetadataError(`${url} has no https jwks_uri: its access tokens could not be verified`)
     }
     return { jwksUri, readFrom: url }
@@ -63,8 +64,4 @@ async function readDocument (url: string): Promise<Record<string, unknown> | str
     const cause = (err as { cause?: { code?: string } }).cause?.code
     return `unreachable (${cause ?? (err as { name?: string }).name ?? 'error'})`
   }
-}
-
-export function isLoopback (hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || hostname.startsWith('127.')
 }
